@@ -1,0 +1,25 @@
+// How subcommands plug into the one `xattn` binary: each subcommand file defines one
+// `add_<name>(CLI::App&, Action&)` that declares its flags and, when the subcommand is chosen,
+// stores the function to run. main() parses, runs it, and maps exceptions to exit codes
+// (DESIGN.md §4): 0 ok, 1 a check failed, 2 bad input, 130 interrupted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace xattn::cli {
+
+/// What the chosen subcommand does after parsing; returns the exit code.
+using Action = std::function<int()>;
+
+void add_predict(CLI::App& app, Action& action);
+void add_describe(CLI::App& app, Action& action);
+
+/// Marks `sub` as the chosen command: its callback stores `run` into `action`.
+inline void on_run(CLI::App* sub, Action& action, Action run)
+{
+  sub->callback([&action, run = std::move(run)] { action = run; });
+}
+
+} // namespace xattn::cli

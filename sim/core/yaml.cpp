@@ -1,0 +1,508 @@
+#include "sim/core/yaml.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace xattn::core {
+namespace {
+
+std::string kind_name(const Field& f)
+{
+  switch (f.kind) {
+    case FieldKind::kQuantity:
+      switch (f.dim) {
+        case Dimension::kCount:
+          return "number";
+        case Dimension::kSeconds:
+          return "time";
+        case Dimension::kBytes:
+          return "size";
+        case Dimension::kBytesPerSec:
+          return "bandwidth";
+        case Dimension::kFlopsPerSec:
+          return "flop/s";
+      }
+      return "number";
+    case FieldKind::kInteger:
+      return "integer";
+    case FieldKind::kString:
+      return "string";
+    case FieldKind::kBool:
+      return "bool";
+    case FieldKind::kChoice:
+      return std::string(f.choices);
+    case FieldKind::kSection:
+      return "section";
+    case FieldKind::kList:
+      return "list";
+    case FieldKind::kMap:
+      return "map";
+  }
+  return "?";
+}
+
+std::string node_type_name(const YAML::Node& n)
+{
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "an undefined node";
+  }
+}
+
+std::vector<std::string_view> split_choices(std::string_view c)
+{
+  std::vector<std::string_view> out;
+  while (true) {
+    auto bar = c.find('|');
+    out.push_back(c.substr(0, bar));
+    if (bar == std::string_view::npos)
+      return out;
+    c.remove_prefix(bar + 1);
+  }
+}
+
+// Edit distance, for "did you mean" hints on unknown keys.
+std::size_t distance(std::string_view a, std::string_view b)
+{
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t prev = row[0];
+    row[0]           = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t cur = row[j];
+      row[j]          = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev            = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+} // namespace
+
+Document parse_yaml(const std::string& text, std::string name)
+{
+  try {
+    return Document{name, YAML::Load(text)};
+  } catch (const YAML::Exception& e) {
+    fail(name, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1, "",
+         "invalid YAML: " + e.msg);
+  }
+}
+
+Document load_yaml(const std::filesystem::path& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path))
+    fail(path.string(), 0, 0, "", "cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.find('\0') != std::string::npos)
+    fail(path.string(), 0, 0, "", "binary data where a YAML text file was expected");
+  return parse_yaml(text, path.string());
+}
+
+void apply_override(Document& doc, std::string_view assignment)
+{
+  auto eq = assignment.find('=');
+  std::string key(assignment.substr(0, eq));
+  if (eq == std::string_view::npos || key.empty())
+    fail("command line", 0, 0, "--set", "expected PATH=VALUE, got '" + std::string(assignment) + "'");
+  std::vector<std::string> parts;
+  std::stringstream ks(key);
+  for (std::string p; std::getline(ks, p, '.');) {
+    if (p.empty())
+      fail("command line", 0, 0, "--set", "empty component in key path '" + key + "'");
+    parts.push_back(p);
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(std::string(assignment.substr(eq + 1)));
+  } catch (const YAML::Exception& e) {
+    fail("command line", 0, 0, "--set " + key, "value is not valid YAML: " + e.msg);
+  }
+  if (!doc.root.IsMap() && !doc.root.IsNull())
+    fail("command line", 0, 0, "--set " + key, "the document is not a mapping");
+  // yaml-cpp nodes are handles: walking with operator[] on copies edits the tree in place.
+  std::vector<YAML::Node> chain{doc.root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (next.IsDefined() && !next.IsNull() && !next.IsMap())
+      fail("command line", 0, 0, "--set " + key, "'" + parts[i] + "' is not a section");
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+Section::Section(const std::string& file, YAML::Node node, std::string path, const Schema& schema,
+                 Diagnostics& diags)
+    : file_(file), path_(std::move(path)), schema_(&schema), diags_(&diags)
+{
+  if (node.IsDefined() && !node.Mark().is_null()) {
+    line_   = node.Mark().line + 1;
+    column_ = node.Mark().column + 1;
+  }
+  if (!node.IsDefined() || node.IsNull())
+    return;
+  if (!node.IsMap()) {
+    diags_->add({file_, line_, column_, path_, "expected a mapping, got " + node_type_name(node)});
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    Entry e;
+    e.key   = it->first.IsScalar() ? it->first.Scalar() : std::string("<complex key>");
+    e.value = it->second;
+    if (!it->first.Mark().is_null()) {
+      e.line   = it->first.Mark().line + 1;
+      e.column = it->first.Mark().column + 1;
+    }
+    auto known = std::find_if(schema.begin(), schema.end(), [&](const Field& f) { return f.key == e.key; });
+    if (known == schema.end()) {
+      std::string msg  = "unknown key '" + e.key + "'";
+      std::string best;
+      std::size_t best_d = 3;
+      for (const Field& f : schema)
+        if (std::size_t d = distance(e.key, f.key); d < best_d) {
+          best_d = d;
+          best   = std::string(f.key);
+        }
+      if (!best.empty())
+        msg += " (did you mean '" + best + "'?)";
+      else {
+        msg += " (expected one of:";
+        for (const Field& f : schema)
+          msg += " " + std::string(f.key);
+        msg += ")";
+      }
+      diags_->add({file_, e.line, e.column, key_path(e.key), msg});
+      continue;
+    }
+    if (const Entry* first = find(e.key)) {
+      diags_->add({file_, e.line, e.column, key_path(e.key),
+                   "duplicate key (first given at line " + std::to_string(first->line) + ")"});
+      continue;
+    }
+    entries_.push_back(std::move(e));
+  }
+}
+
+std::string Section::key_path(std::string_view key) const
+{
+  if (path_.empty())
+    return std::string(key);
+  return path_ + "." + std::string(key);
+}
+
+const Section::Entry* Section::find(std::string_view key) const
+{
+  for (const Entry& e : entries_)
+    if (e.key == key)
+      return &e;
+  return nullptr;
+}
+
+const Field& Section::field(std::string_view key, FieldKind kind) const
+{
+  auto it = std::find_if(schema_->begin(), schema_->end(), [&](const Field& f) { return f.key == key; });
+  assert(it != schema_->end() && "reading a key that the schema does not list");
+  assert((it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger)) &&
+         "reading a key with another kind than its schema says");
+  (void)kind;
+  return *it;
+}
+
+bool Section::has(std::string_view key) const { return find(key) != nullptr && !find(key)->value.IsNull(); }
+
+void Section::position(const Entry* e, int& line, int& column) const
+{
+  line   = line_;
+  column = column_;
+  if (e == nullptr)
+    return;
+  line   = e->line;
+  column = e->column;
+  if (e->value.IsDefined() && !e->value.Mark().is_null() && !e->value.IsNull()) {
+    line   = e->value.Mark().line + 1;
+    column = e->value.Mark().column + 1;
+  }
+}
+
+void Section::error(std::string_view key, std::string message)
+{
+  int line = 0, column = 0;
+  position(find(key), line, column);
+  diags_->add({file_, line, column, key.empty() ? path_ : key_path(key), std::move(message)});
+}
+
+std::optional<std::string> Section::scalar(std::string_view key, const Field& f)
+{
+  const Entry* e = find(key);
+  if (e == nullptr || e->value.IsNull()) {
+    if (f.def == kRequired) {
+      std::string where = path_.empty() ? std::string("the file") : "'" + path_ + "'";
+      diags_->add({file_, e ? e->line : line_, e ? e->column : column_, key_path(key),
+                   "missing required key (" + kind_name(f) + ": " + std::string(f.meaning) + ")"});
+      return std::nullopt;
+    }
+    if (f.def == kNoDefault)
+      return std::nullopt;
+    return std::string(f.def);
+  }
+  if (!e->value.IsScalar()) {
+    error(key, "expected a " + kind_name(f) + ", got " + node_type_name(e->value));
+    return std::nullopt;
+  }
+  return e->value.Scalar();
+}
+
+double Section::quantity(std::string_view key, Dimension dim)
+{
+  const Field& f = field(key, FieldKind::kQuantity);
+  auto text      = scalar(key, f);
+  if (!text)
+    return 0.0;
+  try {
+    double v = parse_quantity(*text, dim);
+    if (f.check == Check::kPositive && v <= 0.0)
+      error(key, "must be greater than zero, got '" + *text + "'");
+    if (f.kind == FieldKind::kInteger && v != std::floor(v))
+      error(key, "expected a whole number, got '" + *text + "'");
+    return v;
+  } catch (const UnitError& u) {
+    error(key, u.what());
+    return 0.0;
+  }
+}
+
+double Section::number(std::string_view key) { return quantity(key, Dimension::kCount); }
+
+std::int64_t Section::integer(std::string_view key)
+{
+  double v = quantity(key, Dimension::kCount);
+  if (v > 9.0e15) {
+    error(key, "value is too large");
+    return 0;
+  }
+  return static_cast<std::int64_t>(v);
+}
+
+Seconds Section::seconds(std::string_view key) { return Seconds(quantity(key, Dimension::kSeconds)); }
+Bytes Section::bytes(std::string_view key) { return Bytes(quantity(key, Dimension::kBytes)); }
+BytesPerSec Section::rate(std::string_view key) { return BytesPerSec(quantity(key, Dimension::kBytesPerSec)); }
+FlopsPerSec Section::flops(std::string_view key) { return FlopsPerSec(quantity(key, Dimension::kFlopsPerSec)); }
+
+std::string Section::string(std::string_view key)
+{
+  auto text = scalar(key, field(key, FieldKind::kString));
+  return text ? *text : std::string();
+}
+
+bool Section::boolean(std::string_view key)
+{
+  auto text = scalar(key, field(key, FieldKind::kBool));
+  if (!text)
+    return false;
+  if (*text == "true")
+    return true;
+  if (*text == "false")
+    return false;
+  error(key, "expected true or false, got '" + *text + "'");
+  return false;
+}
+
+std::string Section::choice(std::string_view key)
+{
+  const Field& f = field(key, FieldKind::kChoice);
+  auto text      = scalar(key, f);
+  if (!text)
+    return std::string();
+  for (std::string_view c : split_choices(f.choices))
+    if (c == *text)
+      return *text;
+  std::string msg = "unknown value '" + *text + "' (expected one of: ";
+  for (std::string_view c : split_choices(f.choices))
+    msg += std::string(c) + (c == split_choices(f.choices).back() ? ")" : ", ");
+  error(key, msg);
+  return std::string(split_choices(f.choices).front());
+}
+
+Section Section::section(std::string_view key)
+{
+  const Field& f = field(key, FieldKind::kSection);
+  assert(f.sub != nullptr);
+  const Entry* e = find(key);
+  Section s(file_, e ? e->value : YAML::Node(), key_path(key), *f.sub, *diags_);
+  if (e && s.line_ == 0) {
+    s.line_   = e->line;
+    s.column_ = e->column;
+  }
+  return s;
+}
+
+std::vector<Section> Section::sections(std::string_view key)
+{
+  const Field& f = field(key, FieldKind::kList);
+  assert(f.sub != nullptr);
+  std::vector<Section> out;
+  const Entry* e = find(key);
+  if (e == nullptr || e->value.IsNull()) {
+    if (f.def == kRequired)
+      error(key, "missing required key (list)");
+    return out;
+  }
+  if (!e->value.IsSequence()) {
+    error(key, "expected a list, got " + node_type_name(e->value));
+    return out;
+  }
+  for (std::size_t i = 0; i < e->value.size(); ++i)
+    out.emplace_back(file_, e->value[i], key_path(key) + "[" + std::to_string(i) + "]", *f.sub, *diags_);
+  return out;
+}
+
+std::vector<std::pair<std::string, Section>> Section::named_sections(std::string_view key)
+{
+  const Field& f = field(key, FieldKind::kMap);
+  assert(f.sub != nullptr);
+  std::vector<std::pair<std::string, Section>> out;
+  const Entry* e = find(key);
+  if (e == nullptr || e->value.IsNull()) {
+    if (f.def == kRequired)
+      error(key, "missing required key (map)");
+    return out;
+  }
+  if (!e->value.IsMap()) {
+    error(key, "expected a mapping, got " + node_type_name(e->value));
+    return out;
+  }
+  std::vector<std::string> seen;
+  for (auto it = e->value.begin(); it != e->value.end(); ++it) {
+    std::string name = it->first.Scalar();
+    int line = it->first.Mark().is_null() ? 0 : it->first.Mark().line + 1;
+    int col  = it->first.Mark().is_null() ? 0 : it->first.Mark().column + 1;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      diags_->add({file_, line, col, key_path(key) + "." + name, "duplicate key"});
+      continue;
+    }
+    seen.push_back(name);
+    Section s(file_, it->second, key_path(key) + "." + name, *f.sub, *diags_);
+    if (s.line_ == 0) {
+      s.line_   = line;
+      s.column_ = col;
+    }
+    out.emplace_back(name, std::move(s));
+  }
+  return out;
+}
+
+std::vector<double> Section::numbers(std::string_view key, Dimension dim)
+{
+  const Field& f = field(key, FieldKind::kList);
+  std::vector<double> out;
+  const Entry* e = find(key);
+  if (e == nullptr || e->value.IsNull()) {
+    if (f.def == kRequired)
+      error(key, "missing required key (list)");
+    return out;
+  }
+  if (!e->value.IsSequence()) {
+    error(key, "expected a list, got " + node_type_name(e->value));
+    return out;
+  }
+  for (std::size_t i = 0; i < e->value.size(); ++i) {
+    const YAML::Node& n = e->value[i];
+    int line = n.Mark().is_null() ? e->line : n.Mark().line + 1;
+    int col  = n.Mark().is_null() ? e->column : n.Mark().column + 1;
+    std::string where = key_path(key) + "[" + std::to_string(i) + "]";
+    if (!n.IsScalar()) {
+      diags_->add({file_, line, col, where, "expected " + std::string(dimension_hint(dim)) + ", got " + node_type_name(n)});
+      continue;
+    }
+    try {
+      double v = parse_quantity(n.Scalar(), dim);
+      if (f.check == Check::kPositive && v <= 0.0)
+        diags_->add({file_, line, col, where, "must be greater than zero, got '" + n.Scalar() + "'"});
+      out.push_back(v);
+    } catch (const UnitError& u) {
+      diags_->add({file_, line, col, where, u.what()});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Section::strings(std::string_view key)
+{
+  const Field& f = field(key, FieldKind::kList);
+  std::vector<std::string> out;
+  const Entry* e = find(key);
+  if (e == nullptr || e->value.IsNull()) {
+    if (f.def == kRequired)
+      error(key, "missing required key (list)");
+    return out;
+  }
+  if (e->value.IsScalar()) // a single name stands for a list of one
+    return {e->value.Scalar()};
+  if (!e->value.IsSequence()) {
+    error(key, "expected a list, got " + node_type_name(e->value));
+    return out;
+  }
+  for (std::size_t i = 0; i < e->value.size(); ++i) {
+    if (!e->value[i].IsScalar()) {
+      error(key, "element " + std::to_string(i) + " is " + node_type_name(e->value[i]) + ", expected a string");
+      continue;
+    }
+    out.push_back(e->value[i].Scalar());
+  }
+  return out;
+}
+
+namespace {
+void describe_into(const Schema& schema, int depth, std::vector<std::array<std::string, 4>>& rows)
+{
+  for (const Field& f : schema) {
+    std::string def = f.def == kRequired ? "(required)" : f.def == kNoDefault ? "(unset)" : std::string(f.def);
+    if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
+      def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
+    std::string kind = kind_name(f);
+    if (f.check == Check::kPositive)
+      kind += " > 0";
+    rows.push_back({std::string(2 * depth, ' ') + std::string(f.key), kind, def, std::string(f.meaning)});
+    if (f.sub)
+      describe_into(*f.sub, depth + 1, rows);
+  }
+}
+} // namespace
+
+std::string describe(const Schema& schema, const std::string& title)
+{
+  std::vector<std::array<std::string, 4>> rows{{"key", "type", "default", "meaning"}};
+  describe_into(schema, 0, rows);
+  std::array<std::size_t, 3> w{};
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < 3; ++i)
+      w[i] = std::max(w[i], r[i].size());
+  std::string out = title + "\n";
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < 3; ++i)
+      out += r[i] + std::string(w[i] - r[i].size() + 2, ' ');
+    out += r[3] + "\n";
+  }
+  out += "\nQuantities carry units as strings (16us, 1.5MiB, 25GBps, 400Gbps, 989Tflops); k M G are 10^3n,\n"
+         "Ki Mi Gi are 2^10n, b is a bit and B a byte. Unknown and duplicate keys are errors.\n";
+  return out;
+}
+
+} // namespace xattn::core
