@@ -1,0 +1,227 @@
+#include "calibrate/profile.hpp"
+
+#include "sim/core/resources.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace xattn::calibrate {
+namespace {
+using core::Check;
+using core::Dimension;
+using core::FieldKind;
+using core::kNoDefault;
+using core::kRequired;
+
+const core::Schema kFabricSchema{
+    {.key = "probe_gpu", .dim = Dimension::kSeconds, .meaning = "fixed latency of one device-initiated exchange"},
+    {.key = "probe_proxy", .dim = Dimension::kSeconds, .meaning = "fixed latency of one CPU-proxy exchange"},
+    {.key     = "block_rate",
+     .dim     = Dimension::kBytesPerSec,
+     .meaning = "rate one thread block sustains issuing transfers",
+     .check   = Check::kPositive},
+    {.key     = "bandwidth",
+     .dim     = Dimension::kBytesPerSec,
+     .meaning = "nominal per-direction link rate, used without a topology",
+     .check   = Check::kPositive},
+};
+
+const core::Schema kFabricsSchema{
+    {.key = "nvlink", .kind = FieldKind::kSection, .meaning = "NVLink through NVSwitch", .sub = &kFabricSchema},
+    {.key = "pcie", .kind = FieldKind::kSection, .meaning = "PCIe within a node", .sub = &kFabricSchema},
+    {.key = "ib-same-leaf", .kind = FieldKind::kSection, .meaning = "InfiniBand under one leaf", .sub = &kFabricSchema},
+    {.key = "ib-spine", .kind = FieldKind::kSection, .meaning = "InfiniBand through a spine", .sub = &kFabricSchema},
+};
+
+const core::Schema kDispatchSchema{
+    {.key     = "route_blocks",
+     .kind    = FieldKind::kInteger,
+     .def     = "1",
+     .meaning = "thread blocks dispatching a routed query",
+     .check   = Check::kPositive},
+    {.key     = "fetch_blocks",
+     .kind    = FieldKind::kInteger,
+     .def     = "32",
+     .meaning = "thread blocks moving a fetched chunk",
+     .check   = Check::kPositive},
+};
+
+const core::Schema kHolderSchema{
+    {.key = "kernel_fixed", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: fixed time"},
+    {.key = "kernel_per_token", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: per cached token"},
+    {.key     = "kernel_per_token_row",
+     .dim     = Dimension::kSeconds,
+     .meaning = "partial-attention kernel: per token x query row"},
+    {.key     = "compute_concurrency",
+     .kind    = FieldKind::kInteger,
+     .def     = "8",
+     .meaning = "kernels one GPU runs at full speed at once (compute elbow)",
+     .check   = Check::kPositive},
+    {.key     = "copy_streams",
+     .kind    = FieldKind::kInteger,
+     .def     = "8",
+     .meaning = "staging-copy stream pool per holder (copy elbow)",
+     .check   = Check::kPositive},
+};
+
+const core::Schema kMergeSchema{
+    {.key = "fixed", .dim = Dimension::kSeconds, .meaning = "online-softmax merge: fixed time"},
+    {.key = "per_row", .dim = Dimension::kSeconds, .meaning = "online-softmax merge: per partial row"},
+};
+
+const core::Schema kSpliceSchema{
+    {.key = "fixed", .dim = Dimension::kSeconds, .meaning = "splice (position re-adaptation) per contiguous run"},
+    {.key = "per_token", .dim = Dimension::kSeconds, .meaning = "splice per token re-rotated"},
+};
+
+const core::Schema kPrefillSchema{
+    {.key     = "tokens_per_s",
+     .dim     = Dimension::kCount,
+     .meaning = "re-prefill rate of one instance, tokens per second, all layers",
+     .check   = Check::kPositive},
+};
+
+const core::Schema kHostSchema{
+    {.key = "overhead", .dim = Dimension::kSeconds, .def = "0us", .meaning = "host-side dispatch per exchange"},
+};
+
+const core::Schema kStepSchema{
+    {.key     = "other_compute",
+     .dim     = Dimension::kSeconds,
+     .def     = "0us",
+     .meaning = "per decode step compute outside attention (MLP, other layers)"},
+};
+
+const core::Schema kProfileSchema{
+    {.key = "name", .kind = FieldKind::kString, .meaning = "profile name"},
+    {.key = "description", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "where the numbers come from"},
+    {.key = "extends", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "base profile (name or path)"},
+    {.key = "fabrics", .kind = FieldKind::kSection, .meaning = "per fabric class costs", .sub = &kFabricsSchema},
+    {.key = "dispatch", .kind = FieldKind::kSection, .meaning = "thread blocks per transfer", .sub = &kDispatchSchema},
+    {.key = "holder", .kind = FieldKind::kSection, .meaning = "attention kernel and elbows", .sub = &kHolderSchema},
+    {.key = "merge", .kind = FieldKind::kSection, .meaning = "online-softmax merge", .sub = &kMergeSchema},
+    {.key = "splice", .kind = FieldKind::kSection, .meaning = "fetch's position re-adaptation", .sub = &kSpliceSchema},
+    {.key = "prefill", .kind = FieldKind::kSection, .meaning = "local re-prefill", .sub = &kPrefillSchema},
+    {.key = "host", .kind = FieldKind::kSection, .meaning = "host overhead", .sub = &kHostSchema},
+    {.key = "step", .kind = FieldKind::kSection, .meaning = "decode step terms", .sub = &kStepSchema},
+};
+
+// Fills `child` in place with what only `base` has; mappings merge key by key, the child wins
+// everywhere else. The child's own nodes are kept (not copied), so their marks survive and an
+// error in a child's key points into the child file.
+void fill_from(YAML::Node child, const YAML::Node& base)
+{
+  if (!child.IsMap() || !base.IsMap())
+    return;
+  for (auto it = base.begin(); it != base.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (!child[key])
+      child[key] = it->second;
+    else
+      fill_from(child[key], it->second);
+  }
+}
+
+core::Document load_with_extends(const std::filesystem::path& path, std::vector<std::string>& chain)
+{
+  core::Document doc = core::load_yaml(path);
+  std::string canonical = std::filesystem::weakly_canonical(path).string();
+  if (std::find(chain.begin(), chain.end(), canonical) != chain.end())
+    core::fail(path.string(), 0, 0, "extends", "profiles extend each other in a cycle");
+  chain.push_back(canonical);
+  if (!doc.root.IsMap() || !doc.root["extends"])
+    return doc;
+  YAML::Node ext = doc.root["extends"];
+  int line = ext.Mark().line + 1, column = ext.Mark().column + 1;
+  if (!ext.IsScalar())
+    core::fail(doc.file, line, column, "extends", "expected a profile name or path");
+  if (chain.size() > 8)
+    core::fail(doc.file, line, column, "extends", "more than 8 levels of extends");
+  std::string base_name = ext.Scalar();
+  auto base_path        = core::resolve_preset(base_name, "calibrate/profiles");
+  if (!base_path) {
+    // A relative path is read relative to the file that names it.
+    auto sibling = path.parent_path() / base_name;
+    if (std::filesystem::is_regular_file(sibling))
+      base_path = sibling;
+  }
+  if (!base_path)
+    core::fail(doc.file, line, column, "extends", "no profile named '" + base_name + "'");
+  core::Document base = load_with_extends(*base_path, chain);
+  read_profile(base); // the base must be valid on its own: its errors name its own file
+  doc.root.remove("extends");
+  fill_from(doc.root, base.root);
+  return doc;
+}
+
+} // namespace
+
+const core::Schema& profile_schema() { return kProfileSchema; }
+
+Profile read_profile(const core::Document& doc)
+{
+  core::Diagnostics diags;
+  core::Section top(doc.file, doc.root, "", kProfileSchema, diags);
+  if (!doc.root.IsMap())
+    diags.throw_if_any();
+  Profile p;
+  p.file        = doc.file;
+  p.name        = top.string("name");
+  p.description = top.string("description");
+  (void)top.string("extends");
+
+  core::Section fabrics = top.section("fabrics");
+  for (core::FabricClass f : core::kAllFabrics) {
+    if (f == core::FabricClass::kSameGpu)
+      continue;
+    core::Section s = fabrics.section(core::to_string(f));
+    FabricCosts& c  = p.fabric(f);
+    c.probe_gpu     = s.seconds("probe_gpu");
+    c.probe_proxy   = s.seconds("probe_proxy");
+    c.block_rate    = s.rate("block_rate");
+    c.bandwidth     = s.rate("bandwidth");
+  }
+  // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
+  p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30)};
+
+  core::Section dispatch = top.section("dispatch");
+  p.route_blocks         = static_cast<int>(dispatch.integer("route_blocks"));
+  p.fetch_blocks         = static_cast<int>(dispatch.integer("fetch_blocks"));
+
+  core::Section holder    = top.section("holder");
+  p.kernel_fixed          = holder.seconds("kernel_fixed");
+  p.kernel_per_token      = holder.seconds("kernel_per_token");
+  p.kernel_per_token_row  = holder.seconds("kernel_per_token_row");
+  p.compute_concurrency   = static_cast<int>(holder.integer("compute_concurrency"));
+  p.copy_streams          = static_cast<int>(holder.integer("copy_streams"));
+
+  core::Section merge_s = top.section("merge");
+  p.merge_fixed         = merge_s.seconds("fixed");
+  p.merge_per_row       = merge_s.seconds("per_row");
+
+  core::Section splice = top.section("splice");
+  p.splice_fixed       = splice.seconds("fixed");
+  p.splice_per_token   = splice.seconds("per_token");
+
+  p.prefill_tokens_per_s = top.section("prefill").number("tokens_per_s");
+  p.host_overhead        = top.section("host").seconds("overhead");
+  p.step_other           = top.section("step").seconds("other_compute");
+  diags.throw_if_any();
+  return p;
+}
+
+Profile load_profile(std::string_view name_or_path)
+{
+  auto path = core::resolve_preset(name_or_path, "calibrate/profiles");
+  if (!path) {
+    std::string known;
+    for (const std::string& n : core::list_presets("calibrate/profiles"))
+      known += (known.empty() ? "" : ", ") + n;
+    core::fail("command line", 0, 0, "--profile",
+               "no profile file or preset named '" + std::string(name_or_path) + "' (presets: " + known + ")");
+  }
+  std::vector<std::string> chain;
+  return read_profile(load_with_extends(*path, chain));
+}
+
+} // namespace xattn::calibrate

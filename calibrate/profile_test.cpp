@@ -1,0 +1,89 @@
+#include "calibrate/profile.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace xattn;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path write_tmp(const std::string& name, const std::string& text)
+{
+  fs::path dir = fs::temp_directory_path() / "xattn_profile_test";
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p;
+}
+} // namespace
+
+TEST_CASE("profile: the default preset loads and carries the paper's constants")
+{
+  calibrate::Profile p = calibrate::load_profile(calibrate::kDefaultProfile);
+  CHECK(p.name == "h100-ndr200-ibgda");
+  const auto& ib = p.fabric(core::FabricClass::kIbSpine);
+  CHECK(ib.probe_gpu.value() == Approx(16e-6));
+  CHECK(ib.block_rate.value() == Approx(25e9));
+  CHECK(p.fabric(core::FabricClass::kNvlink).bandwidth.value() == Approx(450e9));
+  CHECK(p.splice_fixed.value() == Approx(3e-3));
+  CHECK(p.compute_concurrency == 8);
+  CHECK(p.copy_streams == 8);
+  // The proxy probe is derived so that a 2 KB fetch is 40% faster device-initiated.
+  double gpu   = ib.probe_gpu.value() + 2048 / 25e9;
+  double proxy = ib.probe_proxy.value() + 2048 / 25e9;
+  CHECK(1.0 - gpu / proxy == Approx(0.40).margin(0.005));
+}
+
+TEST_CASE("profile: extends overrides only what the child sets")
+{
+  fs::path child = write_tmp("child.yaml", "name: mine\nextends: h100-ndr200-ibgda\nsplice:\n  fixed: 1ms\n");
+  calibrate::Profile p = calibrate::load_profile(child.string());
+  CHECK(p.name == "mine");
+  CHECK(p.splice_fixed.value() == Approx(1e-3));
+  CHECK(p.splice_per_token.value() == Approx(0.17e-9));
+  CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6));
+}
+
+TEST_CASE("profile: an extends cycle is an error")
+{
+  write_tmp("a.yaml", "name: a\nextends: b.yaml\n");
+  fs::path b = write_tmp("b.yaml", "name: b\nextends: a.yaml\n");
+  CHECK_THROWS_WITH(calibrate::load_profile(b.string()), Contains("extends: profiles extend each other in a cycle"));
+}
+
+TEST_CASE("profile: bad values point at the child's line and column")
+{
+  fs::path child = write_tmp("bad.yaml", "name: bad\nextends: h100-ndr200-ibgda\nholder:\n  kernel_fixd: 2us\n"
+                                         "fabrics:\n  nvlink:\n    block_rate: 25GBs\n");
+  std::string what;
+  try {
+    calibrate::load_profile(child.string());
+  } catch (const core::InputError& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, Contains("bad.yaml:4:3: error: holder.kernel_fixd: unknown key 'kernel_fixd' (did you mean 'kernel_fixed'?)"));
+  CHECK_THAT(what, Contains("bad.yaml:7:17: error: fabrics.nvlink.block_rate: unknown unit 'GBs'"));
+}
+
+TEST_CASE("profile: a profile without a base must give every cost")
+{
+  fs::path p = write_tmp("thin.yaml", "name: thin\nprefill: {tokens_per_s: 0}\n");
+  std::string what;
+  try {
+    calibrate::load_profile(p.string());
+  } catch (const core::InputError& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, Contains("fabrics.nvlink.probe_gpu: missing required key"));
+  CHECK_THAT(what, Contains("prefill.tokens_per_s: must be greater than zero"));
+  CHECK_THAT(what, Contains("splice.fixed: missing required key"));
+}
+
+TEST_CASE("profile: unknown preset names list the known ones")
+{
+  CHECK_THROWS_WITH(calibrate::load_profile("h100-nope"), Contains("no profile file or preset named 'h100-nope'") &&
+                                                               Contains("h100-ndr200-ibgda"));
+}
