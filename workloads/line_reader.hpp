@@ -1,0 +1,56 @@
+// Reading text traces line by line in constant memory, and the bookkeeping of `--skip-bad`.
+#pragma once
+
+#include "sim/core/error.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xattn::workloads {
+
+/// Buffered reader of a text file, one line at a time (no trailing '\n' or '\r'). Memory is one
+/// buffer, grown only to the longest line.
+class LineReader {
+public:
+  /// Opens `path`; throws core::InputError ("cannot open file") when it cannot.
+  explicit LineReader(const std::string& path);
+  /// The next line, valid until the next call; false at end of file.
+  bool next(std::string_view& line);
+  /// 1-based number of the line last returned.
+  std::int64_t line_number() const { return line_no_; }
+  const std::string& path() const { return path_; }
+
+private:
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  bool fill();
+  std::string path_;
+  std::unique_ptr<std::FILE, Closer> file_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::int64_t line_no_ = 0;
+};
+
+/// What an importer skipped under `--skip-bad`: a count and the first few diagnostics.
+class SkipLog {
+public:
+  explicit SkipLog(bool skip_bad) : skip_bad_(skip_bad) {}
+  /// Throws `d` as an InputError unless skipping; then records it.
+  void bad(core::Diagnostic d);
+  std::uint64_t count() const { return count_; }
+  const std::vector<std::string>& messages() const { return messages_; }
+
+private:
+  static constexpr std::size_t kKeep = 20;
+  bool skip_bad_;
+  std::uint64_t count_ = 0;
+  std::vector<std::string> messages_;
+};
+
+} // namespace xattn::workloads

@@ -1,0 +1,100 @@
+#include "workloads/rng.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace xattn::workloads {
+namespace {
+std::uint64_t splitmix64(std::uint64_t& x)
+{
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z               = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z               = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+__extension__ typedef unsigned __int128 u128; // GCC and Clang: a 64x64 -> 128 bit multiply
+
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+} // namespace
+
+Rng::Rng(std::uint64_t seed)
+{
+  for (auto& w : s_)
+    w = splitmix64(seed);
+}
+
+Rng Rng::derive(std::uint64_t seed, std::uint64_t stream)
+{
+  std::uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ULL);
+  return Rng(splitmix64(x) ^ stream);
+}
+
+std::uint64_t Rng::next()
+{
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t      = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+std::uint64_t Rng::below(std::uint64_t n)
+{
+  assert(n > 0 && "Rng::below needs a positive bound");
+  u128 m = static_cast<u128>(next()) * n;
+  auto low            = static_cast<std::uint64_t>(m);
+  if (low < n) {
+    const std::uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m   = static_cast<u128>(next()) * n;
+      low = static_cast<std::uint64_t>(m);
+    }
+  }
+  return static_cast<std::uint64_t>(m >> 64);
+}
+
+double Rng::exponential(double mean) { return -std::log1p(-uniform()) * mean; }
+
+double Rng::normal()
+{
+  const double u1 = 1.0 - uniform(); // (0, 1]
+  const double u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+double Rng::lognormal(double mean, double cv)
+{
+  const double sigma2 = std::log1p(cv * cv);
+  const double mu     = std::log(mean) - sigma2 / 2;
+  return std::exp(mu + std::sqrt(sigma2) * normal());
+}
+
+ZipfSampler::ZipfSampler(std::uint64_t n, double s) : cdf_(n)
+{
+  assert(n > 0 && "Zipf over an empty support");
+  double sum = 0.0;
+  for (std::uint64_t r = 0; r < n; ++r) {
+    sum += std::pow(static_cast<double>(r + 1), -s);
+    cdf_[r] = sum;
+  }
+  for (double& c : cdf_)
+    c /= sum;
+  cdf_.back() = 1.0;
+}
+
+std::uint64_t ZipfSampler::operator()(Rng& rng) const
+{
+  const double u = rng.uniform();
+  return static_cast<std::uint64_t>(std::upper_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin());
+}
+
+double ZipfSampler::probability(std::uint64_t r) const { return r == 0 ? cdf_[0] : cdf_[r] - cdf_[r - 1]; }
+
+} // namespace xattn::workloads

@@ -1,0 +1,43 @@
+// Helpers shared by the workloads tests: fixture paths and throwaway files.
+#pragma once
+
+#include "workloads/request.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace xattn::workloads::testing {
+
+inline std::string fixture(const std::string& name) { return std::string(XATTN_SOURCE_DIR) + "/workloads/testdata/" + name; }
+
+/// A path under the shared traces folder, or "" when the folder is absent (tests then skip).
+inline std::string shared_trace(const std::string& relative)
+{
+  std::filesystem::path p = std::filesystem::path(XATTN_SHARED_DIR) / "traces" / relative;
+  return std::filesystem::exists(p) ? p.string() : std::string();
+}
+
+/// Writes `text` to a fresh file in a per-process temporary folder and returns its path.
+inline std::string temp_file(const std::string& name, const std::string& text)
+{
+  auto dir = std::filesystem::temp_directory_path() / ("xattn_workloads_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+/// Every request of a source, in order.
+inline std::vector<Request> drain(RequestSource& src)
+{
+  std::vector<Request> out;
+  Request r;
+  while (src.next(r))
+    out.push_back(r);
+  return out;
+}
+
+} // namespace xattn::workloads::testing
