@@ -1,0 +1,188 @@
+#include "sim/model/cost_model.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace xattn;
+using core::FabricClass;
+
+namespace {
+// A profile written out in the test, so that expected values are computed by hand here and not
+// read back from the shipped YAML.
+calibrate::Profile hand_profile()
+{
+  calibrate::Profile p;
+  for (FabricClass f : {FabricClass::kNvlink, FabricClass::kPcie, FabricClass::kIbSameLeaf, FabricClass::kIbSpine})
+    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9)};
+  p.fabric(FabricClass::kNvlink).bandwidth = core::BytesPerSec(450e9);
+  p.fabric(FabricClass::kNvlink).probe_gpu = core::Seconds(8e-6);
+  p.fabric(FabricClass::kSameGpu)          = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30), core::BytesPerSec(1e30)};
+  p.route_blocks         = 1;
+  p.fetch_blocks         = 32;
+  p.kernel_fixed         = core::Seconds(2e-6);
+  p.kernel_per_token     = core::Seconds(0.384e-9);
+  p.kernel_per_token_row = core::Seconds(5.44e-12);
+  p.merge_fixed          = core::Seconds(1e-6);
+  p.merge_per_row        = core::Seconds(0.5e-9);
+  p.splice_fixed         = core::Seconds(3e-3);
+  p.splice_per_token     = core::Seconds(0.17e-9);
+  p.prefill_tokens_per_s = 5000;
+  return p;
+}
+
+sim::ModelSpec dsv3()
+{
+  sim::ModelSpec m;
+  m.name = "dsv3";
+  m.layers = 61;
+  m.heads = 128;
+  m.kv_lora_rank = 512;
+  m.rope_dim = 64;
+  return m;
+}
+} // namespace
+
+TEST_CASE("cost model: route round trip at decode, M_q = 256 over IB")
+{
+  auto p = hand_profile();
+  sim::CallShape s; // 256 rows, 2048 tokens, one holder
+  sim::CallCost c = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
+  // probe 16 us; query 256 x 1152 B at 25 GB/s; kernel 2 us + 2048 x 0.384 ns + 2048 x 256 x 5.44 ps;
+  // answer 256 x 1028 B at 25 GB/s; merge 1 us + 256 x 0.5 ns.
+  CHECK(c.route.probe.value() == Approx(16e-6));
+  CHECK(c.route.transfer.value() == Approx(294912.0 / 25e9));
+  CHECK(c.route.compute.value() == Approx(2e-6 + 2048 * 0.384e-9 + 2048 * 256 * 5.44e-12));
+  CHECK(c.route.ret.value() == Approx(263168.0 / 25e9));
+  CHECK(c.route.merge.value() == Approx(1e-6 + 256 * 0.5e-9));
+  CHECK(c.route.total().value() == Approx(45.0897e-6).epsilon(1e-4));
+  // The paper's 31-48 us range.
+  CHECK(c.route.total().value() > 31e-6);
+  CHECK(c.route.total().value() < 48e-6);
+}
+
+TEST_CASE("cost model: wire bytes, routing moves 76.3% fewer than fetch")
+{
+  auto p = hand_profile();
+  sim::CallCost c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(c.route_wire.value() == 558080.0);
+  CHECK(c.fetch_wire.value() == 2359296.0);
+  CHECK(1.0 - c.route_wire / c.fetch_wire == Approx(0.763).margin(0.0005));
+}
+
+TEST_CASE("cost model: fetch pays the splice and is 60-100x slower than route at decode")
+{
+  auto p = hand_profile();
+  sim::CallCost c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(c.fetch.splice.value() == Approx(3e-3 + 2048 * 0.17e-9));
+  // The fetch is link-bound: 32 blocks x 25 GB/s is capped by the 25 GB/s NIC.
+  CHECK(c.fetch.transfer.value() == Approx(2359296.0 / 25e9));
+  CHECK(c.fetch.total().value() == Approx(16e-6 + 2359296.0 / 25e9 + 3e-3 + 2048 * 0.17e-9 + c.route.compute.value()));
+  double ratio = c.fetch.total() / c.route.total();
+  CHECK(ratio > 60);
+  CHECK(ratio < 100);
+}
+
+TEST_CASE("cost model: single-block dispatch makes NVLink perform like IB at decode")
+{
+  auto p = hand_profile();
+  p.fabric(FabricClass::kNvlink).probe_gpu = core::Seconds(16e-6); // same probe: compare transfers
+  sim::CallShape s;
+  auto nv = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kNvlink));
+  auto ib = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(nv.route.transfer.value() == Approx(ib.route.transfer.value()));
+  // Many blocks (a large batch) reach NVLink's 450 GB/s: 18x the IB rate.
+  p.route_blocks = 64;
+  s.rows         = 16384;
+  nv = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kNvlink));
+  ib = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(ib.route.transfer / nv.route.transfer == Approx(18.0));
+}
+
+TEST_CASE("cost model: local re-prefill is priced per layer")
+{
+  auto p = hand_profile();
+  auto c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(c.local.prefill.value() == Approx(2048.0 / 5000.0 / 61.0));
+  CHECK(c.local.total().value() == Approx(c.local.prefill.value() + c.route.compute.value()));
+}
+
+TEST_CASE("predicate: route at no reuse, fetch from the break-even on")
+{
+  auto p = hand_profile();
+  auto c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  double r = c.route.total().value(), f = c.fetch.total().value(), a = c.reuse.value();
+  double n = (f - r) / (r - a); // (1 + n) r = f + n a
+  sim::Decision d0 = sim::decide(c, 0);
+  CHECK(d0.choice == sim::Primitive::kRoute);
+  CHECK(d0.break_even_reuse == Approx(n));
+  CHECK(n > 70);
+  CHECK(n < 90);
+  CHECK(sim::decide(c, std::floor(n)).choice == sim::Primitive::kRoute);
+  CHECK(sim::decide(c, std::ceil(n)).choice == sim::Primitive::kFetch);
+  CHECK(sim::decide(c, 1e6).choice == sim::Primitive::kFetch);
+}
+
+TEST_CASE("predicate: cheap re-prefill makes local win, fetch never breaks even when route is free")
+{
+  auto p                 = hand_profile();
+  p.prefill_tokens_per_s = 1e9;
+  auto c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(sim::decide(c, 10).choice == sim::Primitive::kLocal);
+  // Same GPU: route is only compute and merge, always above local attention by the merge, so
+  // fetch (which has nothing to move but the splice) breaks even late but does break even.
+  auto same = sim::price_call(dsv3(), hand_profile(), sim::CallShape{}, sim::nominal_path(p, FabricClass::kSameGpu));
+  CHECK(same.route.probe.value() == 0);
+  CHECK(same.route.transfer.value() == 0);
+  CHECK(same.fetch.transfer.value() == 0);
+  // A route that costs less than attending locally never loses to fetch.
+  sim::CallCost cheap = c;
+  cheap.route         = sim::Breakdown{};
+  cheap.route.compute = core::Seconds(c.reuse.value() * 0.5);
+  CHECK(std::isinf(sim::decide(cheap, 0).break_even_reuse));
+}
+
+TEST_CASE("cost model: scattered gather grows with holders, route stays an order of magnitude below")
+{
+  auto p = hand_profile();
+  auto m = dsv3();
+  m.index = {2048, 64, 128};
+  auto path = sim::nominal_path(p, FabricClass::kIbSpine);
+  sim::CallShape one{.rows = 256, .tokens = 2048, .holders = 1, .runs = 1, .sparse = true};
+  sim::CallShape four{.rows = 256, .tokens = 2048, .holders = 4, .runs = 4, .sparse = true};
+  auto c1 = sim::price_call(m, p, one, path);
+  auto c4 = sim::price_call(m, p, four, path);
+  // Four splices instead of one; the same bytes through the same NIC.
+  CHECK(c4.fetch.splice.value() == Approx(4 * 3e-3 + 2048 * 0.17e-9));
+  CHECK(c4.fetch.transfer.value() == Approx(c1.fetch.transfer.value()));
+  // Four queries share the requester's 25 GB/s link: 4 x (256 x 1152 + 2 x 8192) B.
+  CHECK(c4.route.transfer.value() == Approx(4 * (294912.0 + 2 * 8192) / 25e9));
+  CHECK(c4.route.compute.value() == Approx(2e-6 + 512 * 0.384e-9 + 512 * 256 * 5.44e-12));
+  CHECK(c4.fetch.total() / c1.fetch.total() > 3.5);
+  CHECK(c4.route.total() / c1.route.total() < 3.0);
+  CHECK(c4.fetch.total() / c4.route.total() > 10.0);
+  // Fetch under selection first asks the holders for block ids: one more probe.
+  CHECK(c1.fetch.index.value() > 16e-6);
+}
+
+TEST_CASE("cost model: the proxy transport pays its own probe")
+{
+  auto p = hand_profile();
+  sim::CallShape s;
+  s.transport = core::Transport::kProxy;
+  auto c = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(c.route.probe.value() == Approx(26.72e-6));
+}
+
+TEST_CASE("cost model: a topology path adds its wire latency to every transfer leg")
+{
+  auto p = hand_profile();
+  sim::PathCost path{FabricClass::kIbSpine, core::BytesPerSec(25e9), core::Seconds(2e-6)};
+  auto c  = sim::price_call(dsv3(), p, sim::CallShape{}, path);
+  auto c0 = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  CHECK(c.route.total().value() == Approx(c0.route.total().value() + 4e-6));
+  CHECK(c.fetch.total().value() == Approx(c0.fetch.total().value() + 2e-6));
+  // Breakdowns sum to their totals; scaling by layers scales every term.
+  auto b = c.route.scaled(61);
+  CHECK(b.total().value() == Approx(61 * c.route.total().value()));
+}

@@ -1,0 +1,84 @@
+#include "sim/model/model.hpp"
+
+#include "sim/core/resources.hpp"
+
+namespace xattn::sim {
+namespace {
+using core::Check;
+using core::FieldKind;
+
+const core::Schema kIndexSchema{
+    {.key = "topk", .kind = FieldKind::kInteger, .def = "0", .meaning = "tokens each query attends (0: dense)"},
+    {.key = "heads", .kind = FieldKind::kInteger, .def = "0", .meaning = "indexer query heads"},
+    {.key = "head_dim", .kind = FieldKind::kInteger, .def = "0", .meaning = "indexer head dimension (fp8)"},
+};
+
+const core::Schema kModelSchema{
+    {.key = "name", .kind = FieldKind::kString, .meaning = "model name"},
+    {.key = "source", .kind = FieldKind::kString, .def = core::kNoDefault, .meaning = "where the dimensions come from"},
+    {.key = "layers", .kind = FieldKind::kInteger, .meaning = "transformer layers", .check = Check::kPositive},
+    {.key = "heads", .kind = FieldKind::kInteger, .meaning = "attention heads (query rows per token)", .check = Check::kPositive},
+    {.key = "kv_lora_rank", .kind = FieldKind::kInteger, .meaning = "MLA latent rank", .check = Check::kPositive},
+    {.key = "rope_dim", .kind = FieldKind::kInteger, .meaning = "decoupled RoPE dimensions", .check = Check::kPositive},
+    {.key     = "kv_dtype",
+     .kind    = FieldKind::kChoice,
+     .def     = "bf16",
+     .meaning = "latent cache layout",
+     .choices = "bf16|fp8-flashmla"},
+    {.key = "index", .kind = FieldKind::kSection, .def = "", .meaning = "DSA indexer (sparse selection)", .sub = &kIndexSchema},
+};
+} // namespace
+
+Bytes ModelSpec::latent_per_token() const
+{
+  if (kv_dtype == KvDtype::kFp8FlashMla)
+    return Bytes(kv_lora_rank * 1.0 + (kv_lora_rank / 128) * 4.0 + rope_dim * 2.0);
+  return Bytes((kv_lora_rank + rope_dim) * 2.0);
+}
+Bytes ModelSpec::query_row() const { return Bytes((kv_lora_rank + rope_dim) * 2.0); }
+Bytes ModelSpec::output_row() const { return Bytes(kv_lora_rank * 2.0 + 4.0); }
+Bytes ModelSpec::index_key_per_token() const { return Bytes(index.sparse() ? index.head_dim + 4.0 : 0.0); }
+Bytes ModelSpec::index_query_per_token() const { return Bytes(index.sparse() ? 1.0 * index.heads * index.head_dim : 0.0); }
+
+const core::Schema& model_schema() { return kModelSchema; }
+
+ModelSpec read_model(core::Section& s)
+{
+  ModelSpec m;
+  m.name         = s.string("name");
+  m.source       = s.string("source");
+  m.layers       = static_cast<int>(s.integer("layers"));
+  m.heads        = static_cast<int>(s.integer("heads"));
+  m.kv_lora_rank = static_cast<int>(s.integer("kv_lora_rank"));
+  m.rope_dim     = static_cast<int>(s.integer("rope_dim"));
+  m.kv_dtype     = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
+  core::Section idx = s.section("index");
+  m.index.topk      = static_cast<int>(idx.integer("topk"));
+  m.index.heads     = static_cast<int>(idx.integer("heads"));
+  m.index.head_dim  = static_cast<int>(idx.integer("head_dim"));
+  if (m.index.sparse() && (m.index.heads <= 0 || m.index.head_dim <= 0))
+    idx.error("topk", "a sparse indexer (topk > 0) needs heads and head_dim > 0");
+  if (m.kv_dtype == KvDtype::kFp8FlashMla && m.kv_lora_rank % 128 != 0)
+    s.error("kv_dtype", "fp8-flashmla scales every 128 latent values: kv_lora_rank must be a multiple of 128");
+  return m;
+}
+
+ModelSpec load_model(std::string_view name_or_path)
+{
+  auto path = core::resolve_preset(name_or_path, "sim/models");
+  if (!path) {
+    std::string known;
+    for (const std::string& n : core::list_presets("sim/models"))
+      known += (known.empty() ? "" : ", ") + n;
+    core::fail("command line", 0, 0, "--model",
+               "no model file or preset named '" + std::string(name_or_path) + "' (presets: " + known + ")");
+  }
+  core::Document doc = core::load_yaml(*path);
+  core::Diagnostics diags;
+  core::Section top(doc.file, doc.root, "", kModelSchema, diags);
+  ModelSpec m = read_model(top);
+  diags.throw_if_any();
+  return m;
+}
+
+} // namespace xattn::sim

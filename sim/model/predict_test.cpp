@@ -1,0 +1,106 @@
+#include "sim/model/sweep.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace xattn;
+using Catch::Matchers::Contains;
+
+namespace {
+struct Fixture {
+  sim::ModelSpec model       = sim::load_model("deepseek-v3");
+  calibrate::Profile profile = calibrate::load_profile(calibrate::kDefaultProfile);
+};
+double sum_breakdown(const nlohmann::json& b)
+{
+  double s = 0;
+  for (const auto& [k, v] : b.items())
+    s += v.get<double>();
+  return s;
+}
+} // namespace
+
+TEST_CASE("predict: the issue's decode case routes in tens of microseconds")
+{
+  Fixture f;
+  sim::PredictRequest r;
+  r.fabric = core::FabricClass::kIbSpine;
+  r.mq     = 256;
+  r.ct     = 4096;
+  sim::Prediction p = sim::predict(f.model, f.profile, r);
+  nlohmann::json j  = sim::to_json(p, f.model, f.profile);
+  CHECK(j["decision"] == "route");
+  double route = j["cost_s"]["route"].get<double>();
+  CHECK(route > 10e-6);
+  CHECK(route < 100e-6);
+  for (const char* prim : {"route", "fetch", "local"})
+    CHECK(sum_breakdown(j["breakdown_s"][prim]) == Approx(j["cost_s"][prim].get<double>()));
+  CHECK(j["breakdown_s"]["fetch"]["splice"].get<double>() >= 3e-3);
+  // Past the reported break-even the decision flips to fetch.
+  double n = j["break_even_reuse"].get<double>();
+  r.reuse  = std::ceil(n);
+  CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "fetch");
+  r.reuse = std::floor(n);
+  CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "route");
+}
+
+TEST_CASE("predict: layers scale every term, and the break-even does not move")
+{
+  Fixture f;
+  sim::PredictRequest one, step;
+  step.layers = 61;
+  auto a = sim::predict(f.model, f.profile, one);
+  auto b = sim::predict(f.model, f.profile, step);
+  CHECK(b.route.total().value() == Approx(61 * a.route.total().value()));
+  CHECK(b.local.total().value() == Approx(61 * a.local.total().value()));
+  CHECK(b.decision.break_even_reuse == Approx(a.decision.break_even_reuse));
+}
+
+TEST_CASE("predict: bad flags name the flag")
+{
+  Fixture f;
+  sim::PredictRequest r;
+  r.mq = 0;
+  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), "command line: error: --mq: must be greater than zero");
+  r = {};
+  r.layers = 62;
+  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), Contains("--layers: must be between 1 and the model's 61"));
+  r = {};
+  r.blocks = 4;
+  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), Contains("--blocks: model 'deepseek-v3' has no sparse indexer"));
+  sim::ModelSpec sparse = sim::load_model("deepseek-v3.2");
+  r.holders = 8;
+  CHECK_THROWS_WITH(sim::predict(sparse, f.profile, r), Contains("4 selected runs cannot cover 8 holders"));
+}
+
+TEST_CASE("predict: the reuse sweep's crossover is the closed-form break-even")
+{
+  Fixture f;
+  sim::PredictRequest r;
+  auto expected = sim::predict(f.model, f.profile, r).decision.break_even_reuse;
+  sim::SweepResult s = sim::sweep(f.model, f.profile, r, sim::parse_sweep("reuse=0:1000"));
+  REQUIRE(s.crossovers.size() == 1);
+  CHECK(s.crossovers[0].before == sim::Primitive::kRoute);
+  CHECK(s.crossovers[0].after == sim::Primitive::kFetch);
+  CHECK(s.crossovers[0].at == Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("predict: an integer sweep finds the first value with the new decision")
+{
+  Fixture f;
+  sim::PredictRequest r;
+  r.reuse = 200; // fetch wins at small chunks, but a bigger chunk costs more to move
+  sim::SweepResult s = sim::sweep(f.model, f.profile, r, sim::parse_sweep("mq=1:65536"));
+  for (const sim::Crossover& c : s.crossovers) {
+    auto at     = r;
+    at.mq       = c.at;
+    auto before = r;
+    before.mq   = c.at - 1;
+    CHECK(sim::predict(f.model, f.profile, at).decision.choice == c.after);
+    CHECK(sim::predict(f.model, f.profile, before).decision.choice == c.before);
+  }
+  CHECK_THROWS_WITH(sim::parse_sweep("foo=1:2"), Contains("unknown variable 'foo'"));
+  CHECK_THROWS_WITH(sim::parse_sweep("mq=4:2"), Contains("TO must be greater than FROM"));
+  CHECK_THROWS_WITH(sim::parse_sweep("mq"), Contains("expected VAR=FROM:TO"));
+}
