@@ -41,3 +41,12 @@ inline std::vector<Request> drain(RequestSource& src)
 }
 
 } // namespace xattn::workloads::testing
+
+namespace xattn::workloads::testing {
+/// A whole file's text.
+inline std::string drain_text(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+} // namespace xattn::workloads::testing
