@@ -1,0 +1,143 @@
+// Routed paths from node, leaf and spine arithmetic, and a breadth-first search to cross-check them.
+#include "topologies/topology.hpp"
+
+#include <boost/graph/breadth_first_search.hpp>
+
+#include <algorithm>
+#include <limits>
+
+namespace xattn::topo {
+
+core::Seconds Path::time(core::Bytes size) const
+{
+  if (hops.empty())
+    return core::Seconds(0.0);
+  return latency + size / bottleneck;
+}
+
+LinkId Topology::nvlink_link(GpuId g) const { return node_link(node_of(g), local_index(g)); }
+
+LinkId Topology::gpu_slot_link(GpuId g) const
+{
+  return node_link(node_of(g), (has_nvlink() ? gpus_per_node_ : 0) + local_index(g));
+}
+
+LinkId Topology::nic_slot_link(int node, int nic) const
+{
+  return node_link(node, (has_nvlink() ? gpus_per_node_ : 0) + gpus_per_node_ + nic);
+}
+
+LinkId Topology::host_link(int node, int sw) const
+{
+  return node_link(node, (has_nvlink() ? gpus_per_node_ : 0) + gpus_per_node_ + spec_.nics.value_or(NicSpec{}).count +
+                             sw);
+}
+
+LinkId Topology::access_link(int node, int nic) const
+{
+  return static_cast<LinkId>(node_count() * links_per_node_ + node * spec_.nics->count + nic);
+}
+
+LinkId Topology::trunk_link(int leaf, int spine) const
+{
+  return static_cast<LinkId>(node_count() * (links_per_node_ + spec_.nics->count) + leaf * spine_count() + spine);
+}
+
+// Between two PCIe switches of a node: nothing when they are the same, else up to the host and down.
+void Topology::add_pcie_between(int node, int sw_from, int sw_to, std::vector<Hop>& out) const
+{
+  if (sw_from == sw_to)
+    return;
+  out.push_back(hop(host_link(node, sw_from), Direction::kUp));
+  out.push_back(hop(host_link(node, sw_to), Direction::kDown));
+}
+
+core::FabricClass Topology::fabric_class(GpuId a, GpuId b) const
+{
+  if (a == b)
+    return core::FabricClass::kSameGpu;
+  if (node_of(a) == node_of(b))
+    return has_nvlink() ? core::FabricClass::kNvlink : core::FabricClass::kPcie;
+  return leaf_of(a) == leaf_of(b) ? core::FabricClass::kIbSameLeaf : core::FabricClass::kIbSpine;
+}
+
+std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
+{
+  std::vector<Hop> out;
+  if (!spec_.fabric)
+    return out;
+  const int node = node_of(g), nic = nic_of(g);
+  out.push_back(hop(gpu_slot_link(g), Direction::kUp));
+  add_pcie_between(node, pcie_switch_of_gpu(local_index(g)), nic_switch_[nic], out);
+  out.push_back(hop(nic_slot_link(node, nic), Direction::kDown));
+  out.push_back(hop(access_link(node, nic), Direction::kUp));
+  return out;
+}
+
+Path Topology::path(GpuId a, GpuId b) const
+{
+  Path p;
+  p.fabric = fabric_class(a, b);
+  switch (p.fabric) {
+    case core::FabricClass::kSameGpu:
+      p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
+      return p;
+    case core::FabricClass::kNvlink:
+      p.hops = {hop(nvlink_link(a), Direction::kUp), hop(nvlink_link(b), Direction::kDown)};
+      break;
+    case core::FabricClass::kPcie:
+      p.hops.push_back(hop(gpu_slot_link(a), Direction::kUp));
+      add_pcie_between(node_of(a), pcie_switch_of_gpu(local_index(a)), pcie_switch_of_gpu(local_index(b)), p.hops);
+      p.hops.push_back(hop(gpu_slot_link(b), Direction::kDown));
+      break;
+    case core::FabricClass::kIbSameLeaf:
+    case core::FabricClass::kIbSpine: {
+      p.hops = gpu_to_leaf(a);
+      if (p.fabric == core::FabricClass::kIbSpine) {
+        const int la = leaf_of(a), lb = leaf_of(b);
+        const int spine = static_cast<int>((la + lb) % spine_count());
+        p.hops.push_back(hop(trunk_link(la, spine), Direction::kUp));
+        p.hops.push_back(hop(trunk_link(lb, spine), Direction::kDown));
+      }
+      std::vector<Hop> down = gpu_to_leaf(b);
+      for (auto it = down.rbegin(); it != down.rend(); ++it)
+        p.hops.push_back(hop(it->link, it->dir == Direction::kUp ? Direction::kDown : Direction::kUp));
+      break;
+    }
+  }
+  p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
+  for (const Hop& h : p.hops) {
+    p.latency += h.latency;
+    p.bottleneck = std::min(p.bottleneck, h.bandwidth);
+  }
+  return p;
+}
+
+std::vector<LinkId> Topology::shortest_path(VertexId from, VertexId to) const
+{
+  // Predecessor edges recorded by a BFS from `from`, then walked back from `to`.
+  constexpr LinkId kNone = std::numeric_limits<LinkId>::max();
+  std::vector<LinkId> via(vertices_.size(), kNone);
+  std::vector<bool> seen(vertices_.size(), false);
+  struct Recorder : boost::default_bfs_visitor {
+    std::vector<LinkId>* via;
+    void tree_edge(Graph::edge_descriptor e, const Graph& g) const
+    {
+      (*via)[boost::target(e, g)] = boost::get(boost::edge_index, g, e);
+    }
+  } rec;
+  rec.via = &via;
+  boost::breadth_first_search(graph_, from, boost::visitor(rec));
+  std::vector<LinkId> out;
+  for (VertexId v = to; v != from;) {
+    LinkId id = via[v];
+    if (id == kNone)
+      return {};
+    out.push_back(id);
+    v = links_[id].a == v ? links_[id].b : links_[id].a;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+} // namespace xattn::topo

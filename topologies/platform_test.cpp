@@ -1,0 +1,85 @@
+// The SimGrid platform against the graph: same routes, same idle times, max-min sharing.
+#include "topologies/sim_check.hpp"
+#include "topologies/test_topologies.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <simgrid/s4u/Host.hpp>
+
+using namespace xattn;
+using topo::GpuId;
+
+TEST_CASE("topo: every SimGrid route is the graph's routed path")
+{
+  topo::Topology t = topo::test::small(true, "[0, 0, 0, 0]"); // shared NIC across switches too
+  auto engine      = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {core::FlopsPerSec(1e12), 8});
+  REQUIRE(p.hosts.size() == 16);
+  CHECK(p.hosts[13]->get_name() == "node3.gpu1");
+  CHECK(p.hosts[13]->get_core_count() == 8);
+  CHECK(p.hosts[13]->get_speed() == 1e12);
+  CHECK(p.links[t.path(0, 8).hops[3].link]->get_name() == "leaf0.spine1");
+  for (GpuId a = 0; a < t.gpu_count(); ++a)
+    for (GpuId b = 0; b < t.gpu_count(); ++b) {
+      if (a == b)
+        continue;
+      topo::Path path = t.path(a, b);
+      std::vector<std::string> want;
+      for (const topo::Hop& h : path.hops)
+        want.push_back(t.link(h.link).name + (h.dir == topo::Direction::kUp ? "_UP" : "_DOWN"));
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      p.hosts[a]->route_to(p.hosts[b], links, &latency);
+      std::vector<std::string> got;
+      for (auto* l : links)
+        got.push_back(l->get_name());
+      INFO(t.gpu_name(a) << " -> " << t.gpu_name(b));
+      CHECK(got == want);
+      CHECK(latency == Approx(path.latency.value()).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("topo: idle transfers take latency sum plus size over bottleneck (hand-computed)")
+{
+  topo::Topology t = topo::test::small();
+  auto engine      = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {});
+  // nvlink 2.2us + 1 GB / 450 GB/s; same leaf 4.4us + 1 GB / 25 GB/s; spine 6.0us + 1 GB / 6.25 GB/s.
+  std::vector<topo::test::Transfer> runs{{0, 1, 1e9}, {1, 6, 1e9}, {0, 8, 1e9}, {0, 8, 1024}};
+  topo::test::run_sequential(*engine, p, runs);
+  CHECK(runs[0].seconds == Approx(2.2e-6 + 1e9 / 450e9).epsilon(1e-3));
+  CHECK(runs[1].seconds == Approx(4.4e-6 + 1e9 / 25e9).epsilon(1e-3));
+  CHECK(runs[2].seconds == Approx(6.0e-6 + 1e9 / 6.25e9).epsilon(1e-3));
+  CHECK(runs[3].seconds == Approx(6.0e-6 + 1024 / 6.25e9).epsilon(1e-3));
+}
+
+TEST_CASE("topo: two flows sharing a link get the max-min fair share")
+{
+  topo::Topology t = topo::test::small();
+  auto engine      = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {});
+  // Both flows leave node 0 through NIC 0 (node0.nic0.ib, 25 GB/s). Flow A (node0.gpu0 -> node2.gpu0)
+  // crosses the spine, whose 6.25 GB/s trunk limits it; max-min gives flow B (node0.gpu1 ->
+  // node1.gpu2, same leaf) the rest of the NIC link: 25 - 6.25 = 18.75 GB/s.
+  std::vector<topo::test::Transfer> flows{{0, 8, 1e9}, {1, 6, 1e9}};
+  topo::test::run_concurrent(*engine, p, flows);
+  CHECK(flows[1].seconds == Approx(4.4e-6 + 1e9 / 18.75e9).epsilon(1e-3));
+  CHECK(flows[0].seconds == Approx(6.0e-6 + 1e9 / 6.25e9).epsilon(1e-3));
+
+  // Without the trunk limit the two would split 12.5 / 12.5: check the share really is max-min.
+  CHECK(flows[1].seconds < 0.9 * (1e9 / 12.5e9));
+}
+
+TEST_CASE("topo: two equal flows on one NVLink port split it evenly")
+{
+  topo::Topology t = topo::test::small();
+  auto engine      = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {});
+  // node0.gpu0 sends to gpu1 and gpu2 at once: they share node0.gpu0.nvlink (UP), 225 GB/s each;
+  // the reverse direction (gpu3 -> gpu0) is a separate split-duplex direction at the full 450 GB/s.
+  std::vector<topo::test::Transfer> flows{{0, 1, 4.5e9}, {0, 2, 4.5e9}, {3, 0, 4.5e9}};
+  topo::test::run_concurrent(*engine, p, flows);
+  CHECK(flows[0].seconds == Approx(2.2e-6 + 4.5e9 / 225e9).epsilon(1e-3));
+  CHECK(flows[1].seconds == Approx(2.2e-6 + 4.5e9 / 225e9).epsilon(1e-3));
+  CHECK(flows[2].seconds == Approx(2.2e-6 + 4.5e9 / 450e9).epsilon(1e-3));
+}

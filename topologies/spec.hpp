@@ -1,0 +1,94 @@
+// What a topology file says, as plain structs with the file's defaults, and the schema that reads
+// them (DESIGN.md §2, CONVENTIONS.md "schema-first"). The graph, paths and platform are built from
+// a TopologySpec by Topology (topology.hpp).
+//
+// A topology file:
+//
+//   name: testbed-ndr200
+//   nodes: 4                    # servers
+//   gpus_per_node: 8
+//   nvlink:                     # optional: absent means the GPUs of a node talk over PCIe only
+//     bandwidth: 450GBps        # per GPU, each way (NVLink 4.0 "900 GB/s bidirectional")
+//     latency: 1us              # GPU <-> NVSwitch port
+//     switch_latency: 0s
+//   pcie:                       # the tree GPU <-> PCIe switch <-> host CPU, NIC <-> PCIe switch
+//     switches: 4               # per node; GPUs spread evenly over them
+//     bandwidth: 64GBps         # per GPU or NIC slot, each way
+//     latency: 0.5us
+//     host_bandwidth: 64GBps    # PCIe switch <-> host CPU uplink
+//   nics:                       # needed with a fabric
+//     count: 8                  # per node: 8 = one per GPU; fewer = shared
+//     affinity: [0, 1, ...]     # optional: NIC of each local GPU (default: even spread)
+//   fabric:                     # optional for one node: the leaf/spine InfiniBand fabric
+//     nodes_per_leaf: 2
+//     leaves: 2
+//     spines: 1
+//     link: {bandwidth: 200Gbps, latency: 0.5us}   # NIC <-> leaf cable, and each leaf <-> spine trunk's latency
+//     switch_latency: 0.2us
+//     oversubscription: 1       # leaf downlink / uplink capacity
+#pragma once
+
+#include "sim/core/units.hpp"
+#include "sim/core/yaml.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xattn::topo {
+
+struct NvlinkSpec {
+  core::BytesPerSec bandwidth; ///< per GPU port, each way
+  core::Seconds latency;       ///< GPU <-> NVSwitch port
+  core::Seconds switch_latency;
+};
+
+struct PcieSpec {
+  int switches = 1;            ///< PCIe switches per node
+  core::BytesPerSec bandwidth; ///< per GPU or NIC slot, each way
+  core::Seconds latency;       ///< per slot link
+  core::Seconds switch_latency;
+  core::BytesPerSec host_bandwidth; ///< PCIe switch <-> host CPU, each way
+  core::Seconds host_latency;       ///< PCIe switch <-> host CPU link
+  core::Seconds host_crossing;      ///< crossing the host CPU's root complex
+};
+
+struct NicSpec {
+  int count = 0;             ///< NICs per node
+  core::Seconds latency;     ///< crossing the NIC (PCIe to wire)
+  std::vector<int> affinity; ///< NIC index of each local GPU (size gpus_per_node)
+};
+
+struct FabricSpec {
+  int nodes_per_leaf = 0;
+  int leaves         = 0;
+  int spines         = 0;
+  core::BytesPerSec link_bandwidth; ///< NIC <-> leaf, each way
+  core::Seconds link_latency;       ///< NIC <-> leaf, and leaf <-> spine
+  core::Seconds switch_latency;     ///< crossing a leaf or spine switch
+  double oversubscription = 1.0;    ///< leaf downlink capacity / uplink capacity
+};
+
+struct TopologySpec {
+  std::string name;
+  std::string file; ///< where it came from, for messages
+  int nodes         = 0;
+  int gpus_per_node = 0;
+  std::optional<NvlinkSpec> nvlink;
+  PcieSpec pcie;
+  std::optional<NicSpec> nics;
+  std::optional<FabricSpec> fabric;
+};
+
+/// The topology file's schema: allow-list, defaults, and the text of `xattn topo --describe`.
+const core::Schema& topology_schema();
+
+/// Reads a topology from a section already opened against topology_schema() (a scenario can embed a
+/// topology under a key: `Section s = scenario.section("topology")`, its schema's field pointing at
+/// topology_schema()). Problems (bad values, inconsistent counts, dangling references) are added to
+/// the section's Diagnostics with the file's positions; the caller throws them. The result is only
+/// meaningful when no diagnostic was added.
+TopologySpec read_topology_spec(core::Section& section);
+
+} // namespace xattn::topo

@@ -1,0 +1,174 @@
+// The cluster as a graph: GPUs, NVSwitches, PCIe switches, host CPUs, NICs, leaf and spine switches
+// (vertices) joined by full-duplex links (edges), held in a Boost.Graph adjacency list, plus the
+// routed path between any two GPUs.
+//
+// Indexing is structural, so nothing is ever computed for all 67 M GPU pairs of an 8,192-GPU
+// cluster: GPU i is local GPU i % gpus_per_node of node i / gpus_per_node; GPU, vertex and link
+// ids follow fixed per-node blocks; a path is built from node, leaf and spine arithmetic in O(hops).
+//
+// Latencies are folded: a link's latency is its own cable or port latency plus half the crossing
+// latency of each switch (NVSwitch, PCIe switch, host root complex, NIC, leaf, spine) at its ends.
+// Every path starts and ends at a GPU and passes through each switch it meets, entering by one link
+// and leaving by another, so each crossing is counted exactly once in a path's latency sum, and
+// SimGrid (whose routers have no latency) gives the same total.
+#pragma once
+
+#include "sim/core/fabric.hpp"
+#include "sim/core/units.hpp"
+#include "topologies/spec.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xattn::topo {
+
+using GpuId    = std::uint32_t; ///< 0 .. gpu_count()-1, node-major
+using LinkId   = std::uint32_t; ///< 0 .. link_count()-1
+using VertexId = std::uint32_t; ///< 0 .. vertex_count()-1
+
+enum class VertexKind { kGpu, kNvswitch, kPcieSwitch, kCpu, kNic, kLeaf, kSpine };
+enum class LinkKind {
+  kNvlink,   ///< GPU <-> NVSwitch
+  kPcieSlot, ///< GPU or NIC <-> PCIe switch
+  kPcieHost, ///< PCIe switch <-> host CPU
+  kIbAccess, ///< NIC <-> leaf
+  kIbTrunk,  ///< leaf <-> spine (all cables between the pair, aggregated)
+};
+std::string_view to_string(LinkKind k);
+
+struct Vertex {
+  std::string name; ///< "node12.gpu3", "node12.nvswitch", "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
+  VertexKind kind;
+};
+
+/// A full-duplex link: the same bandwidth each way, each direction shared only by flows going that way.
+struct Link {
+  std::string name; ///< "node12.gpu3.nvlink", "node12.gpu3.pcie", "node12.nic3.pcie", "node12.pcie1.host",
+                    ///< "node12.nic3.ib", "leaf2.spine0"
+  LinkKind kind;
+  VertexId a; ///< the end nearer the GPUs
+  VertexId b; ///< the end nearer the spines
+  core::BytesPerSec bandwidth; ///< each way
+  core::Seconds latency;       ///< folded (see the file comment)
+};
+
+/// kUp crosses a link from its `a` end to its `b` end (towards the spines), kDown the other way.
+enum class Direction { kUp, kDown };
+
+struct Hop {
+  LinkId link;
+  Direction dir;
+  core::BytesPerSec bandwidth; ///< the link's, each way
+  core::Seconds latency;       ///< the link's (folded)
+};
+
+struct Path {
+  std::vector<Hop> hops;   ///< in order from source to destination; empty for the same GPU
+  core::FabricClass fabric = core::FabricClass::kSameGpu;
+  core::Seconds latency;        ///< sum of the hops' latencies, s
+  core::BytesPerSec bottleneck; ///< smallest hop bandwidth, B/s; +infinity for the same GPU
+  /// Idle-network transfer time of `size`: latency + size / bottleneck, s.
+  core::Seconds time(core::Bytes size) const;
+};
+
+class Topology {
+public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                      boost::property<boost::edge_index_t, LinkId>>;
+
+  /// Builds the graph and validates it: connected, positive bandwidths, counts consistent.
+  /// `spec` must come from read_topology_spec without diagnostics. Throws core::InputError.
+  explicit Topology(TopologySpec spec);
+
+  const TopologySpec& spec() const { return spec_; }
+  const std::string& name() const { return spec_.name; }
+  std::size_t gpu_count() const { return static_cast<std::size_t>(spec_.nodes) * gpus_per_node_; }
+  std::size_t node_count() const { return spec_.nodes; }
+  std::size_t leaf_count() const { return spec_.fabric ? spec_.fabric->leaves : 0; }
+  std::size_t spine_count() const { return spec_.fabric ? spec_.fabric->spines : 0; }
+  std::size_t link_count() const { return links_.size(); }
+  std::size_t vertex_count() const { return vertices_.size(); }
+  bool has_nvlink() const { return spec_.nvlink.has_value(); }
+
+  /// "node12.gpu3".
+  std::string gpu_name(GpuId g) const;
+  /// The GPU named "nodeN.gpuG", if it exists.
+  std::optional<GpuId> find_gpu(std::string_view name) const;
+  int node_of(GpuId g) const { return static_cast<int>(g / gpus_per_node_); }
+  int local_index(GpuId g) const { return static_cast<int>(g % gpus_per_node_); }
+  /// Leaf switch of a node (0 when there is no fabric).
+  int leaf_of_node(int node) const { return spec_.fabric ? node / spec_.fabric->nodes_per_leaf : 0; }
+  int leaf_of(GpuId g) const { return leaf_of_node(node_of(g)); }
+  /// Local index of the NIC a GPU uses (GPU-NIC affinity); -1 without NICs.
+  int nic_of(GpuId g) const { return spec_.nics ? spec_.nics->affinity[local_index(g)] : -1; }
+
+  const std::vector<Link>& links() const { return links_; }
+  const Link& link(LinkId id) const { return links_[id]; }
+  const std::vector<Vertex>& vertices() const { return vertices_; }
+  const Vertex& vertex(VertexId id) const { return vertices_[id]; }
+  VertexId gpu_vertex(GpuId g) const;
+  /// Node a vertex belongs to; -1 for leaf and spine switches.
+  int node_of_vertex(VertexId v) const
+  {
+    return v < node_count() * vertices_per_node_ ? static_cast<int>(v / vertices_per_node_) : -1;
+  }
+  const Graph& graph() const { return graph_; }
+
+  /// same-gpu; same node: nvlink (or pcie without NVLink); same leaf: ib-same-leaf; else ib-spine.
+  core::FabricClass fabric_class(GpuId a, GpuId b) const;
+  /// The routed path from a to b: deterministic, built structurally in O(hops). Between leaves
+  /// the spine is (leaf_a + leaf_b) % spines, so both directions of a pair use the same spine.
+  /// The SimGrid platform routes every pair over exactly these hops.
+  Path path(GpuId a, GpuId b) const;
+  /// Hops from a GPU up to its leaf (PCIe to its NIC, then the NIC's access link); empty without a
+  /// fabric. The way back is the same links, reversed, each crossed kDown instead of kUp.
+  std::vector<Hop> gpu_to_leaf(GpuId g) const;
+  /// A fewest-hops path between two vertices found by breadth-first search on the graph (links,
+  /// in order). For cross-checks and inspection; use path() for routing.
+  std::vector<LinkId> shortest_path(VertexId from, VertexId to) const;
+
+  /// Graphviz DOT of the whole graph (vertices by name, links labelled with bandwidth and latency).
+  void write_dot(std::ostream& out) const;
+
+private:
+  void build();
+  void validate() const;
+  Hop hop(LinkId id, Direction d) const { return Hop{id, d, links_[id].bandwidth, links_[id].latency}; }
+  // Per-node blocks of vertex and link ids.
+  VertexId node_vertex(int node, int offset) const { return node * vertices_per_node_ + offset; }
+  LinkId node_link(int node, int offset) const { return node * links_per_node_ + offset; }
+  int pcie_switch_of_gpu(int local) const { return local * spec_.pcie.switches / gpus_per_node_; }
+  LinkId nvlink_link(GpuId g) const;
+  LinkId gpu_slot_link(GpuId g) const;
+  LinkId nic_slot_link(int node, int nic) const;
+  LinkId host_link(int node, int sw) const;
+  LinkId access_link(int node, int nic) const;
+  LinkId trunk_link(int leaf, int spine) const;
+  void add_pcie_between(int node, int sw_from, int sw_to, std::vector<Hop>& out) const;
+
+  TopologySpec spec_;
+  std::uint32_t gpus_per_node_ = 0;
+  std::uint32_t vertices_per_node_ = 0;
+  std::uint32_t links_per_node_    = 0;
+  std::vector<int> nic_switch_; ///< PCIe switch of each local NIC
+  std::vector<Vertex> vertices_;
+  std::vector<Link> links_;
+  Graph graph_;
+};
+
+/// Reads, checks and builds a topology file. Throws core::InputError (file:line:col) on bad input.
+Topology load_topology(const std::filesystem::path& file);
+/// Same, from a parsed document (its `file` names it in messages).
+Topology load_topology(const core::Document& doc);
+/// Same, from a section of a larger file opened against topology_schema(): errors carry that
+/// file's positions. Throws core::InputError with everything wrong in the section.
+Topology read_topology(core::Section& section);
+
+} // namespace xattn::topo
