@@ -1,0 +1,53 @@
+// Which blocks a decode step attends (DESIGN.md §3.1 "Selection"): all of the context (dense),
+// or a DSA-style top-k of k tokens, drawn per block with locality: a share from the most recent
+// tokens, a share from hot blocks, the rest spread over the context.
+#pragma once
+
+#include "sim/core/yaml.hpp"
+#include "workloads/corpus.hpp"
+#include "workloads/rng.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace xattn::workloads {
+
+struct SelectionConfig {
+  bool sparse = true;                      ///< false: dense, every context block
+  std::int64_t top_k_tokens = 2048;        ///< k: tokens the indexer keeps per query
+  double recent_fraction = 0.25;           ///< share of selected blocks from the recent window
+  std::int64_t recent_window_tokens = 4096; ///< the recent window, tokens at the end of the context
+  double hot_fraction = 0.25;              ///< share of selected blocks from hot blocks
+};
+
+const core::Schema& selection_schema();
+SelectionConfig read_selection(core::Section& s);
+
+/// Selection for one request: prepare once (O(context)), then draw per step in O(selected).
+class Selector {
+public:
+  /// `is_hot` tells hot blocks (may be empty: no block is hot).
+  Selector(const SelectionConfig& config, std::span<const std::uint64_t> context, std::int64_t block_tokens,
+           const std::function<bool(std::uint64_t)>& is_hot);
+  /// Blocks selected for one step, in context order, no repeats: ceil(k / block_tokens) of them
+  /// (all of the context when dense or when it is that short).
+  void select(Rng& rng, std::vector<std::uint64_t>& out);
+  /// Blocks per step.
+  std::size_t per_step() const { return take_; }
+
+private:
+  bool pick(std::uint64_t pos);
+  SelectionConfig cfg_;
+  std::span<const std::uint64_t> context_;
+  std::vector<std::uint32_t> hot_positions_;
+  std::size_t take_ = 0, window_ = 0;
+  std::vector<std::uint32_t> chosen_;
+};
+
+/// Distinct holders (primaries) among the chunks of `blocks`: the fan-out of one step, the
+/// statistic fetch's gather penalty grows with. Blocks not in the corpus are skipped.
+std::size_t holders_touched(std::span<const std::uint64_t> blocks, const Corpus& corpus, const Placement& placement);
+
+} // namespace xattn::workloads
