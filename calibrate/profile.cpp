@@ -92,6 +92,22 @@ const core::Schema kStepSchema{
      .meaning = "per decode step compute outside attention (MLP, other layers)"},
 };
 
+const core::Schema kFitSchema{
+    {.key = "measured", .kind = FieldKind::kString, .meaning = "what the series measured"},
+    {.key = "model", .kind = FieldKind::kString, .meaning = "the fitted model"},
+    {.key = "points", .kind = FieldKind::kInteger, .meaning = "measured points fitted", .check = Check::kPositive},
+    {.key = "r2", .dim = Dimension::kCount, .meaning = "weighted (1/t^2) coefficient of determination"},
+    {.key = "mape", .dim = Dimension::kCount, .meaning = "mean absolute relative error, fraction"},
+    {.key = "max_error", .dim = Dimension::kCount, .meaning = "largest relative error, fraction"},
+    {.key = "loo_mape", .dim = Dimension::kCount, .meaning = "leave-one-out mean relative error, fraction"},
+    {.key     = "breakpoints",
+     .kind    = FieldKind::kList,
+     .dim     = Dimension::kBytes,
+     .def     = kNoDefault,
+     .meaning = "message sizes where the protocol changes"},
+    {.key = "sets", .kind = FieldKind::kList, .def = kNoDefault, .meaning = "profile keys this fit set"},
+};
+
 const core::Schema kProfileSchema{
     {.key = "name", .kind = FieldKind::kString, .meaning = "profile name"},
     {.key = "description", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "where the numbers come from"},
@@ -104,6 +120,11 @@ const core::Schema kProfileSchema{
     {.key = "prefill", .kind = FieldKind::kSection, .meaning = "local re-prefill", .sub = &kPrefillSchema},
     {.key = "host", .kind = FieldKind::kSection, .meaning = "host overhead", .sub = &kHostSchema},
     {.key = "step", .kind = FieldKind::kSection, .meaning = "decode step terms", .sub = &kStepSchema},
+    {.key     = "fit",
+     .kind    = FieldKind::kMap,
+     .def     = kNoDefault,
+     .meaning = "fit quality per measured series (written by xattn calibrate fit)",
+     .sub     = &kFitSchema},
 };
 
 // Fills `child` in place with what only `base` has; mappings merge key by key, the child wins
@@ -206,6 +227,20 @@ Profile read_profile(const core::Document& doc)
   p.prefill_tokens_per_s = top.section("prefill").number("tokens_per_s");
   p.host_overhead        = top.section("host").seconds("overhead");
   p.step_other           = top.section("step").seconds("other_compute");
+  for (auto& [fit_name, f] : top.named_sections("fit")) {
+    FitRecord r;
+    r.name          = fit_name;
+    r.measured      = f.string("measured");
+    r.model         = f.string("model");
+    r.points        = f.integer("points");
+    r.r2            = f.number("r2");
+    r.mape          = f.number("mape");
+    r.max_error     = f.number("max_error");
+    r.loo_mape      = f.number("loo_mape");
+    r.breakpoints_B = f.numbers("breakpoints", Dimension::kBytes);
+    r.sets          = f.strings("sets");
+    p.fits.push_back(std::move(r));
+  }
   diags.throw_if_any();
   return p;
 }

@@ -11,8 +11,10 @@
 #include "sim/core/yaml.hpp"
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace xattn::calibrate {
 
@@ -28,6 +30,18 @@ struct FabricCosts {
   BytesPerSec bandwidth;  ///< nominal per-direction link rate (predict without a topology)
 
   Seconds probe(core::Transport t) const { return t == core::Transport::kGpu ? probe_gpu : probe_proxy; }
+};
+
+/// How well one fitted quantity matched its measurements (the profile's `fit:` section, written by
+/// `xattn calibrate fit`). Errors are fractions of the measured time.
+struct FitRecord {
+  std::string name;     ///< the measured series, e.g. "send_recv/nvlink"
+  std::string measured; ///< transfer, kernel, merge, splice, launch, copy-elbow, compute-elbow
+  std::string model;    ///< e.g. "piecewise alpha-beta (2 segments)"
+  std::int64_t points = 0;
+  double r2 = 0, mape = 0, max_error = 0, loo_mape = 0;
+  std::vector<double> breakpoints_B; ///< transfers: sizes where the protocol changes
+  std::vector<std::string> sets;     ///< profile keys this fit set
 };
 
 struct Profile {
@@ -57,6 +71,8 @@ struct Profile {
   double prefill_tokens_per_s = 0; ///< re-prefill rate of one instance, all layers
   Seconds host_overhead;           ///< host-side dispatch per exchange (0 for a GPU-driven path)
   Seconds step_other;              ///< per decode step compute outside attention (MLP, other layers)
+
+  std::vector<FitRecord> fits; ///< fit quality per fitted quantity (empty for hand-written profiles)
 
   const FabricCosts& fabric(core::FabricClass f) const { return fabrics[static_cast<std::size_t>(f)]; }
   FabricCosts& fabric(core::FabricClass f) { return fabrics[static_cast<std::size_t>(f)]; }

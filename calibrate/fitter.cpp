@@ -1,0 +1,302 @@
+#include "calibrate/fitter.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+namespace xattn::calibrate {
+namespace {
+
+std::string fixed6(double v, const char* unit)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g%s", v, unit);
+  return buf;
+}
+
+std::string fabric_key(const Series& s, const std::string& leaf)
+{
+  return "fabrics." + std::string(core::to_string(*s.fabric)) + "." + leaf;
+}
+
+std::vector<double> column(const Series& s, std::size_t k)
+{
+  std::vector<double> out;
+  for (const Point& p : s.points)
+    out.push_back(p.x.at(k));
+  return out;
+}
+
+std::vector<double> times(const Series& s)
+{
+  std::vector<double> out;
+  for (const Point& p : s.points)
+    out.push_back(p.t_s);
+  return out;
+}
+
+// Features of the linear kernel-time models, per point.
+std::vector<double> features(Measured m, const std::vector<double>& x)
+{
+  switch (m) {
+    case Measured::kKernel:
+      return {1.0, x[0], x[0] * x[1]};
+    case Measured::kMerge:
+      return {1.0, x[0] * x[1]};
+    case Measured::kSplice:
+      return {x[0], x[1]};
+    default:
+      return {};
+  }
+}
+
+void fit_linear(FittedSeries& f, const Series& s)
+{
+  std::vector<std::vector<double>> rows;
+  for (const Point& p : s.points)
+    rows.push_back(features(s.measured, p.x));
+  std::vector<double> t = times(s);
+  f.coeffs              = fit_linear_model(rows, t);
+  auto loo              = [&](std::size_t i) {
+    std::vector<std::vector<double>> r2 = rows;
+    std::vector<double> t2              = t;
+    r2.erase(r2.begin() + static_cast<std::ptrdiff_t>(i));
+    t2.erase(t2.begin() + static_cast<std::ptrdiff_t>(i));
+    try {
+      std::vector<double> c = fit_linear_model(r2, t2);
+      double y              = 0;
+      for (std::size_t k = 0; k < c.size(); ++k)
+        y += c[k] * rows[i][k];
+      return y;
+    } catch (const std::domain_error&) {
+      return f.predict(s.points[i].x);
+    }
+  };
+  f.quality = quality(t, [&](std::size_t i) { return f.predict(s.points[i].x); }, loo);
+  static const std::map<Measured, std::vector<std::string>> kKeys{
+      {Measured::kKernel, {"holder.kernel_fixed", "holder.kernel_per_token", "holder.kernel_per_token_row"}},
+      {Measured::kMerge, {"merge.fixed", "merge.per_row"}},
+      {Measured::kSplice, {"splice.fixed", "splice.per_token"}},
+  };
+  const auto& keys = kKeys.at(s.measured);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (f.coeffs[k] < 0) // a negative cost term is not physical: keep the base's value, and say so
+      f.notes.push_back(keys[k] + " not set: fitted " + fixed6(f.coeffs[k], " s") + " < 0");
+    else
+      f.sets.emplace_back(keys[k], seconds_text(f.coeffs[k]));
+  }
+}
+
+} // namespace
+
+std::string seconds_text(double s)
+{
+  double a = std::abs(s);
+  if (a == 0)
+    return "0us";
+  if (a >= 1)
+    return fixed6(s, "s");
+  if (a >= 1e-3)
+    return fixed6(s * 1e3, "ms");
+  if (a >= 1e-6)
+    return fixed6(s * 1e6, "us");
+  if (a >= 1e-9)
+    return fixed6(s * 1e9, "ns");
+  return fixed6(s * 1e12, "ps");
+}
+
+std::string rate_text(double r)
+{
+  if (r >= 1e9)
+    return fixed6(r / 1e9, "GBps");
+  if (r >= 1e6)
+    return fixed6(r / 1e6, "MBps");
+  return fixed6(r, "Bps");
+}
+
+double FittedSeries::predict(const std::vector<double>& x) const
+{
+  if (line)
+    return (*line)(x.at(0));
+  if (knee)
+    return (*knee)(x.at(0));
+  std::vector<double> f = features(measured, x);
+  double y              = 0;
+  for (std::size_t k = 0; k < coeffs.size(); ++k)
+    y += coeffs[k] * f[k];
+  return y;
+}
+
+FittedSeries fit_series(const Series& s, const std::string& file, const FitOptions& opt)
+{
+  FittedSeries f;
+  f.name     = s.name;
+  f.measured = s.measured;
+  try {
+    switch (s.measured) {
+      case Measured::kTransfer:
+      case Measured::kLaunch: {
+        f.line  = fit_piecewise(column(s, 0), times(s), opt.piecewise);
+        f.model = "piecewise alpha-beta, " + std::to_string(f.line->lines.size()) + " segment(s)";
+        f.quality = f.line->quality;
+        if (s.measured == Measured::kLaunch || !s.fabric)
+          break;
+        double alpha = f.line->lines.front().intercept, slope = f.line->lines.back().slope;
+        if (s.transport) {
+          std::string key = fabric_key(s, s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy");
+          if (alpha > 0)
+            f.sets.emplace_back(key, seconds_text(alpha));
+          else
+            f.notes.push_back(key + " not set: fitted alpha " + seconds_text(alpha) + " <= 0");
+        }
+        std::string key = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
+        if (slope > 0)
+          f.sets.emplace_back(key, rate_text(1 / slope));
+        else
+          f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
+        break;
+      }
+      case Measured::kKernel:
+      case Measured::kMerge:
+      case Measured::kSplice:
+        f.model = s.measured == Measured::kKernel  ? "fixed + per_token*T + per_token_row*T*R"
+                  : s.measured == Measured::kMerge ? "fixed + per_row*P*R"
+                                                   : "fixed*runs + per_token*tokens";
+        fit_linear(f, s);
+        break;
+      case Measured::kCopyElbow:
+      case Measured::kComputeElbow: {
+        f.knee    = find_knee(column(s, 0), times(s), opt.knee_min_rise);
+        f.model   = "hinge: flat up to the knee, then linear";
+        f.quality = f.knee->quality;
+        std::string key =
+            s.measured == Measured::kCopyElbow ? "holder.copy_streams" : "holder.compute_concurrency";
+        f.sets.emplace_back(key, std::to_string(static_cast<long long>(std::llround(f.knee->knee))));
+        if (!f.knee->found)
+          f.notes.push_back(key + ": no rise within the sweep; the elbow is at least the largest level measured");
+        break;
+      }
+      case Measured::kOther:
+        throw std::domain_error("not a fittable quantity");
+    }
+  } catch (const std::domain_error& e) {
+    core::fail(file, s.line, 0, s.name, std::string("cannot fit: ") + e.what());
+  } catch (const std::out_of_range&) {
+    core::fail(file, s.line, 0, s.name, "a point has fewer values than the model needs");
+  }
+  return f;
+}
+
+std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptions& opt)
+{
+  std::vector<FittedSeries> out;
+  std::map<std::string, std::string> owner;
+  core::Diagnostics diags;
+  for (const Series& s : m.series) {
+    if (s.measured == Measured::kOther || s.points.empty())
+      continue;
+    try {
+      FittedSeries f = fit_series(s, m.file, opt);
+      for (const auto& [key, value] : f.sets) {
+        auto [it, fresh] = owner.emplace(key, s.name);
+        if (!fresh)
+          diags.add({m.file, s.line, 0, s.name, "sets " + key + ", which series '" + it->second + "' sets already"});
+      }
+      out.push_back(std::move(f));
+    } catch (const core::InputError& e) {
+      for (const auto& d : e.diagnostics())
+        diags.add(d);
+    }
+  }
+  diags.throw_if_any();
+  if (out.empty())
+    core::fail(m.file, 0, 0, "", "no series to fit");
+  return out;
+}
+
+std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileHeader& header)
+{
+  YAML::Node root;
+  root["name"] = header.name;
+  if (!header.description.empty())
+    root["description"] = header.description;
+  if (!header.base.empty())
+    root["extends"] = header.base;
+  for (const FittedSeries& f : fits)
+    for (const auto& [key, value] : f.sets) {
+      // Walk the dotted path; yaml-cpp nodes are handles, so this edits `root` in place.
+      std::vector<YAML::Node> chain{root};
+      std::size_t start = 0;
+      while (true) {
+        auto dot = key.find('.', start);
+        std::string part = key.substr(start, dot - start);
+        if (dot == std::string::npos) {
+          chain.back()[part] = value;
+          break;
+        }
+        chain.push_back(chain.back()[part]);
+        start = dot + 1;
+      }
+    }
+  YAML::Node fit_node;
+  for (const FittedSeries& f : fits) {
+    YAML::Node n;
+    n["measured"]  = std::string(to_string(f.measured));
+    n["model"]     = f.model;
+    n["points"]    = f.quality.points;
+    n["r2"]        = fixed6(f.quality.r2, "");
+    n["mape"]      = fixed6(f.quality.mape, "");
+    n["max_error"] = fixed6(f.quality.max_error, "");
+    n["loo_mape"]  = fixed6(f.quality.loo_mape, "");
+    if (f.line && !f.line->breakpoints.empty()) {
+      YAML::Node bps;
+      for (double b : f.line->breakpoints)
+        bps.push_back(fixed6(std::round(b), "B"));
+      n["breakpoints"] = bps;
+    }
+    if (!f.sets.empty()) {
+      YAML::Node sets;
+      for (const auto& kv : f.sets)
+        sets.push_back(kv.first);
+      n["sets"] = sets;
+    }
+    fit_node[f.name] = n;
+  }
+  root["fit"] = fit_node;
+  YAML::Emitter out;
+  out << root;
+  std::string text = "# Written by `xattn calibrate fit`. Errors in fit: are fractions of the measured time.\n";
+  for (const FittedSeries& f : fits)
+    for (const std::string& note : f.notes)
+      text += "# " + f.name + ": " + note + "\n";
+  return text + out.c_str() + "\n";
+}
+
+void write_atomically(const std::filesystem::path& path, const std::string& text)
+{
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      core::fail(path.string(), 0, 0, "--out", "cannot write here");
+    out << text;
+    out.flush();
+    if (!out)
+      core::fail(path.string(), 0, 0, "--out", "write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    core::fail(path.string(), 0, 0, "--out", "cannot replace the file: " + ec.message());
+  }
+}
+
+} // namespace xattn::calibrate

@@ -1,0 +1,147 @@
+#include "calibrate/piecewise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace xattn::calibrate {
+
+std::size_t Piecewise::segment(double x) const
+{
+  return static_cast<std::size_t>(std::upper_bound(breakpoints.begin(), breakpoints.end(), x) - breakpoints.begin());
+}
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Sorted {
+  std::vector<double> x, t; // x normalised by its largest value, t by its smallest
+  double x_scale = 1, t_scale = 1;
+};
+
+Sorted sort_and_scale(std::span<const double> x, std::span<const double> t)
+{
+  std::vector<std::size_t> order(x.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  Sorted s;
+  s.x_scale = *std::max_element(x.begin(), x.end());
+  s.t_scale = *std::min_element(t.begin(), t.end());
+  if (!(s.x_scale > 0) || !(s.t_scale > 0))
+    throw std::domain_error("sizes and times must be positive");
+  for (std::size_t i : order) {
+    s.x.push_back(x[i] / s.x_scale);
+    s.t.push_back(t[i] / s.t_scale);
+  }
+  return s;
+}
+
+Line unscale(Line l, const Sorted& s) { return {l.intercept * s.t_scale, l.slope * s.t_scale / s.x_scale}; }
+
+} // namespace
+
+Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_in, const PiecewiseOptions& opt)
+{
+  if (x_in.size() != t_in.size() || x_in.size() < 2)
+    throw std::domain_error("a fit needs at least two points");
+  Sorted s           = sort_and_scale(x_in, t_in);
+  const std::size_t n = s.x.size();
+
+  // cost(i, j): weighted SSE of one line over points [i, j); +inf where the segment is not allowed
+  // (too few points, a cut between equal sizes, a degenerate or rejected line). It is recomputed
+  // per segment count instead of stored: O(n²) memory would bound the sweep length.
+  const std::size_t min_pts = static_cast<std::size_t>(std::max(2, opt.min_points));
+  auto can_cut              = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
+  auto segment_cost         = [&](const Moments& m) {
+    try {
+      if (!opt.allow_negative_alpha && m.line().intercept < 0)
+        return kInf;
+      return m.sse();
+    } catch (const std::domain_error&) {
+      return kInf;
+    }
+  };
+
+  // best[k][j]: least cost of k segments over [0, j); cut[k][j]: where the last one starts.
+  const int kmax = std::max(1, std::min<int>(opt.max_segments, static_cast<int>(n / min_pts)));
+  std::vector<std::vector<double>> best(kmax + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<std::size_t>> cut(kmax + 1, std::vector<std::size_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= kmax; ++k)
+    for (std::size_t j = min_pts; j <= n; ++j) {
+      if (!can_cut(j))
+        continue;
+      Moments m;
+      for (std::size_t i = j; i-- > 0;) {
+        m.add(s.x[i], s.t[i]);
+        if (j - i < min_pts || !can_cut(i) || !(best[k - 1][i] < kInf))
+          continue;
+        double c = best[k - 1][i] + segment_cost(m);
+        if (c < best[k][j]) {
+          best[k][j] = c;
+          cut[k][j]  = i;
+        }
+      }
+    }
+
+  // BIC on the relative residuals: n ln(SSE/n) + p ln(n), p = 2 per line + 1 per breakpoint.
+  int chosen = 0;
+  double chosen_bic = kInf;
+  for (int k = 1; k <= kmax; ++k) {
+    if (!(best[k][n] < kInf))
+      continue;
+    double sse = std::max(best[k][n], static_cast<double>(n) * opt.noise_floor * opt.noise_floor);
+    double bic = static_cast<double>(n) * std::log(sse / static_cast<double>(n)) +
+                 (3.0 * k - 1.0) * std::log(static_cast<double>(n));
+    if (bic < chosen_bic) {
+      chosen_bic = bic;
+      chosen     = k;
+    }
+  }
+  if (chosen == 0)
+    throw std::domain_error("too few distinct sizes for a fit (at least " + std::to_string(min_pts) + " needed)");
+
+  std::vector<std::size_t> starts;
+  for (std::size_t k = static_cast<std::size_t>(chosen), j = n; k > 0; --k) {
+    starts.push_back(cut[k][j]);
+    j = cut[k][j];
+  }
+  std::reverse(starts.begin(), starts.end());
+  starts.push_back(n);
+
+  Piecewise pw;
+  std::vector<Moments> seg(static_cast<std::size_t>(chosen));
+  std::vector<std::size_t> seg_of(n);
+  for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
+    std::vector<double> xs(s.x.begin() + starts[k], s.x.begin() + starts[k + 1]);
+    std::vector<double> ts(s.t.begin() + starts[k], s.t.begin() + starts[k + 1]);
+    pw.lines.push_back(unscale(fit_line(xs, ts), s));
+    pw.counts.push_back(starts[k + 1] - starts[k]);
+    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i) {
+      seg[k].add(s.x[i], s.t[i]);
+      seg_of[i] = k;
+    }
+    if (k > 0) // geometric midpoint: sizes are swept on a log scale
+      pw.breakpoints.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
+  }
+
+  std::vector<double> t_orig(n);
+  for (std::size_t i = 0; i < n; ++i)
+    t_orig[i] = s.t[i] * s.t_scale;
+  auto predict = [&](std::size_t i) { return pw.lines[seg_of[i]](s.x[i] * s.x_scale); };
+  auto loo     = [&](std::size_t i) {
+    Moments m = seg[seg_of[i]];
+    m.remove(s.x[i], s.t[i]);
+    try {
+      return unscale(m.line(), s)(s.x[i] * s.x_scale);
+    } catch (const std::domain_error&) {
+      return predict(i); // a two-point segment has no fit without the point: count its in-sample error
+    }
+  };
+  pw.quality = quality(t_orig, predict, loo);
+  return pw;
+}
+
+} // namespace xattn::calibrate

@@ -1,0 +1,39 @@
+// Piecewise α-β fits: NCCL (and any transport with protocols) switches how it moves data at some
+// message sizes, so one line t = α + s/β does not fit a whole sweep. The sweep is cut into
+// segments, each with its own line; the cuts (breakpoints) are found by dynamic programming over
+// all cut positions, and the number of segments by the Bayesian information criterion.
+#pragma once
+
+#include "calibrate/fit.hpp"
+
+#include <span>
+#include <vector>
+
+namespace xattn::calibrate {
+
+struct PiecewiseOptions {
+  int max_segments     = 4; ///< upper bound on segments tried
+  int min_points       = 4; ///< points per segment at least
+  bool allow_negative_alpha = true; ///< when false, a segment whose line has α < 0 is not a candidate
+  /// Relative scatter below which residuals count as measurement noise (timers and medians are
+  /// never better than ~0.1%): without this floor, exact data would buy segments by fitting rounding.
+  double noise_floor = 1e-3;
+};
+
+/// Segment k covers lower[k] <= x < lower[k+1] (the first from -inf, the last to +inf).
+struct Piecewise {
+  std::vector<double> breakpoints; ///< ascending; size = segments - 1; midway (geometric) between measured sizes
+  std::vector<Line> lines;         ///< one per segment
+  std::vector<std::size_t> counts; ///< points per segment
+  Quality quality;
+
+  std::size_t segment(double x) const;
+  double operator()(double x) const { return lines[segment(x)](x); }
+};
+
+/// Fits a piecewise line to (x, t); points need not be sorted. With max_segments = 1 this is the
+/// plain weighted least-squares line. Leave-one-out refits the segment the point falls in, with
+/// the breakpoints kept. Throws std::domain_error when there are too few distinct sizes.
+Piecewise fit_piecewise(std::span<const double> x, std::span<const double> t, const PiecewiseOptions& opt = {});
+
+} // namespace xattn::calibrate
