@@ -70,7 +70,7 @@ TEST_CASE("topo: wrong unit is one error at the value")
         "t.yaml:14:16: error: fabric.link.bandwidth: unknown unit 'Gbs' in '200Gbs': expected a bandwidth such as "
         "25GBps, 400Gbps");
   CHECK(error_of(replace(kGood, "latency: 1us", "latency: 1")) ==
-        "t.yaml:6:12: error: nvlink.latency: missing unit in '1': expected a time such as 16us, 3ms");
+        "t.yaml:6:12: error: nvlink.latency: missing unit in '1': expected a time such as 16us, 3ms, 2s");
 }
 
 TEST_CASE("topo: leaf-spine rejects zero spines")
@@ -102,7 +102,7 @@ TEST_CASE("topo: inconsistent counts and a disconnected cluster are errors")
   const std::string no_fabric = kGood.substr(0, kGood.find("fabric:"));
   CHECK(error_of(no_fabric) == "t.yaml:2:8: error: nodes: 4 nodes but no 'fabric' section: the nodes are not connected");
   CHECK(error_of(replace(kGood, "nics:\n  count: 2\n", "")) ==
-        "t.yaml:7:1: error: fabric: a fabric needs a 'nics' section (how each node reaches its leaf)");
+        "t.yaml:8:3: error: fabric: a fabric needs a 'nics' section (how each node reaches its leaf)");
 }
 
 TEST_CASE("topo: all value errors are reported together")

@@ -14,6 +14,8 @@ int main(int argc, char** argv)
   xattn::cli::Action action;
   xattn::cli::add_predict(app, action);
   xattn::cli::add_describe(app, action);
+  xattn::cli::add_trace(app, action);
+  xattn::cli::add_topo(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,69 @@
+// `xattn topo TOPOLOGY [--json] [--path GPU GPU] [--dot FILE] [--describe]`: inspect a topology file
+// or preset (DESIGN.md §4).
+#include "sim/cli/command.hpp"
+#include "sim/core/resources.hpp"
+#include "topologies/report.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace xattn::cli {
+namespace {
+struct TopoOptions {
+  std::string file;
+  std::vector<std::string> path;
+  std::string dot;
+  bool json     = false;
+  bool describe = false;
+};
+} // namespace
+
+void add_topo(CLI::App& app, Action& action)
+{
+  auto o    = std::make_shared<TopoOptions>();
+  auto* sub = app.add_subcommand("topo", "Summarise a topology, show the path between two GPUs, export DOT");
+  sub->add_option("topology", o->file, "Topology file or preset name (topologies/NAME.yaml)");
+  sub->add_flag("--json", o->json, "Print JSON instead of text");
+  sub->add_option("--path", o->path, "Show the routed path between two GPUs (nodeN.gpuG or index)")->expected(2);
+  sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
+  sub->add_flag("--describe", o->describe, "Print the topology file schema");
+  on_run(sub, action, [o] {
+    if (o->describe) {
+      std::cout << core::describe(topo::topology_schema(), "Topology (topologies/*.yaml or inline `topology:`)");
+      return 0;
+    }
+    if (o->file.empty())
+      core::fail("command line", 0, 0, "topo", "a topology file or preset name is required");
+    auto file = core::resolve_preset(o->file, "topologies");
+    if (!file) {
+      std::string names;
+      for (const std::string& n : core::list_presets("topologies"))
+        names += (names.empty() ? "" : ", ") + n;
+      core::fail(o->file, 0, 0, "", "no such file or topology preset (presets: " + names + ")");
+    }
+    topo::Topology t = topo::load_topology(*file);
+    std::optional<std::pair<topo::GpuId, topo::GpuId>> pair;
+    if (!o->path.empty())
+      pair.emplace(topo::parse_gpu(t, o->path[0], "--path"), topo::parse_gpu(t, o->path[1], "--path"));
+    if (!o->dot.empty()) {
+      std::ofstream out(o->dot);
+      if (!out)
+        core::fail(o->dot, 0, 0, "--dot", "cannot write file");
+      t.write_dot(out);
+    }
+    if (o->json) {
+      nlohmann::json j = topo::summary_json(t);
+      if (pair)
+        j["path"] = topo::path_json(t, pair->first, pair->second);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << topo::summary_text(t);
+      if (pair)
+        std::cout << topo::path_text(t, pair->first, pair->second);
+    }
+    return 0;
+  });
+}
+
+} // namespace xattn::cli

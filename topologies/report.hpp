@@ -1,0 +1,28 @@
+// What `xattn topo` prints: a summary of a topology and the description of one path, as text and
+// as JSON (DESIGN.md §4: `topo --json` has at least "gpus", "nodes", "leaves", "spines", "links").
+#pragma once
+
+#include "topologies/topology.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace xattn::topo {
+
+/// A few lines: counts, fabric, links by kind.
+std::string summary_text(const Topology& t);
+/// {"name","gpus","nodes","gpus_per_node","leaves","spines","links","vertices","nvlink","links_by_kind"}.
+nlohmann::json summary_json(const Topology& t);
+
+/// One line per hop (link, direction, bandwidth, latency) under a header with the fabric class,
+/// latency sum and bottleneck.
+std::string path_text(const Topology& t, GpuId a, GpuId b);
+/// {"from","to","fabric","latency_s","bottleneck_Bps","hops":[{"link","direction","bandwidth_Bps","latency_s"}]}.
+nlohmann::json path_json(const Topology& t, GpuId a, GpuId b);
+
+/// A GPU given by name ("node12.gpu3") or index ("99"). Throws core::InputError naming `flag`.
+GpuId parse_gpu(const Topology& t, std::string_view text, std::string_view flag);
+
+} // namespace xattn::topo

@@ -1,0 +1,48 @@
+#include "topologies/report.hpp"
+#include "topologies/test_topologies.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace xattn;
+using Catch::Matchers::Contains;
+
+TEST_CASE("topo: JSON summary has the documented keys and counts")
+{
+  topo::Topology t = topo::test::small();
+  nlohmann::json j = topo::summary_json(t);
+  CHECK(j["gpus"] == 16);
+  CHECK(j["nodes"] == 4);
+  CHECK(j["leaves"] == 2);
+  CHECK(j["spines"] == 2);
+  CHECK(j["links"] == 60);
+  CHECK(j["links_by_kind"]["nvlink"] == 16);
+  CHECK(j["links_by_kind"]["ib-trunk"] == 4);
+  CHECK_THAT(topo::summary_text(t), Contains("4 nodes x 4 GPUs = 16 GPUs"));
+}
+
+TEST_CASE("topo: path report lists hops, class, latency sum and bottleneck")
+{
+  topo::Topology t = topo::test::small();
+  nlohmann::json j = topo::path_json(t, 0, 8);
+  CHECK(j["fabric"] == "ib-spine");
+  CHECK(j["hops"].size() == 8);
+  CHECK(j["hops"][3]["link"] == "leaf0.spine1");
+  CHECK(j["hops"][3]["direction"] == "up");
+  CHECK(j["latency_s"].get<double>() == Approx(6.0e-6));
+  CHECK(j["bottleneck_Bps"].get<double>() == 6.25e9);
+  std::string text = topo::path_text(t, 0, 8);
+  CHECK_THAT(text, Contains("node0.gpu0 -> node2.gpu0: ib-spine, 8 hops, latency 6us, bottleneck 6.25GBps"));
+  CHECK_THAT(text, Contains("leaf1.spine1"));
+  CHECK(topo::path_json(t, 3, 3)["bottleneck_Bps"].is_null());
+}
+
+TEST_CASE("topo: GPUs are given by name or index, and unknown ones are bad input")
+{
+  topo::Topology t = topo::test::small();
+  CHECK(topo::parse_gpu(t, "node2.gpu1", "--path") == 9);
+  CHECK(topo::parse_gpu(t, "15", "--path") == 15);
+  REQUIRE_THROWS_WITH(topo::parse_gpu(t, "node9.gpu0", "--path"),
+                      "command line: error: --path: unknown GPU 'node9.gpu0' (expected nodeN.gpuG with N < 4 and G < 4, "
+                      "or an index below 16)");
+  CHECK_THROWS_AS(topo::parse_gpu(t, "16", "--path"), core::InputError);
+}
