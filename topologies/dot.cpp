@@ -5,20 +5,21 @@
 
 #include <ostream>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 void Topology::write_dot(std::ostream& out) const
 {
   auto shape = [](VertexKind k) {
     switch (k) {
-      case VertexKind::kGpu:
-        return "box";
-      case VertexKind::kNic:
-        return "hexagon";
-      case VertexKind::kCpu:
-        return "house";
-      default:
-        return "ellipse";
+    case VertexKind::kGpu:
+      return "box";
+    case VertexKind::kNic:
+      return "hexagon";
+    case VertexKind::kCpu:
+      return "house";
+    default:
+      return "ellipse";
     }
   };
   auto vertex_writer = [&](std::ostream& o, Graph::vertex_descriptor v) {
@@ -26,8 +27,8 @@ void Topology::write_dot(std::ostream& out) const
   };
   auto edge_writer = [&](std::ostream& o, Graph::edge_descriptor e) {
     const Link& l = links_[boost::get(boost::edge_index, graph_, e)];
-    o << "[label=\"" << l.name << "\\n" << core::format_rate(l.bandwidth) << " " << core::format_seconds(l.latency)
-      << "\"]";
+    o << "[label=\"" << l.name << "\\n"
+      << core::format_rate(l.bandwidth) << " " << core::format_seconds(l.latency) << "\"]";
   };
   auto graph_writer = [&](std::ostream& o) { o << "label=" << boost::escape_dot_string(spec_.name) << ";\n"; };
   boost::write_graphviz(out, graph_, vertex_writer, edge_writer, graph_writer);

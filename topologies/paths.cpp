@@ -6,16 +6,19 @@
 #include <algorithm>
 #include <limits>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 core::Seconds Path::time(core::Bytes size) const
 {
-  if (hops.empty())
-    return core::Seconds(0.0);
+  if (hops.empty()) return core::Seconds(0.0);
   return latency + size / bottleneck;
 }
 
-LinkId Topology::nvlink_link(GpuId g) const { return node_link(node_of(g), local_index(g)); }
+LinkId Topology::nvlink_link(GpuId g) const
+{
+  return node_link(node_of(g), local_index(g));
+}
 
 LinkId Topology::gpu_slot_link(GpuId g) const
 {
@@ -29,8 +32,8 @@ LinkId Topology::nic_slot_link(int node, int nic) const
 
 LinkId Topology::host_link(int node, int sw) const
 {
-  return node_link(node, (has_nvlink() ? gpus_per_node_ : 0) + gpus_per_node_ + spec_.nics.value_or(NicSpec{}).count +
-                             sw);
+  return node_link(node,
+                   (has_nvlink() ? gpus_per_node_ : 0) + gpus_per_node_ + spec_.nics.value_or(NicSpec{}).count + sw);
 }
 
 LinkId Topology::access_link(int node, int nic) const
@@ -46,26 +49,22 @@ LinkId Topology::trunk_link(int leaf, int spine) const
 // Between two PCIe switches of a node: nothing when they are the same, else up to the host and down.
 void Topology::add_pcie_between(int node, int sw_from, int sw_to, std::vector<Hop>& out) const
 {
-  if (sw_from == sw_to)
-    return;
+  if (sw_from == sw_to) return;
   out.push_back(hop(host_link(node, sw_from), Direction::kUp));
   out.push_back(hop(host_link(node, sw_to), Direction::kDown));
 }
 
 core::FabricClass Topology::fabric_class(GpuId a, GpuId b) const
 {
-  if (a == b)
-    return core::FabricClass::kSameGpu;
-  if (node_of(a) == node_of(b))
-    return has_nvlink() ? core::FabricClass::kNvlink : core::FabricClass::kPcie;
+  if (a == b) return core::FabricClass::kSameGpu;
+  if (node_of(a) == node_of(b)) return has_nvlink() ? core::FabricClass::kNvlink : core::FabricClass::kPcie;
   return leaf_of(a) == leaf_of(b) ? core::FabricClass::kIbSameLeaf : core::FabricClass::kIbSpine;
 }
 
 std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
 {
   std::vector<Hop> out;
-  if (!spec_.fabric)
-    return out;
+  if (!spec_.fabric) return out;
   const int node = node_of(g), nic = nic_of(g);
   out.push_back(hop(gpu_slot_link(g), Direction::kUp));
   add_pcie_between(node, pcie_switch_of_gpu(local_index(g)), nic_switch_[nic], out);
@@ -79,31 +78,31 @@ Path Topology::path(GpuId a, GpuId b) const
   Path p;
   p.fabric = fabric_class(a, b);
   switch (p.fabric) {
-    case core::FabricClass::kSameGpu:
-      p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
-      return p;
-    case core::FabricClass::kNvlink:
-      p.hops = {hop(nvlink_link(a), Direction::kUp), hop(nvlink_link(b), Direction::kDown)};
-      break;
-    case core::FabricClass::kPcie:
-      p.hops.push_back(hop(gpu_slot_link(a), Direction::kUp));
-      add_pcie_between(node_of(a), pcie_switch_of_gpu(local_index(a)), pcie_switch_of_gpu(local_index(b)), p.hops);
-      p.hops.push_back(hop(gpu_slot_link(b), Direction::kDown));
-      break;
-    case core::FabricClass::kIbSameLeaf:
-    case core::FabricClass::kIbSpine: {
-      p.hops = gpu_to_leaf(a);
-      if (p.fabric == core::FabricClass::kIbSpine) {
-        const int la = leaf_of(a), lb = leaf_of(b);
-        const int spine = static_cast<int>((la + lb) % spine_count());
-        p.hops.push_back(hop(trunk_link(la, spine), Direction::kUp));
-        p.hops.push_back(hop(trunk_link(lb, spine), Direction::kDown));
-      }
-      std::vector<Hop> down = gpu_to_leaf(b);
-      for (auto it = down.rbegin(); it != down.rend(); ++it)
-        p.hops.push_back(hop(it->link, it->dir == Direction::kUp ? Direction::kDown : Direction::kUp));
-      break;
+  case core::FabricClass::kSameGpu:
+    p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
+    return p;
+  case core::FabricClass::kNvlink:
+    p.hops = {hop(nvlink_link(a), Direction::kUp), hop(nvlink_link(b), Direction::kDown)};
+    break;
+  case core::FabricClass::kPcie:
+    p.hops.push_back(hop(gpu_slot_link(a), Direction::kUp));
+    add_pcie_between(node_of(a), pcie_switch_of_gpu(local_index(a)), pcie_switch_of_gpu(local_index(b)), p.hops);
+    p.hops.push_back(hop(gpu_slot_link(b), Direction::kDown));
+    break;
+  case core::FabricClass::kIbSameLeaf:
+  case core::FabricClass::kIbSpine: {
+    p.hops = gpu_to_leaf(a);
+    if (p.fabric == core::FabricClass::kIbSpine) {
+      const int la = leaf_of(a), lb = leaf_of(b);
+      const int spine = static_cast<int>((la + lb) % spine_count());
+      p.hops.push_back(hop(trunk_link(la, spine), Direction::kUp));
+      p.hops.push_back(hop(trunk_link(lb, spine), Direction::kDown));
     }
+    std::vector<Hop> down = gpu_to_leaf(b);
+    for (auto it = down.rbegin(); it != down.rend(); ++it)
+      p.hops.push_back(hop(it->link, it->dir == Direction::kUp ? Direction::kDown : Direction::kUp));
+    break;
+  }
   }
   p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
   for (const Hop& h : p.hops) {
@@ -131,8 +130,7 @@ std::vector<LinkId> Topology::shortest_path(VertexId from, VertexId to) const
   std::vector<LinkId> out;
   for (VertexId v = to; v != from;) {
     LinkId id = via[v];
-    if (id == kNone)
-      return {};
+    if (id == kNone) return {};
     out.push_back(id);
     v = links_[id].a == v ? links_[id].b : links_[id].a;
   }

@@ -5,8 +5,10 @@
 #include <cassert>
 #include <string>
 
-namespace xattn::topo {
-namespace {
+namespace xattn::topo
+{
+namespace
+{
 
 namespace s4u = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
@@ -37,14 +39,14 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
   p.hosts.resize(topo.gpu_count());
   p.links.resize(topo.link_count());
   const int leaves = std::max<int>(1, static_cast<int>(topo.leaf_count()));
-  const int gpn    = static_cast<int>(topo.spec().gpus_per_node);
+  const int gpn = static_cast<int>(topo.spec().gpus_per_node);
 
   s4u::NetZone* fabric = s4u::create_full_zone("fabric");
   std::vector<s4u::NetZone*> leaf_zones;
   std::vector<NetPoint*> gateways;
   auto make_link = [&](s4u::NetZone* zone, LinkId id) {
     const Link& l = topo.link(id);
-    p.links[id]   = zone->create_split_duplex_link(l.name, l.bandwidth.value())->set_latency(l.latency.value())->seal();
+    p.links[id] = zone->create_split_duplex_link(l.name, l.bandwidth.value())->set_latency(l.latency.value())->seal();
   };
 
   // Node links (NVLink, PCIe, NIC access) live in their leaf's zone: every node's links form one
@@ -52,14 +54,13 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
   std::vector<std::vector<LinkId>> node_links(topo.node_count());
   for (LinkId id = 0; id < topo.link_count(); ++id) {
     const Link& l = topo.link(id);
-    if (l.kind == LinkKind::kIbTrunk)
-      continue;
+    if (l.kind == LinkKind::kIbTrunk) continue;
     node_links[topo.node_of_vertex(l.a)].push_back(id); // a non-trunk link starts inside a node
   }
 
   for (int leaf = 0; leaf < leaves; ++leaf) {
     const std::string name = "leaf" + std::to_string(leaf);
-    s4u::NetZone* zone     = s4u::create_star_zone(name);
+    s4u::NetZone* zone = s4u::create_star_zone(name);
     zone->set_parent(fabric);
     NetPoint* gw = zone->create_router(name + ".sw");
     zone->add_route(gw, nullptr, nullptr, nullptr, {}, true);
@@ -72,13 +73,12 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
       make_link(zone, id);
     for (int local = 0; local < gpn; ++local) {
       const GpuId g = static_cast<GpuId>(node * gpn + local);
-      p.hosts[g]    = zone->create_host(topo.gpu_name(g), host.speed.value())->set_core_count(host.cores)->seal();
+      p.hosts[g] = zone->create_host(topo.gpu_name(g), host.speed.value())->set_core_count(host.cores)->seal();
       zone->add_route(p.hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
     }
     for (int a = 0; a < gpn; ++a)
       for (int b = 0; b < gpn; ++b) {
-        if (a == b)
-          continue;
+        if (a == b) continue;
         const GpuId ga = node * gpn + a, gb = node * gpn + b;
         zone->add_bypass_route(p.hosts[ga]->get_netpoint(), p.hosts[gb]->get_netpoint(), nullptr, nullptr,
                                to_route(topo.path(ga, gb).hops, p));
@@ -89,8 +89,7 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
 
   // Leaf to leaf over the spine that Topology::path picks: the trunk hops of any GPU pair between them.
   for (LinkId id = 0; id < topo.link_count(); ++id)
-    if (topo.link(id).kind == LinkKind::kIbTrunk)
-      make_link(fabric, id);
+    if (topo.link(id).kind == LinkKind::kIbTrunk) make_link(fabric, id);
   const int gpl = static_cast<int>(topo.gpu_count()) / leaves; // GPUs per leaf
   for (int la = 0; la < leaves; ++la)
     for (int lb = la + 1; lb < leaves; ++lb) {
@@ -98,8 +97,7 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
       assert(path.fabric == core::FabricClass::kIbSpine);
       std::vector<Hop> trunks;
       for (const Hop& h : path.hops)
-        if (topo.link(h.link).kind == LinkKind::kIbTrunk)
-          trunks.push_back(h);
+        if (topo.link(h.link).kind == LinkKind::kIbTrunk) trunks.push_back(h);
       fabric->add_route(leaf_zones[la]->get_netpoint(), leaf_zones[lb]->get_netpoint(), gateways[la], gateways[lb],
                         to_route(trunks, p), true);
     }

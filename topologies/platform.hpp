@@ -21,7 +21,8 @@
 
 #include <vector>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 /// What each GPU host computes with: the engine models a holder's compute elbow as `cores` cores
 /// of `speed` each (a host with n cores runs n tasks at full speed, then shares).

@@ -12,7 +12,7 @@ using topo::GpuId;
 TEST_CASE("topo: every SimGrid route is the graph's routed path")
 {
   topo::Topology t = topo::test::small(true, "[0, 0, 0, 0]"); // shared NIC across switches too
-  auto engine      = topo::test::make_engine();
+  auto engine = topo::test::make_engine();
   topo::Platform p = topo::build_platform(t, *engine, {core::FlopsPerSec(1e12), 8});
   REQUIRE(p.hosts.size() == 16);
   CHECK(p.hosts[13]->get_name() == "node3.gpu1");
@@ -21,8 +21,7 @@ TEST_CASE("topo: every SimGrid route is the graph's routed path")
   CHECK(p.links[t.path(0, 8).hops[3].link]->get_name() == "leaf0.spine1");
   for (GpuId a = 0; a < t.gpu_count(); ++a)
     for (GpuId b = 0; b < t.gpu_count(); ++b) {
-      if (a == b)
-        continue;
+      if (a == b) continue;
       topo::Path path = t.path(a, b);
       std::vector<std::string> want;
       for (const topo::Hop& h : path.hops)
@@ -42,7 +41,7 @@ TEST_CASE("topo: every SimGrid route is the graph's routed path")
 TEST_CASE("topo: idle transfers take latency sum plus size over bottleneck (hand-computed)")
 {
   topo::Topology t = topo::test::small();
-  auto engine      = topo::test::make_engine();
+  auto engine = topo::test::make_engine();
   topo::Platform p = topo::build_platform(t, *engine, {});
   // nvlink 2.2us + 1 GB / 450 GB/s; same leaf 4.4us + 1 GB / 25 GB/s; spine 6.0us + 1 GB / 6.25 GB/s.
   std::vector<topo::test::Transfer> runs{{0, 1, 1e9}, {1, 6, 1e9}, {0, 8, 1e9}, {0, 8, 1024}};
@@ -56,7 +55,7 @@ TEST_CASE("topo: idle transfers take latency sum plus size over bottleneck (hand
 TEST_CASE("topo: two flows sharing a link get the max-min fair share")
 {
   topo::Topology t = topo::test::small();
-  auto engine      = topo::test::make_engine();
+  auto engine = topo::test::make_engine();
   topo::Platform p = topo::build_platform(t, *engine, {});
   // Both flows leave node 0 through NIC 0 (node0.nic0.ib, 25 GB/s). Flow A (node0.gpu0 -> node2.gpu0)
   // crosses the spine, whose 6.25 GB/s trunk limits it; max-min gives flow B (node0.gpu1 ->
@@ -73,7 +72,7 @@ TEST_CASE("topo: two flows sharing a link get the max-min fair share")
 TEST_CASE("topo: two equal flows on one NVLink port split it evenly")
 {
   topo::Topology t = topo::test::small();
-  auto engine      = topo::test::make_engine();
+  auto engine = topo::test::make_engine();
   topo::Platform p = topo::build_platform(t, *engine, {});
   // node0.gpu0 sends to gpu1 and gpu2 at once: they share node0.gpu0.nvlink (UP), 225 GB/s each;
   // the reverse direction (gpu3 -> gpu0) is a separate split-duplex direction at the full 450 GB/s.

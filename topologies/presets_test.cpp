@@ -11,7 +11,8 @@ using namespace xattn;
 using core::FabricClass;
 using topo::GpuId;
 
-namespace {
+namespace
+{
 
 topo::Topology preset(const std::string& name)
 {
@@ -25,11 +26,9 @@ std::map<FabricClass, std::vector<std::pair<GpuId, GpuId>>> sample_pairs(const t
   const GpuId n = static_cast<GpuId>(t.gpu_count());
   for (GpuId i = 0; i < 4096; ++i) {
     GpuId a = (i * 2654435761u) % n, b = (i * 40503u + 7) % n;
-    if (i % 2 == 0)
-      b = (a + 1 + i % 7) % n; // near pairs too, so same-node classes show up in big clusters
+    if (i % 2 == 0) b = (a + 1 + i % 7) % n; // near pairs too, so same-node classes show up in big clusters
     auto& list = out[t.fabric_class(a, b)];
-    if (list.size() < 3)
-      list.emplace_back(a, b);
+    if (list.size() < 3) list.emplace_back(a, b);
   }
   out.erase(FabricClass::kSameGpu);
   return out;
@@ -39,13 +38,13 @@ std::map<FabricClass, std::vector<std::pair<GpuId, GpuId>>> sample_pairs(const t
 void check_closed_form(const std::string& name, const std::vector<FabricClass>& expected_classes)
 {
   topo::Topology t = preset(name);
-  auto pairs       = sample_pairs(t);
+  auto pairs = sample_pairs(t);
   std::vector<FabricClass> classes;
   for (const auto& [c, list] : pairs)
     classes.push_back(c);
   CHECK(classes == expected_classes);
 
-  auto engine      = topo::test::make_engine();
+  auto engine = topo::test::make_engine();
   topo::Platform p = topo::build_platform(t, *engine, {});
   std::vector<topo::test::Transfer> runs;
   for (const auto& [c, list] : pairs)

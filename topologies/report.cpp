@@ -5,8 +5,10 @@
 #include <charconv>
 #include <map>
 
-namespace xattn::topo {
-namespace {
+namespace xattn::topo
+{
+namespace
+{
 
 std::map<std::string, std::size_t> links_by_kind(const Topology& t)
 {
@@ -16,23 +18,25 @@ std::map<std::string, std::size_t> links_by_kind(const Topology& t)
   return out;
 }
 
-std::string_view dir_name(Direction d) { return d == Direction::kUp ? "up" : "down"; }
+std::string_view dir_name(Direction d)
+{
+  return d == Direction::kUp ? "up" : "down";
+}
 
 } // namespace
 
 std::string summary_text(const Topology& t)
 {
   const TopologySpec& s = t.spec();
-  std::string out = fmt::format("topology {}: {} nodes x {} GPUs = {} GPUs\n", s.name, s.nodes, s.gpus_per_node,
-                                t.gpu_count());
+  std::string out =
+      fmt::format("topology {}: {} nodes x {} GPUs = {} GPUs\n", s.name, s.nodes, s.gpus_per_node, t.gpu_count());
   if (s.nvlink)
     out += fmt::format("  nvlink: {} per GPU each way\n", core::format_rate(s.nvlink->bandwidth));
   else
     out += "  nvlink: none (GPUs of a node talk over PCIe)\n";
   out += fmt::format("  pcie: {} switches per node, {} slots, {} to the host\n", s.pcie.switches,
                      core::format_rate(s.pcie.bandwidth), core::format_rate(s.pcie.host_bandwidth));
-  if (s.nics)
-    out += fmt::format("  nics: {} per node\n", s.nics->count);
+  if (s.nics) out += fmt::format("  nics: {} per node\n", s.nics->count);
   if (s.fabric)
     out += fmt::format("  fabric: {} leaves of {} nodes, {} spines, {} links, oversubscription {}\n", s.fabric->leaves,
                        s.fabric->nodes_per_leaf, s.fabric->spines, core::format_rate(s.fabric->link_bandwidth),
@@ -51,15 +55,16 @@ nlohmann::json summary_json(const Topology& t)
   nlohmann::json by_kind = nlohmann::json::object();
   for (const auto& [kind, n] : links_by_kind(t))
     by_kind[kind] = n;
-  return {{"name", t.name()},          {"gpus", t.gpu_count()},         {"nodes", t.node_count()},
-          {"gpus_per_node", t.spec().gpus_per_node}, {"leaves", t.leaf_count()}, {"spines", t.spine_count()},
-          {"links", t.link_count()},   {"vertices", t.vertex_count()},  {"nvlink", t.has_nvlink()},
-          {"links_by_kind", by_kind}};
+  return {{"name", t.name()},         {"gpus", t.gpu_count()},
+          {"nodes", t.node_count()},  {"gpus_per_node", t.spec().gpus_per_node},
+          {"leaves", t.leaf_count()}, {"spines", t.spine_count()},
+          {"links", t.link_count()},  {"vertices", t.vertex_count()},
+          {"nvlink", t.has_nvlink()}, {"links_by_kind", by_kind}};
 }
 
 std::string path_text(const Topology& t, GpuId a, GpuId b)
 {
-  Path p          = t.path(a, b);
+  Path p = t.path(a, b);
   std::string out = fmt::format("{} -> {}: {}, {} hops, latency {}, bottleneck {}\n", t.gpu_name(a), t.gpu_name(b),
                                 core::to_string(p.fabric), p.hops.size(), core::format_seconds(p.latency),
                                 p.hops.empty() ? std::string("none") : core::format_rate(p.bottleneck));
@@ -73,7 +78,7 @@ std::string path_text(const Topology& t, GpuId a, GpuId b)
 
 nlohmann::json path_json(const Topology& t, GpuId a, GpuId b)
 {
-  Path p               = t.path(a, b);
+  Path p = t.path(a, b);
   nlohmann::json hops = nlohmann::json::array();
   for (const Hop& h : p.hops)
     hops.push_back({{"link", t.link(h.link).name},
@@ -90,12 +95,10 @@ nlohmann::json path_json(const Topology& t, GpuId a, GpuId b)
 
 GpuId parse_gpu(const Topology& t, std::string_view text, std::string_view flag)
 {
-  if (auto g = t.find_gpu(text))
-    return *g;
+  if (auto g = t.find_gpu(text)) return *g;
   std::uint64_t index = 0;
-  auto [end, ec]      = std::from_chars(text.data(), text.data() + text.size(), index);
-  if (ec == std::errc() && end == text.data() + text.size() && index < t.gpu_count())
-    return static_cast<GpuId>(index);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (ec == std::errc() && end == text.data() + text.size() && index < t.gpu_count()) return static_cast<GpuId>(index);
   core::fail("command line", 0, 0, std::string(flag),
              fmt::format("unknown GPU '{}' (expected nodeN.gpuG with N < {} and G < {}, or an index below {})", text,
                          t.node_count(), t.spec().gpus_per_node, t.gpu_count()));

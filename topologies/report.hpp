@@ -9,7 +9,8 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 /// A few lines: counts, fabric, links by kind.
 std::string summary_text(const Topology& t);

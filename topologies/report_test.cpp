@@ -41,8 +41,9 @@ TEST_CASE("topo: GPUs are given by name or index, and unknown ones are bad input
   topo::Topology t = topo::test::small();
   CHECK(topo::parse_gpu(t, "node2.gpu1", "--path") == 9);
   CHECK(topo::parse_gpu(t, "15", "--path") == 15);
-  REQUIRE_THROWS_WITH(topo::parse_gpu(t, "node9.gpu0", "--path"),
-                      "command line: error: --path: unknown GPU 'node9.gpu0' (expected nodeN.gpuG with N < 4 and G < 4, "
-                      "or an index below 16)");
+  REQUIRE_THROWS_WITH(
+      topo::parse_gpu(t, "node9.gpu0", "--path"),
+      "command line: error: --path: unknown GPU 'node9.gpu0' (expected nodeN.gpuG with N < 4 and G < 4, "
+      "or an index below 16)");
   CHECK_THROWS_AS(topo::parse_gpu(t, "16", "--path"), core::InputError);
 }

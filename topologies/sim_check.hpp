@@ -13,14 +13,15 @@
 #include <utility>
 #include <vector>
 
-namespace xattn::topo::test {
+namespace xattn::topo::test
+{
 
 inline std::unique_ptr<simgrid::s4u::Engine> make_engine()
 {
-  static int argc       = 2;
-  static char name[]    = "xattn_topo_tests";
-  static char quiet[]   = "--log=root.thresh:warning";
-  static char* argv[]   = {name, quiet, nullptr};
+  static int argc = 2;
+  static char name[] = "xattn_topo_tests";
+  static char quiet[] = "--log=root.thresh:warning";
+  static char* argv[] = {name, quiet, nullptr};
   return std::make_unique<simgrid::s4u::Engine>(&argc, argv);
 }
 

@@ -36,7 +36,8 @@
 #include <string>
 #include <vector>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 struct NvlinkSpec {
   core::BytesPerSec bandwidth; ///< per GPU port, each way
@@ -62,8 +63,8 @@ struct NicSpec {
 
 struct FabricSpec {
   int nodes_per_leaf = 0;
-  int leaves         = 0;
-  int spines         = 0;
+  int leaves = 0;
+  int spines = 0;
   core::BytesPerSec link_bandwidth; ///< NIC <-> leaf, each way
   core::Seconds link_latency;       ///< NIC <-> leaf, and leaf <-> spine
   core::Seconds switch_latency;     ///< crossing a leaf or spine switch
@@ -73,7 +74,7 @@ struct FabricSpec {
 struct TopologySpec {
   std::string name;
   std::string file; ///< where it came from, for messages
-  int nodes         = 0;
+  int nodes = 0;
   int gpus_per_node = 0;
   std::optional<NvlinkSpec> nvlink;
   PcieSpec pcie;

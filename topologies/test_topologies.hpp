@@ -5,7 +5,8 @@
 
 #include <string>
 
-namespace xattn::topo::test {
+namespace xattn::topo::test
+{
 
 // 4 nodes x 4 GPUs, 2 PCIe switches (GPUs 0-1 | 2-3), 2 NICs (default affinity [0,0,1,1]: NIC 0 on
 // switch 0, NIC 1 on switch 1), 2 leaves of 2 nodes, 2 spines, trunks 4:1 oversubscribed below a
@@ -15,8 +16,7 @@ namespace xattn::topo::test {
 inline std::string small_yaml(bool nvlink = true, const std::string& affinity = "")
 {
   std::string t = "name: small\nnodes: 4\ngpus_per_node: 4\n";
-  if (nvlink)
-    t += "nvlink: {bandwidth: 450GBps, latency: 1us, switch_latency: 0.2us}\n";
+  if (nvlink) t += "nvlink: {bandwidth: 450GBps, latency: 1us, switch_latency: 0.2us}\n";
   t += "pcie: {switches: 2, bandwidth: 64GBps, latency: 0.5us, switch_latency: 0.1us, host_bandwidth: 32GBps,"
        " host_latency: 1us, host_crossing: 0.3us}\n"
        "nics: {count: 2, latency: 0.4us" +

@@ -12,21 +12,22 @@
 int main(int argc, char** argv)
 {
   using clock = std::chrono::steady_clock;
-  auto file = argc > 1 ? std::optional<std::filesystem::path>(argv[1]) : xattn::core::find_data("topologies/ndr400-1024.yaml");
+  auto file =
+      argc > 1 ? std::optional<std::filesystem::path>(argv[1]) : xattn::core::find_data("topologies/ndr400-1024.yaml");
   if (!file) {
     std::cerr << "topo_bench: cannot find topologies/ndr400-1024.yaml (set XATTN_DATA_DIR)\n";
     return 2;
   }
   try {
-    auto t0                   = clock::now();
+    auto t0 = clock::now();
     xattn::topo::Topology topo = xattn::topo::load_topology(*file);
-    auto t1                   = clock::now();
-    int sg_argc               = 1;
-    char name[]               = "topo_bench";
-    char* sg_argv[]           = {name, nullptr};
+    auto t1 = clock::now();
+    int sg_argc = 1;
+    char name[] = "topo_bench";
+    char* sg_argv[] = {name, nullptr};
     simgrid::s4u::Engine engine(&sg_argc, sg_argv);
     xattn::topo::Platform platform = xattn::topo::build_platform(topo, engine, {});
-    auto t2                        = clock::now();
+    auto t2 = clock::now();
     // Route a sample of pairs through SimGrid, as the engine would at launch.
     std::vector<simgrid::s4u::Link*> links;
     std::size_t hops = 0;
@@ -36,7 +37,7 @@ int main(int argc, char** argv)
       platform.hosts[a]->route_to(platform.hosts[(a * 7919 + 13) % topo.gpu_count()], links, &latency);
       hops += links.size();
     }
-    auto t3  = clock::now();
+    auto t3 = clock::now();
     auto sec = [](auto d) { return std::chrono::duration<double>(d).count(); };
     std::cout << topo.name() << ": " << topo.gpu_count() << " GPUs, " << topo.node_count() << " nodes, "
               << topo.link_count() << " links, " << topo.vertex_count() << " vertices\n"

@@ -6,21 +6,22 @@
 #include <charconv>
 #include <string>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
 std::string_view to_string(LinkKind k)
 {
   switch (k) {
-    case LinkKind::kNvlink:
-      return "nvlink";
-    case LinkKind::kPcieSlot:
-      return "pcie";
-    case LinkKind::kPcieHost:
-      return "pcie-host";
-    case LinkKind::kIbAccess:
-      return "ib-access";
-    case LinkKind::kIbTrunk:
-      return "ib-trunk";
+  case LinkKind::kNvlink:
+    return "nvlink";
+  case LinkKind::kPcieSlot:
+    return "pcie";
+  case LinkKind::kPcieHost:
+    return "pcie-host";
+  case LinkKind::kIbAccess:
+    return "ib-access";
+  case LinkKind::kIbTrunk:
+    return "ib-trunk";
   }
   return "?";
 }
@@ -37,23 +38,21 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec))
 void Topology::build()
 {
   const int g_n = spec_.gpus_per_node;
-  const int nv  = has_nvlink() ? 1 : 0;
+  const int nv = has_nvlink() ? 1 : 0;
   const int p_n = spec_.pcie.switches;
   const int k_n = spec_.nics ? spec_.nics->count : 0;
-  gpus_per_node_     = g_n;
+  gpus_per_node_ = g_n;
   vertices_per_node_ = g_n + nv + p_n + 1 + k_n;
-  links_per_node_    = nv * g_n + g_n + k_n + p_n;
+  links_per_node_ = nv * g_n + g_n + k_n + p_n;
 
   // A NIC sits on the PCIe switch of the first GPU that uses it (else spread evenly).
   nic_switch_.assign(k_n, -1);
   for (int g = 0; g < g_n && spec_.nics; ++g)
-    if (int& sw = nic_switch_[spec_.nics->affinity[g]]; sw < 0)
-      sw = pcie_switch_of_gpu(g);
+    if (int& sw = nic_switch_[spec_.nics->affinity[g]]; sw < 0) sw = pcie_switch_of_gpu(g);
   for (int k = 0; k < k_n; ++k)
-    if (nic_switch_[k] < 0)
-      nic_switch_[k] = k * p_n / k_n;
+    if (nic_switch_[k] < 0) nic_switch_[k] = k * p_n / k_n;
 
-  const auto& pc     = spec_.pcie;
+  const auto& pc = spec_.pcie;
   core::Seconds zero{};
   core::Seconds nic_x = spec_.nics ? spec_.nics->latency : zero;
   const std::size_t nodes = spec_.nodes;
@@ -65,8 +64,7 @@ void Topology::build()
     const std::string node = "node" + std::to_string(n);
     for (int g = 0; g < g_n; ++g)
       vertices_.push_back({node + ".gpu" + std::to_string(g), VertexKind::kGpu});
-    if (nv)
-      vertices_.push_back({node + ".nvswitch", VertexKind::kNvswitch});
+    if (nv) vertices_.push_back({node + ".nvswitch", VertexKind::kNvswitch});
     for (int p = 0; p < p_n; ++p)
       vertices_.push_back({node + ".pcie" + std::to_string(p), VertexKind::kPcieSwitch});
     vertices_.push_back({node + ".cpu", VertexKind::kCpu});
@@ -104,12 +102,13 @@ void Topology::build()
                           first_leaf + leaf_of_node(static_cast<int>(n)), f->link_bandwidth,
                           f->link_latency + nic_x / 2 + f->switch_latency / 2});
     // Each leaf's uplink capacity, downlinks / oversubscription, spread evenly over the spines.
-    const core::BytesPerSec trunk = f->link_bandwidth * (double(f->nodes_per_leaf) * k_n / (f->oversubscription * f->spines));
+    const core::BytesPerSec trunk =
+        f->link_bandwidth * (double(f->nodes_per_leaf) * k_n / (f->oversubscription * f->spines));
     for (std::size_t l = 0; l < leaves; ++l)
       for (std::size_t s = 0; s < spines; ++s)
         links_.push_back({"leaf" + std::to_string(l) + ".spine" + std::to_string(s), LinkKind::kIbTrunk,
-                          first_leaf + static_cast<VertexId>(l), first_leaf + static_cast<VertexId>(leaves + s),
-                          trunk, f->link_latency + f->switch_latency});
+                          first_leaf + static_cast<VertexId>(l), first_leaf + static_cast<VertexId>(leaves + s), trunk,
+                          f->link_latency + f->switch_latency});
   }
 
   graph_ = Graph(vertices_.size());
@@ -128,8 +127,8 @@ void Topology::validate() const
   if (count > 1)
     for (std::size_t v = 1; v < vertices_.size(); ++v)
       if (component[v] != component[0]) {
-        diags.add({spec_.file, 0, 0, "", "the topology is not connected: no path from " + vertices_[0].name +
-                                             " to " + vertices_[v].name});
+        diags.add({spec_.file, 0, 0, "",
+                   "the topology is not connected: no path from " + vertices_[0].name + " to " + vertices_[v].name});
         break;
       }
   diags.throw_if_any();
@@ -143,31 +142,30 @@ std::string Topology::gpu_name(GpuId g) const
 std::optional<GpuId> Topology::find_gpu(std::string_view name) const
 {
   auto number = [](std::string_view& s, std::string_view prefix) -> std::optional<std::uint64_t> {
-    if (s.substr(0, prefix.size()) != prefix)
-      return std::nullopt;
+    if (s.substr(0, prefix.size()) != prefix) return std::nullopt;
     s.remove_prefix(prefix.size());
     std::uint64_t v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end == s.data())
-      return std::nullopt;
+    if (ec != std::errc() || end == s.data()) return std::nullopt;
     s.remove_prefix(end - s.data());
     return v;
   };
   auto node = number(name, "node");
-  auto gpu  = node ? number(name, ".gpu") : std::nullopt;
-  if (!gpu || !name.empty() || *node >= node_count() || *gpu >= gpus_per_node_)
-    return std::nullopt;
+  auto gpu = node ? number(name, ".gpu") : std::nullopt;
+  if (!gpu || !name.empty() || *node >= node_count() || *gpu >= gpus_per_node_) return std::nullopt;
   return static_cast<GpuId>(*node * gpus_per_node_ + *gpu);
 }
 
-VertexId Topology::gpu_vertex(GpuId g) const { return node_vertex(node_of(g), local_index(g)); }
+VertexId Topology::gpu_vertex(GpuId g) const
+{
+  return node_vertex(node_of(g), local_index(g));
+}
 
 Topology read_topology(core::Section& section)
 {
   const std::size_t before = section.diagnostics().size();
   TopologySpec spec = read_topology_spec(section);
-  if (section.diagnostics().size() != before)
-    section.diagnostics().throw_if_any();
+  if (section.diagnostics().size() != before) section.diagnostics().throw_if_any();
   return Topology(std::move(spec));
 }
 
@@ -180,6 +178,9 @@ Topology load_topology(const core::Document& doc)
   return Topology(std::move(spec));
 }
 
-Topology load_topology(const std::filesystem::path& file) { return load_topology(core::load_yaml(file)); }
+Topology load_topology(const std::filesystem::path& file)
+{
+  return load_topology(core::load_yaml(file));
+}
 
 } // namespace xattn::topo

@@ -27,10 +27,11 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::topo {
+namespace xattn::topo
+{
 
-using GpuId    = std::uint32_t; ///< 0 .. gpu_count()-1, node-major
-using LinkId   = std::uint32_t; ///< 0 .. link_count()-1
+using GpuId = std::uint32_t;    ///< 0 .. gpu_count()-1, node-major
+using LinkId = std::uint32_t;   ///< 0 .. link_count()-1
 using VertexId = std::uint32_t; ///< 0 .. vertex_count()-1
 
 enum class VertexKind { kGpu, kNvswitch, kPcieSwitch, kCpu, kNic, kLeaf, kSpine };
@@ -44,7 +45,8 @@ enum class LinkKind {
 std::string_view to_string(LinkKind k);
 
 struct Vertex {
-  std::string name; ///< "node12.gpu3", "node12.nvswitch", "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
+  std::string
+      name; ///< "node12.gpu3", "node12.nvswitch", "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
   VertexKind kind;
 };
 
@@ -53,8 +55,8 @@ struct Link {
   std::string name; ///< "node12.gpu3.nvlink", "node12.gpu3.pcie", "node12.nic3.pcie", "node12.pcie1.host",
                     ///< "node12.nic3.ib", "leaf2.spine0"
   LinkKind kind;
-  VertexId a; ///< the end nearer the GPUs
-  VertexId b; ///< the end nearer the spines
+  VertexId a;                  ///< the end nearer the GPUs
+  VertexId b;                  ///< the end nearer the spines
   core::BytesPerSec bandwidth; ///< each way
   core::Seconds latency;       ///< folded (see the file comment)
 };
@@ -70,7 +72,7 @@ struct Hop {
 };
 
 struct Path {
-  std::vector<Hop> hops;   ///< in order from source to destination; empty for the same GPU
+  std::vector<Hop> hops; ///< in order from source to destination; empty for the same GPU
   core::FabricClass fabric = core::FabricClass::kSameGpu;
   core::Seconds latency;        ///< sum of the hops' latencies, s
   core::BytesPerSec bottleneck; ///< smallest hop bandwidth, B/s; +infinity for the same GPU
@@ -78,7 +80,8 @@ struct Path {
   core::Seconds time(core::Bytes size) const;
 };
 
-class Topology {
+class Topology
+{
 public:
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
                                       boost::property<boost::edge_index_t, LinkId>>;
@@ -156,7 +159,7 @@ private:
   TopologySpec spec_;
   std::uint32_t gpus_per_node_ = 0;
   std::uint32_t vertices_per_node_ = 0;
-  std::uint32_t links_per_node_    = 0;
+  std::uint32_t links_per_node_ = 0;
   std::vector<int> nic_switch_; ///< PCIe switch of each local NIC
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;

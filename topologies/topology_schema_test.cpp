@@ -8,24 +8,25 @@
 using namespace xattn;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 
 // A well-formed two-leaf topology; cases below break one thing each. Line numbers are 1-based.
-const std::string kGood = "name: t\n"                   // 1
-                          "nodes: 4\n"                  // 2
-                          "gpus_per_node: 4\n"          // 3
-                          "nvlink:\n"                   // 4
-                          "  bandwidth: 450GBps\n"      // 5
-                          "  latency: 1us\n"            // 6
-                          "nics:\n"                     // 7
-                          "  count: 2\n"                // 8
-                          "fabric:\n"                   // 9
-                          "  nodes_per_leaf: 2\n"       // 10
-                          "  leaves: 2\n"               // 11
-                          "  spines: 2\n"               // 12
-                          "  link:\n"                   // 13
-                          "    bandwidth: 200Gbps\n"    // 14
-                          "    latency: 0.5us\n";       // 15
+const std::string kGood = "name: t\n"                // 1
+                          "nodes: 4\n"               // 2
+                          "gpus_per_node: 4\n"       // 3
+                          "nvlink:\n"                // 4
+                          "  bandwidth: 450GBps\n"   // 5
+                          "  latency: 1us\n"         // 6
+                          "nics:\n"                  // 7
+                          "  count: 2\n"             // 8
+                          "fabric:\n"                // 9
+                          "  nodes_per_leaf: 2\n"    // 10
+                          "  leaves: 2\n"            // 11
+                          "  spines: 2\n"            // 12
+                          "  link:\n"                // 13
+                          "    bandwidth: 200Gbps\n" // 14
+                          "    latency: 0.5us\n";    // 15
 
 std::string replace(std::string text, const std::string& from, const std::string& to)
 {
@@ -100,7 +101,8 @@ TEST_CASE("topo: inconsistent counts and a disconnected cluster are errors")
   CHECK(error_of(replace(kGood, "gpus_per_node: 4\n", "gpus_per_node: 4\npcie: {switches: 3}\n")) ==
         "t.yaml:4:18: error: pcie.switches: 4 GPUs per node do not spread evenly over 3 PCIe switches");
   const std::string no_fabric = kGood.substr(0, kGood.find("fabric:"));
-  CHECK(error_of(no_fabric) == "t.yaml:2:8: error: nodes: 4 nodes but no 'fabric' section: the nodes are not connected");
+  CHECK(error_of(no_fabric) ==
+        "t.yaml:2:8: error: nodes: 4 nodes but no 'fabric' section: the nodes are not connected");
   CHECK(error_of(replace(kGood, "nics:\n  count: 2\n", "")) ==
         "t.yaml:8:3: error: fabric: a fabric needs a 'nics' section (how each node reaches its leaf)");
 }
@@ -108,7 +110,7 @@ TEST_CASE("topo: inconsistent counts and a disconnected cluster are errors")
 TEST_CASE("topo: all value errors are reported together")
 {
   std::string text = replace(replace(kGood, "spines: 2", "spines: 0"), "450GBps", "450");
-  std::string all  = error_of(text);
+  std::string all = error_of(text);
   CHECK_THAT(all, Contains("t.yaml:5:14: error: nvlink.bandwidth: missing unit"));
   CHECK_THAT(all, Contains("t.yaml:12:11: error: fabric.spines: must be greater than zero"));
   CHECK(std::count(all.begin(), all.end(), '\n') == 1);
@@ -118,7 +120,10 @@ TEST_CASE("topo: a topology embedded in a scenario reports the scenario's positi
 {
   const core::Schema scenario{
       {.key = "name", .kind = core::FieldKind::kString, .def = "s", .meaning = "scenario name"},
-      {.key = "topology", .kind = core::FieldKind::kSection, .def = core::kRequired, .meaning = "the cluster",
+      {.key = "topology",
+       .kind = core::FieldKind::kSection,
+       .def = core::kRequired,
+       .meaning = "the cluster",
        .sub = &topo::topology_schema()},
   };
   std::string text = "name: s\ntopology:\n  nodes: 1\n  gpus_per_node: 2\n  pcie: {bandwidth: 8GBps}\n";
@@ -126,7 +131,7 @@ TEST_CASE("topo: a topology embedded in a scenario reports the scenario's positi
   core::Diagnostics diags;
   core::Section top(doc.file, doc.root, "", scenario, diags);
   core::Section sub = top.section("topology");
-  topo::Topology t  = topo::read_topology(sub);
+  topo::Topology t = topo::read_topology(sub);
   CHECK(t.gpu_count() == 2);
   CHECK(t.path(0, 1).bottleneck.value() == 8e9); // PCIe only, one switch
 

@@ -8,7 +8,8 @@ using namespace xattn;
 using topo::Direction;
 using topo::GpuId;
 
-namespace {
+namespace
+{
 // "name+" for kUp, "name-" for kDown, joined by spaces.
 std::string hops_of(const topo::Topology& t, const topo::Path& p)
 {
@@ -58,7 +59,7 @@ TEST_CASE("topo: fabric class of GPU pairs")
 TEST_CASE("topo: paths, latency sums and bottlenecks by hand")
 {
   topo::Topology t = topo::test::small();
-  topo::Path nv    = t.path(0, 1);
+  topo::Path nv = t.path(0, 1);
   CHECK(hops_of(t, nv) == "node0.gpu0.nvlink+ node0.gpu1.nvlink-");
   CHECK(nv.fabric == core::FabricClass::kNvlink);
   CHECK(nv.latency.value() == Approx(2.2e-6));
@@ -88,7 +89,7 @@ TEST_CASE("topo: paths, latency sums and bottlenecks by hand")
 TEST_CASE("topo: PCIe-only paths cross the host between switches")
 {
   topo::Topology t = topo::test::small(false);
-  topo::Path near  = t.path(0, 1);
+  topo::Path near = t.path(0, 1);
   CHECK(hops_of(t, near) == "node0.gpu0.pcie+ node0.gpu1.pcie-");
   CHECK(near.latency.value() == Approx(1.1e-6));
   CHECK(near.bottleneck.value() == 64e9);
@@ -103,7 +104,7 @@ TEST_CASE("topo: shared NICs across PCIe switches route through the host")
 {
   // Every GPU uses NIC 0, which sits on switch 0; NIC 1 is unused (placed on switch 1).
   topo::Topology t = topo::test::small(true, "[0, 0, 0, 0]");
-  topo::Path p     = t.path(2, 4); // node0.gpu2 (switch 1) -> node1.gpu0 (switch 0)
+  topo::Path p = t.path(2, 4); // node0.gpu2 (switch 1) -> node1.gpu0 (switch 0)
   CHECK(hops_of(t, p) == "node0.gpu2.pcie+ node0.pcie1.host+ node0.pcie0.host- node0.nic0.pcie- node0.nic0.ib+ "
                          "node1.nic0.ib- node1.nic0.pcie+ node1.gpu0.pcie-");
   CHECK(p.bottleneck.value() == 25e9);

@@ -8,20 +8,22 @@
 #include <iostream>
 #include <memory>
 
-namespace xattn::cli {
-namespace {
+namespace xattn::cli
+{
+namespace
+{
 struct TopoOptions {
   std::string file;
   std::vector<std::string> path;
   std::string dot;
-  bool json     = false;
+  bool json = false;
   bool describe = false;
 };
 } // namespace
 
 void add_topo(CLI::App& app, Action& action)
 {
-  auto o    = std::make_shared<TopoOptions>();
+  auto o = std::make_shared<TopoOptions>();
   auto* sub = app.add_subcommand("topo", "Summarise a topology, show the path between two GPUs, export DOT");
   sub->add_option("topology", o->file, "Topology file or preset name (topologies/NAME.yaml)");
   sub->add_flag("--json", o->json, "Print JSON instead of text");
@@ -33,8 +35,7 @@ void add_topo(CLI::App& app, Action& action)
       std::cout << core::describe(topo::topology_schema(), "Topology (topologies/*.yaml or inline `topology:`)");
       return 0;
     }
-    if (o->file.empty())
-      core::fail("command line", 0, 0, "topo", "a topology file or preset name is required");
+    if (o->file.empty()) core::fail("command line", 0, 0, "topo", "a topology file or preset name is required");
     auto file = core::resolve_preset(o->file, "topologies");
     if (!file) {
       std::string names;
@@ -48,19 +49,16 @@ void add_topo(CLI::App& app, Action& action)
       pair.emplace(topo::parse_gpu(t, o->path[0], "--path"), topo::parse_gpu(t, o->path[1], "--path"));
     if (!o->dot.empty()) {
       std::ofstream out(o->dot);
-      if (!out)
-        core::fail(o->dot, 0, 0, "--dot", "cannot write file");
+      if (!out) core::fail(o->dot, 0, 0, "--dot", "cannot write file");
       t.write_dot(out);
     }
     if (o->json) {
       nlohmann::json j = topo::summary_json(t);
-      if (pair)
-        j["path"] = topo::path_json(t, pair->first, pair->second);
+      if (pair) j["path"] = topo::path_json(t, pair->first, pair->second);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << topo::summary_text(t);
-      if (pair)
-        std::cout << topo::path_text(t, pair->first, pair->second);
+      if (pair) std::cout << topo::path_text(t, pair->first, pair->second);
     }
     return 0;
   });
