@@ -7,12 +7,14 @@
 
 #include <optional>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// Streams an Azure trace. Arrivals count from the first row; the format carries no block ids
 /// (block_tokens 0, blocks empty: such a trace needs a synthetic corpus) and no sessions (each
 /// request its own session and agent). Errors name the file, line and column.
-class AzureReader : public RequestSource {
+class AzureReader : public RequestSource
+{
 public:
   explicit AzureReader(const std::string& path, ImportOptions options = {});
   bool next(Request& out) override;

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 using json = nlohmann::json;
 
 // Line and column (1-based) of a byte offset, for syntax errors.
@@ -33,20 +35,19 @@ const char* type_name(const json& j)
 }
 
 struct Frame {
-  const json* list;       // a requests[] array
-  std::size_t index;      // next entry to read
-  double base_s;          // absolute time of the list's time origin
-  std::uint64_t agent;    // agent owning the list
-  std::uint64_t parent;   // that agent's parent
-  std::string path;       // "requests" or "requests[3].requests"
+  const json* list;     // a requests[] array
+  std::size_t index;    // next entry to read
+  double base_s;        // absolute time of the list's time origin
+  std::uint64_t agent;  // agent owning the list
+  std::uint64_t parent; // that agent's parent
+  std::string path;     // "requests" or "requests[3].requests"
 };
 } // namespace
 
 ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions options, std::uint64_t session)
 {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
+  if (!in) core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
@@ -57,12 +58,10 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
     int line = 0, column = 0;
     locate(text, e.byte > 0 ? e.byte - 1 : 0, line, column);
     std::string what = e.what();
-    if (auto at = what.find("]: "); at != std::string::npos)
-      what = what.substr(at + 3);
+    if (auto at = what.find("]: "); at != std::string::npos) what = what.substr(at + 3);
     core::fail(path, line, column, "", "invalid JSON: " + what);
   }
-  if (!doc.is_object())
-    core::fail(path, 1, 1, "", std::string("expected a session object, got ") + type_name(doc));
+  if (!doc.is_object()) core::fail(path, 1, 1, "", std::string("expected a session object, got ") + type_name(doc));
   std::int64_t block_tokens = 64;
   if (doc.contains("block_size")) {
     const json& b = doc["block_size"];
@@ -82,15 +81,13 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
 
   auto bad = [&](const std::string& key, const std::string& message) {
     core::Diagnostic d{path, 0, 0, key, message};
-    if (!options.skip_bad)
-      throw core::InputError(d);
+    if (!options.skip_bad) throw core::InputError(d);
     ++skipped_;
-    if (messages_.size() < 20)
-      messages_.push_back(d.str());
+    if (messages_.size() < 20) messages_.push_back(d.str());
   };
 
   const std::uint64_t main_agent = session << 32;
-  std::uint64_t next_sub         = 1;
+  std::uint64_t next_sub = 1;
   std::vector<Frame> stack{{&doc["requests"], 0, 0.0, main_agent, kNoAgent, "requests"}};
   // Depth first with an explicit stack: any nesting depth, no recursion.
   while (!stack.empty()) {
@@ -100,7 +97,7 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
       continue;
     }
     const std::size_t i = f.index++;
-    const json& e       = (*f.list)[i];
+    const json& e = (*f.list)[i];
     const std::string at = f.path + "[" + std::to_string(i) + "]";
     if (!e.is_object()) {
       bad(at, std::string("expected an object, got ") + type_name(e));
@@ -108,11 +105,12 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
     }
     auto it_t = e.find("t");
     if (it_t == e.end() || !it_t->is_number() || !(it_t->get<double>() >= 0)) {
-      bad(at + ".t", it_t == e.end() ? "missing field" : "expected a non-negative number of seconds, got " + it_t->dump());
+      bad(at + ".t",
+          it_t == e.end() ? "missing field" : "expected a non-negative number of seconds, got " + it_t->dump());
       continue;
     }
     const double t = f.base_s + it_t->get<double>();
-    auto it_type   = e.find("type");
+    auto it_type = e.find("type");
     const std::string type = it_type != e.end() && it_type->is_string() ? it_type->get<std::string>() : "";
     if (type == "subagent") {
       auto sub = e.find("requests");
@@ -138,18 +136,19 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
       out = v->get<std::int64_t>();
       return true;
     };
-    if (!count("in", r.input_tokens) || !count("out", r.output_tokens))
-      continue;
+    if (!count("in", r.input_tokens) || !count("out", r.output_tokens)) continue;
     auto ids = e.find("hash_ids");
     if (ids == e.end() || !ids->is_array()) {
-      bad(at + ".hash_ids", ids == e.end() ? "missing field" : std::string("expected an array, got ") + type_name(*ids));
+      bad(at + ".hash_ids",
+          ids == e.end() ? "missing field" : std::string("expected an array, got ") + type_name(*ids));
       continue;
     }
     r.blocks.reserve(ids->size());
     bool ok = true;
     for (std::size_t k = 0; k < ids->size() && ok; ++k) {
       const json& id = (*ids)[k];
-      if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || (local_ids && id.get<std::int64_t>() >= (1LL << 40))) {
+      if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+          (local_ids && id.get<std::int64_t>() >= (1LL << 40))) {
         bad(at + ".hash_ids[" + std::to_string(k) + "]", "expected a block id in [0, 2^40), got " + id.dump());
         ok = false;
         break;
@@ -157,8 +156,7 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
       std::uint64_t v = id.get<std::uint64_t>();
       r.blocks.push_back(local_ids ? (session << 40) + v : v);
     }
-    if (!ok)
-      continue;
+    if (!ok) continue;
     if (auto th = e.find("think_time"); th != e.end() && !th->is_null()) {
       if (!th->is_number() || !(th->get<double>() >= 0)) {
         bad(at + ".think_time", "expected a non-negative number of seconds, got " + th->dump());
@@ -166,15 +164,14 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
       }
       r.think = core::Seconds(th->get<double>());
     }
-    r.arrival      = core::Seconds(t);
-    r.session      = session;
-    r.agent        = f.agent;
+    r.arrival = core::Seconds(t);
+    r.session = session;
+    r.agent = f.agent;
     r.parent_agent = f.parent;
     r.block_tokens = block_tokens;
     requests_.push_back(std::move(r));
   }
-  if (requests_.empty())
-    core::fail(path, 0, 0, "requests", "the session holds no requests");
+  if (requests_.empty()) core::fail(path, 0, 0, "requests", "the session holds no requests");
   // Stable: calls at the same instant keep their file order.
   std::stable_sort(requests_.begin(), requests_.end(),
                    [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
@@ -184,8 +181,7 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
 
 bool ClaudeCodeReader::next(Request& out)
 {
-  if (pos_ == requests_.size())
-    return false;
+  if (pos_ == requests_.size()) return false;
   out = requests_[pos_++];
   return true;
 }

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// Reads one session file and serves its calls in absolute-time order (the file interleaves a
 /// sub-agent's calls with its parent's, so one session is sorted in memory; a session is small).
@@ -19,7 +20,8 @@ namespace xattn::workloads {
 /// (session << 40) + id, so that sessions never share a block by accident (ids must be < 2^40).
 /// A sub-agent's call at nested time t arrives at (parent's placement of the sub-agent) + t.
 /// Errors name the file and the entry path, e.g. "requests[12].requests[3].hash_ids".
-class ClaudeCodeReader : public RequestSource {
+class ClaudeCodeReader : public RequestSource
+{
 public:
   ClaudeCodeReader(const std::string& path, ImportOptions options = {}, std::uint64_t session = 0);
   bool next(Request& out) override;

@@ -3,27 +3,48 @@
 #include <algorithm>
 #include <numeric>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 using core::Check;
 using core::Dimension;
 using core::FieldKind;
 
 const core::Schema kCorpusSchema{
-    {.key = "chunk_tokens", .kind = FieldKind::kInteger, .def = "2048",
-     .meaning = "c_t: tokens per chunk, a multiple of the block size", .check = Check::kPositive},
-    {.key = "placement", .kind = FieldKind::kChoice, .def = "round-robin", .meaning = "chunk -> holder strategy",
+    {.key = "chunk_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "2048",
+     .meaning = "c_t: tokens per chunk, a multiple of the block size",
+     .check = Check::kPositive},
+    {.key = "placement",
+     .kind = FieldKind::kChoice,
+     .def = "round-robin",
+     .meaning = "chunk -> holder strategy",
      .choices = "contiguous|round-robin|hashed|hot-replicated"},
-    {.key = "holders", .kind = FieldKind::kInteger, .def = "8", .meaning = "H: holder instances",
+    {.key = "holders",
+     .kind = FieldKind::kInteger,
+     .def = "8",
+     .meaning = "H: holder instances",
      .check = Check::kPositive},
-    {.key = "replicas", .kind = FieldKind::kInteger, .def = "2", .meaning = "hot-replicated: holders per hot chunk",
+    {.key = "replicas",
+     .kind = FieldKind::kInteger,
+     .def = "2",
+     .meaning = "hot-replicated: holders per hot chunk",
      .check = Check::kPositive},
-    {.key = "hot_fraction", .kind = FieldKind::kQuantity, .def = "0.05",
+    {.key = "hot_fraction",
+     .kind = FieldKind::kQuantity,
+     .def = "0.05",
      .meaning = "hot-replicated: share of chunks replicated (most referenced)"},
     {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "placement seed"},
-    {.key = "holder_hbm", .dim = Dimension::kBytes, .def = "80GB", .meaning = "HBM per holder for corpus KV",
+    {.key = "holder_hbm",
+     .dim = Dimension::kBytes,
+     .def = "80GB",
+     .meaning = "HBM per holder for corpus KV",
      .check = Check::kPositive},
-    {.key = "prescan", .kind = FieldKind::kBool, .def = "true",
+    {.key = "prescan",
+     .kind = FieldKind::kBool,
+     .def = "true",
      .meaning = "count references in a first pass over the trace"},
 };
 
@@ -36,29 +57,30 @@ std::uint64_t mix(std::uint64_t x)
 }
 } // namespace
 
-const core::Schema& corpus_schema() { return kCorpusSchema; }
+const core::Schema& corpus_schema()
+{
+  return kCorpusSchema;
+}
 
 CorpusConfig read_corpus(core::Section& s)
 {
   CorpusConfig c;
-  c.chunk_tokens  = s.integer("chunk_tokens");
-  const auto p    = s.choice("placement");
-  c.placement     = p == "contiguous"       ? PlacementStrategy::kContiguous
-                    : p == "hashed"         ? PlacementStrategy::kHashed
-                    : p == "hot-replicated" ? PlacementStrategy::kHotReplicated
-                                            : PlacementStrategy::kRoundRobin;
-  c.holders       = s.integer("holders");
-  c.replicas      = s.integer("replicas");
-  c.hot_fraction  = s.number("hot_fraction");
-  c.seed          = static_cast<std::uint64_t>(s.integer("seed"));
-  c.holder_hbm    = s.bytes("holder_hbm");
-  c.prescan       = s.boolean("prescan");
-  if (c.hot_fraction > 1.0)
-    s.error("hot_fraction", "must lie in [0, 1]");
+  c.chunk_tokens = s.integer("chunk_tokens");
+  const auto p = s.choice("placement");
+  c.placement = p == "contiguous"       ? PlacementStrategy::kContiguous
+                : p == "hashed"         ? PlacementStrategy::kHashed
+                : p == "hot-replicated" ? PlacementStrategy::kHotReplicated
+                                        : PlacementStrategy::kRoundRobin;
+  c.holders = s.integer("holders");
+  c.replicas = s.integer("replicas");
+  c.hot_fraction = s.number("hot_fraction");
+  c.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  c.holder_hbm = s.bytes("holder_hbm");
+  c.prescan = s.boolean("prescan");
+  if (c.hot_fraction > 1.0) s.error("hot_fraction", "must lie in [0, 1]");
   if (c.placement == PlacementStrategy::kHotReplicated && c.replicas > c.holders)
     s.error("replicas", "cannot exceed holders (" + std::to_string(c.holders) + ")");
-  if ((c.placement == PlacementStrategy::kHotReplicated || c.placement == PlacementStrategy::kContiguous) &&
-      !c.prescan)
+  if ((c.placement == PlacementStrategy::kHotReplicated || c.placement == PlacementStrategy::kContiguous) && !c.prescan)
     s.error("prescan", "placement '" + p + "' needs the whole corpus first: set prescan: true");
   return c;
 }
@@ -77,16 +99,14 @@ Corpus::Corpus(std::int64_t chunk_tokens, std::int64_t block_tokens)
 std::uint64_t Corpus::chunk_of(std::uint64_t block)
 {
   auto [it, fresh] = index_.try_emplace(block, next_);
-  if (fresh)
-    ++next_;
+  if (fresh) ++next_;
   return it->second / per_chunk_;
 }
 
 std::optional<std::uint64_t> Corpus::find(std::uint64_t block) const
 {
   auto it = index_.find(block);
-  if (it == index_.end())
-    return std::nullopt;
+  if (it == index_.end()) return std::nullopt;
   return it->second / per_chunk_;
 }
 
@@ -113,12 +133,11 @@ CorpusScan prescan(RequestSource& source, std::int64_t chunk_tokens, std::int64_
   while (source.next(r)) {
     if (!r.blocks.empty() && r.block_tokens != block_tokens)
       core::fail("", 0, 0, "block_tokens",
-                 "request " + std::to_string(r.id) + " has " + std::to_string(r.block_tokens) + "-token blocks, expected " +
-                     std::to_string(block_tokens));
+                 "request " + std::to_string(r.id) + " has " + std::to_string(r.block_tokens) +
+                     "-token blocks, expected " + std::to_string(block_tokens));
     for (std::uint64_t b : r.blocks) {
       const std::uint64_t c = scan.corpus.chunk_of(b);
-      if (c >= scan.chunk_refs.size())
-        scan.chunk_refs.resize(c + 1, 0);
+      if (c >= scan.chunk_refs.size()) scan.chunk_refs.resize(c + 1, 0);
       ++scan.chunk_refs[c];
     }
   }
@@ -128,13 +147,11 @@ CorpusScan prescan(RequestSource& source, std::int64_t chunk_tokens, std::int64_
 Placement::Placement(const CorpusConfig& config, std::uint64_t total_chunks, std::vector<std::uint64_t> hot_chunks)
     : cfg_(config), holders_(static_cast<int>(config.holders)), total_(total_chunks), hot_(std::move(hot_chunks))
 {
-  if (holders_ <= 0)
-    core::fail("", 0, 0, "holders", "need at least one holder");
+  if (holders_ <= 0) core::fail("", 0, 0, "holders", "need at least one holder");
   if (cfg_.placement == PlacementStrategy::kContiguous && total_ == 0)
     core::fail("", 0, 0, "placement", "contiguous placement needs the corpus size (prescan)");
   if (cfg_.placement == PlacementStrategy::kHotReplicated) {
-    if (cfg_.replicas > holders_)
-      core::fail("", 0, 0, "replicas", "cannot exceed holders");
+    if (cfg_.replicas > holders_) core::fail("", 0, 0, "replicas", "cannot exceed holders");
     if (hot_.empty() && cfg_.hot_fraction > 0)
       core::fail("", 0, 0, "placement", "hot-replicated placement needs the hot chunks (prescan)");
     std::sort(hot_.begin(), hot_.end());
@@ -145,10 +162,13 @@ int Placement::primary(std::uint64_t chunk) const
 {
   const auto h = static_cast<std::uint64_t>(holders_);
   switch (cfg_.placement) {
-    case PlacementStrategy::kContiguous: return static_cast<int>(std::min(chunk, total_ - 1) * h / total_);
-    case PlacementStrategy::kRoundRobin: return static_cast<int>((chunk + cfg_.seed) % h);
-    case PlacementStrategy::kHashed:
-    case PlacementStrategy::kHotReplicated: return static_cast<int>(mix(chunk ^ mix(cfg_.seed)) % h);
+  case PlacementStrategy::kContiguous:
+    return static_cast<int>(std::min(chunk, total_ - 1) * h / total_);
+  case PlacementStrategy::kRoundRobin:
+    return static_cast<int>((chunk + cfg_.seed) % h);
+  case PlacementStrategy::kHashed:
+  case PlacementStrategy::kHotReplicated:
+    return static_cast<int>(mix(chunk ^ mix(cfg_.seed)) % h);
   }
   return 0;
 }
@@ -179,8 +199,8 @@ std::vector<double> check_capacity(const Placement& placement, std::uint64_t chu
     if (bytes[h] > config.holder_hbm.value())
       diags.add({"corpus placement", 0, 0, "holder_hbm",
                  "holder " + std::to_string(h) + " needs " + core::format_bytes(core::Bytes(bytes[h])) +
-                     " of corpus KV (" + std::to_string(static_cast<std::uint64_t>(bytes[h] / chunk_B)) + " chunks of " +
-                     core::format_bytes(core::Bytes(chunk_B)) + "), over its budget of " +
+                     " of corpus KV (" + std::to_string(static_cast<std::uint64_t>(bytes[h] / chunk_B)) +
+                     " chunks of " + core::format_bytes(core::Bytes(chunk_B)) + "), over its budget of " +
                      core::format_bytes(config.holder_hbm)});
   diags.throw_if_any();
   return bytes;

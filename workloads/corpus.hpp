@@ -11,19 +11,20 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 enum class PlacementStrategy { kContiguous, kRoundRobin, kHashed, kHotReplicated };
 
 struct CorpusConfig {
   std::int64_t chunk_tokens = 2048; ///< c_t: tokens per chunk, a multiple of the trace's block size
   PlacementStrategy placement = PlacementStrategy::kRoundRobin;
-  std::int64_t holders  = 8;   ///< H: holder instances, indexed 0..H-1
-  std::int64_t replicas = 2;   ///< hot-replicated: holders per hot chunk
-  double hot_fraction   = 0.05; ///< hot-replicated: share of chunks (most referenced) replicated
-  std::uint64_t seed    = 1;
+  std::int64_t holders = 8;   ///< H: holder instances, indexed 0..H-1
+  std::int64_t replicas = 2;  ///< hot-replicated: holders per hot chunk
+  double hot_fraction = 0.05; ///< hot-replicated: share of chunks (most referenced) replicated
+  std::uint64_t seed = 1;
   core::Bytes holder_hbm{80e9}; ///< HBM each holder may spend on corpus KV, B
-  bool prescan = true; ///< count references in a first pass (needed by contiguous and hot-replicated)
+  bool prescan = true;          ///< count references in a first pass (needed by contiguous and hot-replicated)
 };
 
 const core::Schema& corpus_schema();
@@ -31,7 +32,8 @@ CorpusConfig read_corpus(core::Section& s);
 
 /// Blocks to chunks, discovered as a stream goes by: a block's index is its rank of first
 /// appearance; chunk = index / (c_t / block_tokens). Memory grows with distinct blocks only.
-class Corpus {
+class Corpus
+{
 public:
   /// Throws core::InputError when c_t is not a positive multiple of block_tokens.
   Corpus(std::int64_t chunk_tokens, std::int64_t block_tokens);
@@ -63,7 +65,8 @@ CorpusScan prescan(RequestSource& source, std::int64_t chunk_tokens, std::int64_
 
 /// Chunk -> holders, a pure function of chunk id, strategy and seed (plus the total chunk count
 /// for contiguous, and the hot set for hot-replicated).
-class Placement {
+class Placement
+{
 public:
   /// `total_chunks`: 0 when unknown (then contiguous is an error). `hot_chunks`: sorted chunk ids
   /// (hot-replicated needs them: from prescan). Throws core::InputError on an impossible setup.

@@ -44,7 +44,7 @@ TEST_CASE("workloads: placement strategies map chunks to holders deterministical
 {
   CorpusConfig c;
   c.holders = 4;
-  c.seed    = 0;
+  c.seed = 0;
   c.placement = PlacementStrategy::kRoundRobin;
   Placement rr(c, 0);
   CHECK(rr.primary(0) == 0);
@@ -72,7 +72,7 @@ TEST_CASE("workloads: placement strategies map chunks to holders deterministical
     moved += reseeded.primary(k) != hashed.primary(k);
   CHECK(moved > 50);
   c.placement = PlacementStrategy::kHotReplicated;
-  c.replicas  = 3;
+  c.replicas = 3;
   Placement hot(c, 0, {7, 2});
   std::vector<int> where;
   hot.holders_of(2, where);
@@ -87,17 +87,18 @@ TEST_CASE("workloads: placement strategies map chunks to holders deterministical
 TEST_CASE("workloads: capacity check names the holder over its HBM budget")
 {
   CorpusConfig c;
-  c.holders      = 2;
-  c.seed         = 0;
+  c.holders = 2;
+  c.seed = 0;
   c.chunk_tokens = 2048;
-  c.placement    = PlacementStrategy::kRoundRobin;
-  c.holder_hbm   = xattn::core::Bytes(3 * 2048 * 1152.0); // room for 3 chunks of bf16 MLA latents
+  c.placement = PlacementStrategy::kRoundRobin;
+  c.holder_hbm = xattn::core::Bytes(3 * 2048 * 1152.0); // room for 3 chunks of bf16 MLA latents
   Placement rr(c, 0);
   auto bytes = check_capacity(rr, 6, c, xattn::core::Bytes(1152));
   CHECK(bytes[0] == 3 * 2048 * 1152.0);
   CHECK(bytes[1] == 3 * 2048 * 1152.0);
   CHECK_THROWS_WITH(check_capacity(rr, 7, c, xattn::core::Bytes(1152)),
-                    Contains("corpus placement: error: holder_hbm: holder 0 needs 9.437MB of corpus KV (4 chunks of 2.359MB), over its budget of 7.078MB"));
+                    Contains("corpus placement: error: holder_hbm: holder 0 needs 9.437MB of corpus KV (4 chunks of "
+                             "2.359MB), over its budget of 7.078MB"));
 }
 
 TEST_CASE("workloads: corpus and selection sections read from YAML with positions")

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 AgenticGenerator::AgenticGenerator(const GeneratorConfig& config)
     : cfg_(config), rng_(config.seed),
       corpus_blocks_(static_cast<std::uint64_t>(std::max<std::int64_t>(1, config.corpus_tokens / config.block_tokens))),
       files_((corpus_blocks_ + config.read_blocks - 1) / config.read_blocks),
-      system_blocks_(static_cast<std::uint64_t>(config.system_tokens / config.block_tokens)), zipf_(files_, config.zipf_s)
+      system_blocks_(static_cast<std::uint64_t>(config.system_tokens / config.block_tokens)),
+      zipf_(files_, config.zipf_s)
 {
   file_of_rank_.resize(files_);
   for (std::uint64_t f = 0; f < files_; ++f)
@@ -19,8 +21,7 @@ AgenticGenerator::AgenticGenerator(const GeneratorConfig& config)
     for (std::uint64_t i = files_ - 1; i > 0; --i)
       std::swap(file_of_rank_[i], file_of_rank_[layout.below(i + 1)]);
   }
-  if (cfg_.process == ArrivalProcess::kMmpp)
-    state_end_s_ = rng_.exponential(cfg_.calm_dwell.value());
+  if (cfg_.process == ArrivalProcess::kMmpp) state_end_s_ = rng_.exponential(cfg_.calm_dwell.value());
   for (std::int64_t i = 0; i < cfg_.agents; ++i)
     start_top_level(0.0);
 }
@@ -36,8 +37,7 @@ std::unordered_set<std::uint64_t> AgenticGenerator::hot_blocks() const
   std::unordered_set<std::uint64_t> hot;
   const auto n = static_cast<std::uint64_t>(std::llround(cfg_.hot_fraction * static_cast<double>(corpus_blocks_)));
   for (std::uint64_t r = 0; r < n; ++r)
-    if (std::uint64_t b = block_of_rank(r); b < corpus_blocks_)
-      hot.insert(b);
+    if (std::uint64_t b = block_of_rank(r); b < corpus_blocks_) hot.insert(b);
   return hot;
 }
 
@@ -55,7 +55,7 @@ std::int64_t AgenticGenerator::draw_length(const LengthConfig& c)
 void AgenticGenerator::read_into(std::vector<std::uint64_t>& out, std::int64_t reads)
 {
   for (std::int64_t i = 0; i < reads; ++i) {
-    const std::uint64_t file  = file_of_rank_[zipf_(rng_)];
+    const std::uint64_t file = file_of_rank_[zipf_(rng_)];
     const std::uint64_t first = file * cfg_.read_blocks;
     for (std::uint64_t b = first; b < std::min(first + cfg_.read_blocks, corpus_blocks_); ++b)
       out.push_back(b);
@@ -72,11 +72,11 @@ void AgenticGenerator::append_private(Agent& a, std::int64_t tokens)
 void AgenticGenerator::start_top_level(double at_s)
 {
   Agent a;
-  a.id         = next_agent_++;
-  a.session    = next_session_++;
+  a.id = next_agent_++;
+  a.session = next_session_++;
   a.turns_left = cfg_.turns;
   a.last_done_s = at_s;
-  a.ready_s    = at_s + (cfg_.process == ArrivalProcess::kClosed ? rng_.exponential(cfg_.think.value()) : 0.0);
+  a.ready_s = at_s + (cfg_.process == ArrivalProcess::kClosed ? rng_.exponential(cfg_.think.value()) : 0.0);
   for (std::uint64_t b = 0; b < system_blocks_; ++b)
     a.context.push_back(kSystemBlockBase + b);
   agents_.push_back(std::move(a));
@@ -92,11 +92,11 @@ void AgenticGenerator::spawn(Agent& parent, double at_s, std::int64_t parent_out
   const double start_s = at_s + static_cast<double>(parent_out) * cfg_.time_per_output_token.value();
   for (std::int64_t k = 0; k < n; ++k) {
     Agent c;
-    c.id          = next_agent_++;
-    c.session     = session;
-    c.parent      = parent_id;
-    c.turns_left  = cfg_.subagent_turns;
-    c.ready_s     = start_s;
+    c.id = next_agent_++;
+    c.session = session;
+    c.parent = parent_id;
+    c.turns_left = cfg_.subagent_turns;
+    c.ready_s = start_s;
     c.last_done_s = start_s;
     for (std::uint64_t b = 0; b < system_blocks_; ++b)
       c.context.push_back(kSystemBlockBase + b);
@@ -117,13 +117,11 @@ void AgenticGenerator::spawn(Agent& parent, double at_s, std::int64_t parent_out
 double AgenticGenerator::next_open_arrival()
 {
   double t = clock_s_;
-  if (cfg_.process == ArrivalProcess::kPoisson)
-    return t + rng_.exponential(cfg_.interarrival.value());
+  if (cfg_.process == ArrivalProcess::kPoisson) return t + rng_.exponential(cfg_.interarrival.value());
   for (;;) { // MMPP: memoryless gaps, redrawn when the state changes first
     const double gap = rng_.exponential(burst_ ? cfg_.burst_interarrival.value() : cfg_.interarrival.value());
-    if (t + gap <= state_end_s_)
-      return t + gap;
-    t      = state_end_s_;
+    if (t + gap <= state_end_s_) return t + gap;
+    t = state_end_s_;
     burst_ = !burst_;
     state_end_s_ = t + rng_.exponential(burst_ ? cfg_.burst_dwell.value() : cfg_.calm_dwell.value());
   }
@@ -141,12 +139,11 @@ std::size_t AgenticGenerator::earliest() const
 
 bool AgenticGenerator::next(Request& out)
 {
-  if (emitted_ == cfg_.requests)
-    return false;
+  if (emitted_ == cfg_.requests) return false;
   const std::size_t i = earliest();
-  Agent& a             = agents_[i];
+  Agent& a = agents_[i];
   const double t = cfg_.process == ArrivalProcess::kClosed ? std::max(a.ready_s, clock_s_) : next_open_arrival();
-  clock_s_       = t;
+  clock_s_ = t;
   const double think_s = a.started ? std::max(0.0, t - a.last_done_s) : 0.0;
   if (a.live_children == -1) // a sub-agent's first turn: its reads were placed at spawn
     a.live_children = 0;
@@ -155,22 +152,22 @@ bool AgenticGenerator::next(Request& out)
   append_private(a, draw_length(cfg_.turn_tokens));
   const std::int64_t out_tokens = draw_length(cfg_.output);
 
-  out.id            = emitted_++;
-  out.arrival       = core::Seconds(t);
-  out.session       = a.session;
-  out.agent         = a.id;
-  out.parent_agent  = a.parent;
-  out.block_tokens  = cfg_.block_tokens;
+  out.id = emitted_++;
+  out.arrival = core::Seconds(t);
+  out.session = a.session;
+  out.agent = a.id;
+  out.parent_agent = a.parent;
+  out.block_tokens = cfg_.block_tokens;
   out.blocks.assign(a.context.begin(), a.context.end());
-  out.input_tokens  = static_cast<std::int64_t>(a.context.size()) * cfg_.block_tokens;
+  out.input_tokens = static_cast<std::int64_t>(a.context.size()) * cfg_.block_tokens;
   out.output_tokens = out_tokens;
-  out.think         = core::Seconds(think_s);
+  out.think = core::Seconds(think_s);
 
   // The reply joins the context: the next turn's prompt extends this one (prefix growth).
-  a.started     = true;
+  a.started = true;
   a.turns_left -= 1;
   a.last_done_s = t + static_cast<double>(out_tokens) * cfg_.time_per_output_token.value();
-  a.ready_s     = a.last_done_s + (cfg_.process == ArrivalProcess::kClosed ? rng_.exponential(cfg_.think.value()) : 0.0);
+  a.ready_s = a.last_done_s + (cfg_.process == ArrivalProcess::kClosed ? rng_.exponential(cfg_.think.value()) : 0.0);
   append_private(a, out_tokens);
   const double next_tokens = static_cast<double>(a.context.size() * cfg_.block_tokens) +
                              static_cast<double>(cfg_.reads_per_turn * cfg_.read_blocks * cfg_.block_tokens) +
@@ -186,8 +183,7 @@ bool AgenticGenerator::next(Request& out)
       start_top_level(done.ready_s); // A stays constant: a fresh session replaces the finished one
     else
       for (Agent& p : agents_)
-        if (p.id == done.parent && p.live_children > 0)
-          --p.live_children;
+        if (p.id == done.parent && p.live_children > 0) --p.live_children;
   }
   return true;
 }

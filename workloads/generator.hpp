@@ -12,7 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 enum class ArrivalProcess { kPoisson, kMmpp, kClosed };
 enum class LengthDistribution { kFixed, kExponential, kLognormal };
@@ -20,37 +21,37 @@ enum class LengthDistribution { kFixed, kExponential, kLognormal };
 struct LengthConfig {
   LengthDistribution distribution = LengthDistribution::kLognormal;
   double mean = 300; ///< tokens
-  double cv   = 1.0; ///< std / mean (lognormal only)
+  double cv = 1.0;   ///< std / mean (lognormal only)
 };
 
 struct GeneratorConfig {
-  std::uint64_t seed        = 1;
-  std::uint64_t requests    = 10000;
+  std::uint64_t seed = 1;
+  std::uint64_t requests = 10000;
   std::int64_t block_tokens = 64;
   // corpus
-  std::int64_t corpus_tokens  = 4'000'000;
-  double zipf_s               = 1.0;
-  double hot_fraction         = 0.05; ///< share of corpus blocks in the hot set (the top ranks)
-  bool shuffled               = true; ///< hot ranks scattered over the corpus (false: at its start)
-  std::int64_t reads_per_turn = 8;    ///< corpus reads per turn
-  std::int64_t read_blocks    = 4;    ///< consecutive blocks per read (a file)
+  std::int64_t corpus_tokens = 4'000'000;
+  double zipf_s = 1.0;
+  double hot_fraction = 0.05;      ///< share of corpus blocks in the hot set (the top ranks)
+  bool shuffled = true;            ///< hot ranks scattered over the corpus (false: at its start)
+  std::int64_t reads_per_turn = 8; ///< corpus reads per turn
+  std::int64_t read_blocks = 4;    ///< consecutive blocks per read (a file)
   // agents and sessions
-  std::int64_t agents             = 16;   ///< A: top-level agents at any time
-  std::int64_t system_tokens      = 4096; ///< shared system prompt opening every context
-  std::int64_t turns              = 20;   ///< turns per top-level session
+  std::int64_t agents = 16;                                             ///< A: top-level agents at any time
+  std::int64_t system_tokens = 4096;                                    ///< shared system prompt opening every context
+  std::int64_t turns = 20;                                              ///< turns per top-level session
   LengthConfig turn_tokens{LengthDistribution::kExponential, 512, 1.0}; ///< fresh private tokens per turn
   std::int64_t max_context_tokens = 200'000; ///< a session ends before its context passes this
-  double spawn_probability        = 0.1;     ///< per top-level turn (when it has no live sub-agents)
-  std::int64_t max_subagents      = 4;       ///< siblings per spawn: uniform 1..max
-  std::int64_t subagent_turns     = 8;
-  double sibling_overlap          = 0.8; ///< share of a sub-agent's first reads common to its siblings
+  double spawn_probability = 0.1;            ///< per top-level turn (when it has no live sub-agents)
+  std::int64_t max_subagents = 4;            ///< siblings per spawn: uniform 1..max
+  std::int64_t subagent_turns = 8;
+  double sibling_overlap = 0.8; ///< share of a sub-agent's first reads common to its siblings
   // arrivals
-  ArrivalProcess process        = ArrivalProcess::kPoisson;
-  core::Seconds interarrival{0.1};        ///< poisson: mean gap; mmpp: mean gap in the calm state
-  core::Seconds burst_interarrival{0.01}; ///< mmpp: mean gap in the burst state
+  ArrivalProcess process = ArrivalProcess::kPoisson;
+  core::Seconds interarrival{0.1};                   ///< poisson: mean gap; mmpp: mean gap in the calm state
+  core::Seconds burst_interarrival{0.01};            ///< mmpp: mean gap in the burst state
   core::Seconds calm_dwell{60.0}, burst_dwell{10.0}; ///< mmpp: mean time in each state
-  core::Seconds think{5.0};               ///< closed: mean think time (exponential)
-  core::Seconds time_per_output_token{0.02}; ///< closed: nominal decode time, s per output token
+  core::Seconds think{5.0};                          ///< closed: mean think time (exponential)
+  core::Seconds time_per_output_token{0.02};         ///< closed: nominal decode time, s per output token
   LengthConfig output{LengthDistribution::kLognormal, 300, 1.0};
 
   /// Long-run request rate, 1/s, of an open arrival process (poisson or mmpp); 0 for closed.
@@ -65,10 +66,11 @@ GeneratorConfig read_generator(core::Section& s);
 GeneratorConfig load_generator(const std::string& path);
 
 /// Block-id namespaces of generated traces: corpus blocks are 0..corpus_blocks-1.
-inline constexpr std::uint64_t kSystemBlockBase  = 1ULL << 61;
+inline constexpr std::uint64_t kSystemBlockBase = 1ULL << 61;
 inline constexpr std::uint64_t kPrivateBlockBase = 1ULL << 62;
 
-class AgenticGenerator : public RequestSource {
+class AgenticGenerator : public RequestSource
+{
 public:
   explicit AgenticGenerator(const GeneratorConfig& config);
   bool next(Request& out) override;

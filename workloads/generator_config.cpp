@@ -1,71 +1,136 @@
 // The generator's YAML schema and reader (generator.hpp).
 #include "workloads/generator.hpp"
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 using core::Check;
 using core::Dimension;
 using core::FieldKind;
 
 const core::Schema kLength{
-    {.key = "distribution", .kind = FieldKind::kChoice, .def = "lognormal", .meaning = "shape of the distribution",
+    {.key = "distribution",
+     .kind = FieldKind::kChoice,
+     .def = "lognormal",
+     .meaning = "shape of the distribution",
      .choices = "lognormal|exponential|fixed"},
     {.key = "mean", .kind = FieldKind::kQuantity, .def = "300", .meaning = "mean, tokens", .check = Check::kPositive},
     {.key = "cv", .kind = FieldKind::kQuantity, .def = "1", .meaning = "coefficient of variation (lognormal)"},
 };
 const core::Schema kCorpus{
-    {.key = "tokens", .kind = FieldKind::kInteger, .def = "4000000", .meaning = "N: size of the shared corpus, tokens",
+    {.key = "tokens",
+     .kind = FieldKind::kInteger,
+     .def = "4000000",
+     .meaning = "N: size of the shared corpus, tokens",
      .check = Check::kPositive},
-    {.key = "zipf_s", .kind = FieldKind::kQuantity, .def = "1.0", .meaning = "Zipf exponent of read popularity (0: uniform)"},
-    {.key = "hot_fraction", .kind = FieldKind::kQuantity, .def = "0.05",
+    {.key = "zipf_s",
+     .kind = FieldKind::kQuantity,
+     .def = "1.0",
+     .meaning = "Zipf exponent of read popularity (0: uniform)"},
+    {.key = "hot_fraction",
+     .kind = FieldKind::kQuantity,
+     .def = "0.05",
      .meaning = "share of corpus blocks forming the hot set (the most popular ranks)"},
-    {.key = "layout", .kind = FieldKind::kChoice, .def = "shuffled",
-     .meaning = "where popular files sit: scattered, or contiguous at the corpus start", .choices = "shuffled|contiguous"},
+    {.key = "layout",
+     .kind = FieldKind::kChoice,
+     .def = "shuffled",
+     .meaning = "where popular files sit: scattered, or contiguous at the corpus start",
+     .choices = "shuffled|contiguous"},
     {.key = "reads_per_turn", .kind = FieldKind::kInteger, .def = "8", .meaning = "corpus reads (files) per turn"},
-    {.key = "read_blocks", .kind = FieldKind::kInteger, .def = "4", .meaning = "blocks per read (file size)",
+    {.key = "read_blocks",
+     .kind = FieldKind::kInteger,
+     .def = "4",
+     .meaning = "blocks per read (file size)",
      .check = Check::kPositive},
 };
 const core::Schema kSubagents{
-    {.key = "spawn_probability", .kind = FieldKind::kQuantity, .def = "0.1",
+    {.key = "spawn_probability",
+     .kind = FieldKind::kQuantity,
+     .def = "0.1",
      .meaning = "chance a top-level turn spawns sub-agents (if none live)"},
-    {.key = "max", .kind = FieldKind::kInteger, .def = "4", .meaning = "siblings per spawn, uniform 1..max",
+    {.key = "max",
+     .kind = FieldKind::kInteger,
+     .def = "4",
+     .meaning = "siblings per spawn, uniform 1..max",
      .check = Check::kPositive},
-    {.key = "turns", .kind = FieldKind::kInteger, .def = "8", .meaning = "turns per sub-agent", .check = Check::kPositive},
-    {.key = "sibling_overlap", .kind = FieldKind::kQuantity, .def = "0.8",
+    {.key = "turns",
+     .kind = FieldKind::kInteger,
+     .def = "8",
+     .meaning = "turns per sub-agent",
+     .check = Check::kPositive},
+    {.key = "sibling_overlap",
+     .kind = FieldKind::kQuantity,
+     .def = "0.8",
      .meaning = "share of a sub-agent's first reads common to its siblings"},
 };
 const core::Schema kAgents{
-    {.key = "count", .kind = FieldKind::kInteger, .def = "16", .meaning = "A: top-level agents at any time",
+    {.key = "count",
+     .kind = FieldKind::kInteger,
+     .def = "16",
+     .meaning = "A: top-level agents at any time",
      .check = Check::kPositive},
     {.key = "system_tokens", .kind = FieldKind::kInteger, .def = "4096", .meaning = "shared system prompt, tokens"},
-    {.key = "turns", .kind = FieldKind::kInteger, .def = "20", .meaning = "turns per top-level session",
+    {.key = "turns",
+     .kind = FieldKind::kInteger,
+     .def = "20",
+     .meaning = "turns per top-level session",
      .check = Check::kPositive},
-    {.key = "turn_tokens", .kind = FieldKind::kSection, .def = "", .meaning = "fresh private tokens per turn",
+    {.key = "turn_tokens",
+     .kind = FieldKind::kSection,
+     .def = "",
+     .meaning = "fresh private tokens per turn",
      .sub = &kLength},
-    {.key = "max_context_tokens", .kind = FieldKind::kInteger, .def = "200000",
-     .meaning = "a session ends before its context passes this", .check = Check::kPositive},
+    {.key = "max_context_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "200000",
+     .meaning = "a session ends before its context passes this",
+     .check = Check::kPositive},
     {.key = "subagents", .kind = FieldKind::kSection, .def = "", .meaning = "sub-agent spawning", .sub = &kSubagents},
 };
 const core::Schema kArrival{
-    {.key = "process", .kind = FieldKind::kChoice, .def = "poisson", .meaning = "arrival process",
+    {.key = "process",
+     .kind = FieldKind::kChoice,
+     .def = "poisson",
+     .meaning = "arrival process",
      .choices = "poisson|mmpp|closed"},
-    {.key = "interarrival", .dim = Dimension::kSeconds, .def = "100ms",
-     .meaning = "poisson: mean gap; mmpp: mean gap when calm", .check = Check::kPositive},
-    {.key = "burst_interarrival", .dim = Dimension::kSeconds, .def = "10ms", .meaning = "mmpp: mean gap in a burst",
+    {.key = "interarrival",
+     .dim = Dimension::kSeconds,
+     .def = "100ms",
+     .meaning = "poisson: mean gap; mmpp: mean gap when calm",
      .check = Check::kPositive},
-    {.key = "calm_dwell", .dim = Dimension::kSeconds, .def = "60s", .meaning = "mmpp: mean time calm",
+    {.key = "burst_interarrival",
+     .dim = Dimension::kSeconds,
+     .def = "10ms",
+     .meaning = "mmpp: mean gap in a burst",
      .check = Check::kPositive},
-    {.key = "burst_dwell", .dim = Dimension::kSeconds, .def = "10s", .meaning = "mmpp: mean time bursting",
+    {.key = "calm_dwell",
+     .dim = Dimension::kSeconds,
+     .def = "60s",
+     .meaning = "mmpp: mean time calm",
+     .check = Check::kPositive},
+    {.key = "burst_dwell",
+     .dim = Dimension::kSeconds,
+     .def = "10s",
+     .meaning = "mmpp: mean time bursting",
      .check = Check::kPositive},
     {.key = "think", .dim = Dimension::kSeconds, .def = "5s", .meaning = "closed: mean think time (exponential)"},
-    {.key = "time_per_output_token", .dim = Dimension::kSeconds, .def = "20ms",
+    {.key = "time_per_output_token",
+     .dim = Dimension::kSeconds,
+     .def = "20ms",
      .meaning = "closed: nominal decode time per output token"},
 };
 const core::Schema kGenerator{
     {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "random seed: same seed, same trace"},
-    {.key = "requests", .kind = FieldKind::kInteger, .def = "10000", .meaning = "requests to generate",
+    {.key = "requests",
+     .kind = FieldKind::kInteger,
+     .def = "10000",
+     .meaning = "requests to generate",
      .check = Check::kPositive},
-    {.key = "block_tokens", .kind = FieldKind::kInteger, .def = "64", .meaning = "tokens per block id",
+    {.key = "block_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "64",
+     .meaning = "tokens per block id",
      .check = Check::kPositive},
     {.key = "corpus", .kind = FieldKind::kSection, .def = "", .meaning = "the shared corpus", .sub = &kCorpus},
     {.key = "agents", .kind = FieldKind::kSection, .def = "", .meaning = "agents and sessions", .sub = &kAgents},
@@ -77,72 +142,73 @@ LengthConfig read_length(core::Section s)
 {
   LengthConfig c;
   const std::string d = s.choice("distribution");
-  c.distribution      = d == "fixed" ? LengthDistribution::kFixed
-                        : d == "exponential" ? LengthDistribution::kExponential
-                                             : LengthDistribution::kLognormal;
+  c.distribution = d == "fixed"         ? LengthDistribution::kFixed
+                   : d == "exponential" ? LengthDistribution::kExponential
+                                        : LengthDistribution::kLognormal;
   c.mean = s.number("mean");
-  c.cv   = s.number("cv");
+  c.cv = s.number("cv");
   return c;
 }
 
 void share(core::Section& s, const char* key, double v)
 {
-  if (v < 0.0 || v > 1.0)
-    s.error(key, "must lie in [0, 1], got " + std::to_string(v));
+  if (v < 0.0 || v > 1.0) s.error(key, "must lie in [0, 1], got " + std::to_string(v));
 }
 } // namespace
 
 double GeneratorConfig::mean_rate_per_s() const
 {
-  if (process == ArrivalProcess::kPoisson)
-    return 1.0 / interarrival.value();
+  if (process == ArrivalProcess::kPoisson) return 1.0 / interarrival.value();
   if (process == ArrivalProcess::kMmpp)
     return (calm_dwell.value() / interarrival.value() + burst_dwell.value() / burst_interarrival.value()) /
            (calm_dwell.value() + burst_dwell.value());
   return 0.0;
 }
 
-const core::Schema& generator_schema() { return kGenerator; }
+const core::Schema& generator_schema()
+{
+  return kGenerator;
+}
 
 GeneratorConfig read_generator(core::Section& s)
 {
   GeneratorConfig c;
-  c.seed         = static_cast<std::uint64_t>(s.integer("seed"));
-  c.requests     = static_cast<std::uint64_t>(s.integer("requests"));
+  c.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  c.requests = static_cast<std::uint64_t>(s.integer("requests"));
   c.block_tokens = s.integer("block_tokens");
   core::Section corpus = s.section("corpus");
-  c.corpus_tokens      = corpus.integer("tokens");
-  c.zipf_s             = corpus.number("zipf_s");
-  c.hot_fraction       = corpus.number("hot_fraction");
+  c.corpus_tokens = corpus.integer("tokens");
+  c.zipf_s = corpus.number("zipf_s");
+  c.hot_fraction = corpus.number("hot_fraction");
   share(corpus, "hot_fraction", c.hot_fraction);
-  c.shuffled       = corpus.choice("layout") == "shuffled";
+  c.shuffled = corpus.choice("layout") == "shuffled";
   c.reads_per_turn = corpus.integer("reads_per_turn");
-  c.read_blocks    = corpus.integer("read_blocks");
+  c.read_blocks = corpus.integer("read_blocks");
   if (c.block_tokens > 0 && c.corpus_tokens < c.block_tokens)
     corpus.error("tokens", "the corpus must hold at least one block of " + std::to_string(c.block_tokens) + " tokens");
   core::Section agents = s.section("agents");
-  c.agents             = agents.integer("count");
-  c.system_tokens      = agents.integer("system_tokens");
-  c.turns              = agents.integer("turns");
-  c.turn_tokens        = read_length(agents.section("turn_tokens"));
+  c.agents = agents.integer("count");
+  c.system_tokens = agents.integer("system_tokens");
+  c.turns = agents.integer("turns");
+  c.turn_tokens = read_length(agents.section("turn_tokens"));
   c.max_context_tokens = agents.integer("max_context_tokens");
-  core::Section sub    = agents.section("subagents");
-  c.spawn_probability  = sub.number("spawn_probability");
+  core::Section sub = agents.section("subagents");
+  c.spawn_probability = sub.number("spawn_probability");
   share(sub, "spawn_probability", c.spawn_probability);
-  c.max_subagents   = sub.integer("max");
-  c.subagent_turns  = sub.integer("turns");
+  c.max_subagents = sub.integer("max");
+  c.subagent_turns = sub.integer("turns");
   c.sibling_overlap = sub.number("sibling_overlap");
   share(sub, "sibling_overlap", c.sibling_overlap);
   core::Section arrival = s.section("arrival");
-  const std::string p   = arrival.choice("process");
+  const std::string p = arrival.choice("process");
   c.process = p == "mmpp" ? ArrivalProcess::kMmpp : p == "closed" ? ArrivalProcess::kClosed : ArrivalProcess::kPoisson;
-  c.interarrival          = arrival.seconds("interarrival");
-  c.burst_interarrival    = arrival.seconds("burst_interarrival");
-  c.calm_dwell            = arrival.seconds("calm_dwell");
-  c.burst_dwell           = arrival.seconds("burst_dwell");
-  c.think                 = arrival.seconds("think");
+  c.interarrival = arrival.seconds("interarrival");
+  c.burst_interarrival = arrival.seconds("burst_interarrival");
+  c.calm_dwell = arrival.seconds("calm_dwell");
+  c.burst_dwell = arrival.seconds("burst_dwell");
+  c.think = arrival.seconds("think");
   c.time_per_output_token = arrival.seconds("time_per_output_token");
-  c.output                = read_length(s.section("output"));
+  c.output = read_length(s.section("output"));
   return c;
 }
 

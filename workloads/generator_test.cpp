@@ -10,7 +10,8 @@ using namespace xattn::workloads;
 using namespace xattn::workloads::testing;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 StatsReport stats_of(const GeneratorConfig& c)
 {
   AgenticGenerator g(c);
@@ -94,11 +95,12 @@ TEST_CASE("workloads: generator reproduces the reuse ratio its session structure
   const int S = 8, T = 10, r = 4, m = 2, q = 1, sessions = 300;
   const double s = 1.0;
   const std::uint64_t files = 5000;
-  GeneratorConfig c = parse("requests: " + std::to_string(T * sessions) +
-                            "\nblock_tokens: 64\ncorpus: {tokens: 320000, zipf_s: 1.0, reads_per_turn: 4, read_blocks: 1}\n"
-                            "agents: {count: 1, system_tokens: 512, turns: 10, max_context_tokens: 100000000,\n"
-                            "  turn_tokens: {distribution: fixed, mean: 128}, subagents: {spawn_probability: 0}}\n"
-                            "arrival: {process: closed}\noutput: {distribution: fixed, mean: 64}\n");
+  GeneratorConfig c =
+      parse("requests: " + std::to_string(T * sessions) +
+            "\nblock_tokens: 64\ncorpus: {tokens: 320000, zipf_s: 1.0, reads_per_turn: 4, read_blocks: 1}\n"
+            "agents: {count: 1, system_tokens: 512, turns: 10, max_context_tokens: 100000000,\n"
+            "  turn_tokens: {distribution: fixed, mean: 128}, subagents: {spawn_probability: 0}}\n"
+            "arrival: {process: closed}\noutput: {distribution: fixed, mean: 64}\n");
   double refs = 0;
   for (int k = 1; k <= T; ++k)
     refs += S + k * (r + m) + (k - 1) * q;
@@ -120,9 +122,9 @@ TEST_CASE("workloads: generator reproduces the reuse ratio its session structure
 TEST_CASE("workloads: generator spawns sub-agents whose siblings share their first reads")
 {
   const std::string base = "requests: 20000\nagents: {count: 8, subagents: {spawn_probability: 0.3, max: 4, "
-                            "sibling_overlap: ";
+                           "sibling_overlap: ";
   StatsReport shared = stats_of(parse(base + "1.0}}\ncorpus: {zipf_s: 0.5}\n"));
-  StatsReport apart  = stats_of(parse(base + "0.0}}\ncorpus: {zipf_s: 0.5}\n"));
+  StatsReport apart = stats_of(parse(base + "0.0}}\ncorpus: {zipf_s: 0.5}\n"));
   CHECK(shared.subagents > 100);
   CHECK(shared.subagent_requests > shared.subagents);
   CHECK(shared.max_siblings >= 2);
@@ -132,12 +134,13 @@ TEST_CASE("workloads: generator spawns sub-agents whose siblings share their fir
 
 TEST_CASE("workloads: generator memory stays bounded while streaming")
 {
-  GeneratorConfig c = parse("requests: 300000\nagents: {count: 8, turns: 50, subagents: {spawn_probability: 0.5, max: 4}}\n");
+  GeneratorConfig c =
+      parse("requests: 300000\nagents: {count: 8, turns: 50, subagents: {spawn_probability: 0.5, max: 4}}\n");
   AgenticGenerator g(c);
   Request r;
   std::size_t most = 0, longest = 0;
   while (g.next(r)) {
-    most    = std::max(most, g.live_agents());
+    most = std::max(most, g.live_agents());
     longest = std::max(longest, r.blocks.size());
   }
   CHECK(most <= 8 * (1 + 4));
@@ -148,8 +151,10 @@ TEST_CASE("workloads: generator config errors carry file, line and key")
 {
   CHECK_THROWS_WITH(parse("requests: 10\narrival:\n  process: poison\n"),
                     Contains("g.yaml:3:12: error: arrival.process: unknown value 'poison'"));
-  CHECK_THROWS_WITH(parse("corpus: {hot_fraction: 2}\n"), Contains("g.yaml:1:24: error: corpus.hot_fraction: must lie in [0, 1]"));
+  CHECK_THROWS_WITH(parse("corpus: {hot_fraction: 2}\n"),
+                    Contains("g.yaml:1:24: error: corpus.hot_fraction: must lie in [0, 1]"));
   CHECK_THROWS_WITH(parse("arrival: {interarrival: 10}\n"), Contains("arrival.interarrival: missing unit"));
-  CHECK_THROWS_WITH(parse("agents: {cuont: 3}\n"), Contains("agents.cuont: unknown key 'cuont' (did you mean 'count'?)"));
+  CHECK_THROWS_WITH(parse("agents: {cuont: 3}\n"),
+                    Contains("agents.cuont: unknown key 'cuont' (did you mean 'count'?)"));
   CHECK_THROWS_WITH(parse("block_tokens: 64\ncorpus: {tokens: 10}\n"), Contains("corpus.tokens: the corpus must hold"));
 }

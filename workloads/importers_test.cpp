@@ -116,11 +116,13 @@ TEST_CASE("workloads: azure importer rejects malformed rows with file, line and 
     }
   };
   const std::string h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
-  CHECK_THAT(err(h + "2023-11-16 18:17:03.97,48x,10\n"), Contains("a.csv:2:24: error: ContextTokens: expected a non-negative integer"));
+  CHECK_THAT(err(h + "2023-11-16 18:17:03.97,48x,10\n"),
+             Contains("a.csv:2:24: error: ContextTokens: expected a non-negative integer"));
   CHECK_THAT(err(h + "2023-11-16 18:17:03.97,48,-1\n"), Contains("a.csv:2:27: error: GeneratedTokens"));
   CHECK_THAT(err(h + "2023-13-16 18:17:03,48,1\n"), Contains("a.csv:2:1: error: TIMESTAMP: expected YYYY-MM-DD"));
   CHECK_THAT(err(h + "2023-11-16 18:17:03,48\n"), Contains("a.csv:2:1: error: expected 3 comma-separated fields"));
-  CHECK_THAT(err(h + "2023-11-16 18:17:04,48,1\n2023-11-16 18:17:03,48,1\n"), Contains("a.csv:3:1: error: TIMESTAMP: timestamps must not decrease"));
+  CHECK_THAT(err(h + "2023-11-16 18:17:04,48,1\n2023-11-16 18:17:03,48,1\n"),
+             Contains("a.csv:3:1: error: TIMESTAMP: timestamps must not decrease"));
   CHECK_THAT(err("time,in,out\n"), Contains("a.csv:1:1: error: expected the header"));
   CHECK_THAT(err(h), Contains("a.csv: error: the trace holds no requests"));
   CHECK(err(h + "2023-11-16 18:17:03,48,1\nbad\n2023-11-16 18:17:05,48,1\n", true) == "read 2 skipped 1");

@@ -4,7 +4,8 @@
 
 #include <cmath>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 // SAX handler: depth 1 is the line's object; a value at depth 1 is stored, an array under the
 // array key collects integers; anything nested deeper is skipped (its kind recorded).
@@ -12,9 +13,9 @@ struct FlatSax {
   using json = nlohmann::json;
   FlatJsonParser& p;
   std::vector<std::uint64_t>& array;
-  int depth = 0;          // containers open
-  int current = -1;       // index of the key being read, -1: unknown or none
-  bool in_ids = false;    // inside the array of the array key (depth 2)
+  int depth = 0;       // containers open
+  int current = -1;    // index of the key being read, -1: unknown or none
+  bool in_ids = false; // inside the array of the array key (depth 2)
   bool top_is_object = false;
 
   JsonValue* slot() { return depth == 1 && current >= 0 ? &p.values_[current] : nullptr; }
@@ -30,12 +31,11 @@ struct FlatSax {
         v.non_integer_in_array = true;
       return true;
     }
-    if (depth == 0)
-      return true; // a bare scalar line: reported as "not an object" by the caller
+    if (depth == 0) return true; // a bare scalar line: reported as "not an object" by the caller
     if (JsonValue* v = slot()) {
-      v->kind    = k;
+      v->kind = k;
       v->integer = i;
-      v->number  = d;
+      v->number = d;
     }
     return true;
   }
@@ -72,8 +72,7 @@ struct FlatSax {
   }
   bool start_array(std::size_t)
   {
-    if (in_ids && depth == 2)
-      p.values_[current].non_integer_in_array = true;
+    if (in_ids && depth == 2) p.values_[current].non_integer_in_array = true;
     if (JsonValue* v = slot()) {
       v->kind = JsonValue::Kind::kArray;
       if (p.keys_[current] == p.array_key_) {
@@ -87,31 +86,27 @@ struct FlatSax {
   bool end_array()
   {
     --depth;
-    if (depth == 1)
-      in_ids = false;
+    if (depth == 1) in_ids = false;
     return true;
   }
   bool key(std::string& k)
   {
-    if (depth != 1)
-      return true;
+    if (depth != 1) return true;
     current = -1;
     for (std::size_t i = 0; i < p.keys_.size(); ++i)
       if (p.keys_[i] == k) {
         current = static_cast<int>(i);
         return true;
       }
-    if (p.unknown_key_.empty())
-      p.unknown_key_ = k;
+    if (p.unknown_key_.empty()) p.unknown_key_ = k;
     return true;
   }
   bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception& ex)
   {
-    p.error_        = ex.what();
+    p.error_ = ex.what();
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column 7:
     // syntax error while parsing ...": keep the part after the position.
-    if (auto at = p.error_.find(": "); at != std::string::npos)
-      p.error_ = p.error_.substr(at + 2);
+    if (auto at = p.error_.find(": "); at != std::string::npos) p.error_ = p.error_.substr(at + 2);
     p.error_column_ = static_cast<int>(pos == 0 ? 1 : pos);
     return false;
   }
@@ -133,7 +128,7 @@ bool FlatJsonParser::parse(std::string_view line, std::vector<std::uint64_t>& ar
   FlatSax sax{*this, array};
   bool ok = nlohmann::json::sax_parse(line.begin(), line.end(), &sax);
   if (ok && !sax.top_is_object) {
-    error_        = "expected a JSON object";
+    error_ = "expected a JSON object";
     error_column_ = 1;
     return false;
   }
@@ -143,14 +138,22 @@ bool FlatJsonParser::parse(std::string_view line, std::vector<std::uint64_t>& ar
 const char* FlatJsonParser::kind_name(JsonValue::Kind k)
 {
   switch (k) {
-    case JsonValue::Kind::kMissing: return "nothing";
-    case JsonValue::Kind::kNull: return "null";
-    case JsonValue::Kind::kInteger: return "an integer";
-    case JsonValue::Kind::kFloat: return "a number";
-    case JsonValue::Kind::kString: return "a string";
-    case JsonValue::Kind::kBool: return "a boolean";
-    case JsonValue::Kind::kArray: return "an array";
-    case JsonValue::Kind::kObject: return "an object";
+  case JsonValue::Kind::kMissing:
+    return "nothing";
+  case JsonValue::Kind::kNull:
+    return "null";
+  case JsonValue::Kind::kInteger:
+    return "an integer";
+  case JsonValue::Kind::kFloat:
+    return "a number";
+  case JsonValue::Kind::kString:
+    return "a string";
+  case JsonValue::Kind::kBool:
+    return "a boolean";
+  case JsonValue::Kind::kArray:
+    return "an array";
+  case JsonValue::Kind::kObject:
+    return "an object";
   }
   return "?";
 }

@@ -7,22 +7,24 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// One top-level value of a flat JSON line.
 struct JsonValue {
   enum class Kind { kMissing, kNull, kInteger, kFloat, kString, kBool, kArray, kObject };
   Kind kind = Kind::kMissing;
-  std::int64_t integer = 0; ///< kInteger (also set, truncated, for kFloat)
-  double number = 0.0;      ///< kInteger and kFloat
-  bool negative_in_array = false; ///< kArray: an element was negative
+  std::int64_t integer = 0;          ///< kInteger (also set, truncated, for kFloat)
+  double number = 0.0;               ///< kInteger and kFloat
+  bool negative_in_array = false;    ///< kArray: an element was negative
   bool non_integer_in_array = false; ///< kArray: an element was not a whole number
   bool is_number() const { return kind == Kind::kInteger || kind == Kind::kFloat; }
 };
 
 /// Reads flat JSON objects whose keys are known in advance. One key may hold an array of
 /// non-negative integers, appended to a caller-owned vector (reused between lines).
-class FlatJsonParser {
+class FlatJsonParser
+{
 public:
   /// `keys`: the keys of interest; `array_key`: the one whose integer array is collected.
   FlatJsonParser(std::vector<std::string> keys, std::string array_key);

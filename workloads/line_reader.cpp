@@ -2,12 +2,12 @@
 
 #include <cstring>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 LineReader::LineReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")), buf_(1 << 20)
 {
-  if (!file_)
-    core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
+  if (!file_) core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
 }
 
 bool LineReader::fill()
@@ -18,12 +18,10 @@ bool LineReader::fill()
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == buf_.size())
-    buf_.resize(buf_.size() * 2);
+  if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
   std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_.get());
   if (got == 0) {
-    if (std::ferror(file_.get()))
-      core::fail(path_, static_cast<int>(line_no_), 0, "", "read error");
+    if (std::ferror(file_.get())) core::fail(path_, static_cast<int>(line_no_), 0, "", "read error");
     eof_ = true;
   }
   end_ += got;
@@ -38,8 +36,7 @@ bool LineReader::next(std::string_view& line)
     if (const void* nl = std::memchr(base + scanned, '\n', end_ - scanned)) {
       std::size_t pos = static_cast<const char*>(nl) - base;
       std::size_t len = pos - begin_;
-      if (len > 0 && base[begin_ + len - 1] == '\r')
-        --len;
+      if (len > 0 && base[begin_ + len - 1] == '\r') --len;
       line = std::string_view(base + begin_, len);
       begin_ = pos + 1;
       ++line_no_;
@@ -47,11 +44,9 @@ bool LineReader::next(std::string_view& line)
     }
     std::size_t offset = scanned - begin_;
     if (eof_ || !fill()) {
-      if (begin_ == end_)
-        return false;
+      if (begin_ == end_) return false;
       std::size_t len = end_ - begin_; // a last line without '\n'
-      if (buf_[begin_ + len - 1] == '\r')
-        --len;
+      if (buf_[begin_ + len - 1] == '\r') --len;
       line = std::string_view(buf_.data() + begin_, len);
       begin_ = end_;
       ++line_no_;
@@ -63,11 +58,9 @@ bool LineReader::next(std::string_view& line)
 
 void SkipLog::bad(core::Diagnostic d)
 {
-  if (!skip_bad_)
-    throw core::InputError(std::move(d));
+  if (!skip_bad_) throw core::InputError(std::move(d));
   ++count_;
-  if (messages_.size() < kKeep)
-    messages_.push_back(d.str());
+  if (messages_.size() < kKeep) messages_.push_back(d.str());
 }
 
 } // namespace xattn::workloads

@@ -10,11 +10,13 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// Buffered reader of a text file, one line at a time (no trailing '\n' or '\r'). Memory is one
 /// buffer, grown only to the longest line.
-class LineReader {
+class LineReader
+{
 public:
   /// Opens `path`; throws core::InputError ("cannot open file") when it cannot.
   explicit LineReader(const std::string& path);
@@ -38,7 +40,8 @@ private:
 };
 
 /// What an importer skipped under `--skip-bad`: a count and the first few diagnostics.
-class SkipLog {
+class SkipLog
+{
 public:
   explicit SkipLog(bool skip_bad) : skip_bad_(skip_bad) {}
   /// Throws `d` as an InputError unless skipping; then records it.

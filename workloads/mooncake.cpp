@@ -1,7 +1,9 @@
 #include "workloads/mooncake.hpp"
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 enum Key { kTimestamp, kInput, kOutput, kHashIds };
 } // namespace
 
@@ -15,13 +17,10 @@ bool MooncakeReader::next(Request& out)
 {
   std::string_view line;
   while (lines_.next(line)) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos)
-      continue;
-    if (read_line(line, out))
-      return true;
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (read_line(line, out)) return true;
   }
-  if (next_id_ == 0 && skips_.count() == 0)
-    core::fail(lines_.path(), 0, 0, "", "the trace holds no requests");
+  if (next_id_ == 0 && skips_.count() == 0) core::fail(lines_.path(), 0, 0, "", "the trace holds no requests");
   return false;
 }
 
@@ -29,42 +28,41 @@ bool MooncakeReader::next(Request& out)
 bool MooncakeReader::read_line(std::string_view line, Request& out)
 {
   const std::string& file = lines_.path();
-  const int line_no       = static_cast<int>(lines_.line_number());
+  const int line_no = static_cast<int>(lines_.line_number());
   auto bad = [&](int column, std::string key, std::string message) {
     skips_.bad({file, line_no, column, std::move(key), std::move(message)});
     return false;
   };
-  if (!parser_.parse(line, out.blocks))
-    return bad(parser_.error_column(), "", "invalid JSON: " + parser_.error());
+  if (!parser_.parse(line, out.blocks)) return bad(parser_.error_column(), "", "invalid JSON: " + parser_.error());
   const auto& v = parser_.values();
   static const char* const kNames[] = {"timestamp", "input_length", "output_length", "hash_ids"};
   for (int k = kTimestamp; k <= kOutput; ++k) {
-    if (v[k].kind == JsonValue::Kind::kMissing)
-      return bad(0, kNames[k], "missing field");
+    if (v[k].kind == JsonValue::Kind::kMissing) return bad(0, kNames[k], "missing field");
     if (!v[k].is_number() || v[k].number < 0 || (k != kTimestamp && v[k].kind != JsonValue::Kind::kInteger))
       return bad(0, kNames[k],
                  std::string("expected a non-negative ") + (k == kTimestamp ? "number (ms)" : "integer (tokens)") +
                      ", got " + FlatJsonParser::kind_name(v[k].kind));
   }
   if (v[kHashIds].kind != JsonValue::Kind::kArray)
-    return bad(0, "hash_ids", std::string("expected an array of block ids, got ") +
-                                  FlatJsonParser::kind_name(v[kHashIds].kind));
+    return bad(0, "hash_ids",
+               std::string("expected an array of block ids, got ") + FlatJsonParser::kind_name(v[kHashIds].kind));
   if (v[kHashIds].negative_in_array || v[kHashIds].non_integer_in_array)
     return bad(0, "hash_ids", "expected non-negative integer block ids");
   double ms = v[kTimestamp].number;
   if (ms < last_ms_)
     return bad(0, "timestamp",
-               "timestamps must not decrease (" + std::to_string(ms) + " ms after " + std::to_string(last_ms_) + " ms)");
-  last_ms_          = ms;
-  out.id            = next_id_++;
-  out.arrival       = core::Seconds(ms * 1e-3);
-  out.session       = out.id;
-  out.agent         = out.id;
-  out.parent_agent  = kNoAgent;
-  out.block_tokens  = kBlockTokens;
-  out.input_tokens  = v[kInput].integer;
+               "timestamps must not decrease (" + std::to_string(ms) + " ms after " + std::to_string(last_ms_) +
+                   " ms)");
+  last_ms_ = ms;
+  out.id = next_id_++;
+  out.arrival = core::Seconds(ms * 1e-3);
+  out.session = out.id;
+  out.agent = out.id;
+  out.parent_agent = kNoAgent;
+  out.block_tokens = kBlockTokens;
+  out.input_tokens = v[kInput].integer;
   out.output_tokens = v[kOutput].integer;
-  out.think         = core::Seconds(0.0);
+  out.think = core::Seconds(0.0);
   return true;
 }
 

@@ -6,12 +6,14 @@
 #include "workloads/line_reader.hpp"
 #include "workloads/request.hpp"
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// Streams a Mooncake trace. Each request is its own session and agent (the format has neither);
 /// hash ids are global and kept as they are. Blank lines are ignored. Errors (bad JSON, a missing
 /// or mistyped field, a negative id, a timestamp going backwards) name the file and line.
-class MooncakeReader : public RequestSource {
+class MooncakeReader : public RequestSource
+{
 public:
   static constexpr std::int64_t kBlockTokens = 512;
 

@@ -4,18 +4,23 @@
 #include <cassert>
 #include <cmath>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 std::uint64_t splitmix64(std::uint64_t& x)
 {
   std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z               = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z               = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 __extension__ typedef unsigned __int128 u128; // GCC and Clang: a 64x64 -> 128 bit multiply
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k)
+{
+  return (x << k) | (x >> (64 - k));
+}
 } // namespace
 
 Rng::Rng(std::uint64_t seed)
@@ -33,7 +38,7 @@ Rng Rng::derive(std::uint64_t seed, std::uint64_t stream)
 std::uint64_t Rng::next()
 {
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t      = s_[1] << 17;
+  const std::uint64_t t = s_[1] << 17;
   s_[2] ^= s_[0];
   s_[3] ^= s_[1];
   s_[1] ^= s_[2];
@@ -43,24 +48,30 @@ std::uint64_t Rng::next()
   return result;
 }
 
-double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform()
+{
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Rng::below(std::uint64_t n)
 {
   assert(n > 0 && "Rng::below needs a positive bound");
   u128 m = static_cast<u128>(next()) * n;
-  auto low            = static_cast<std::uint64_t>(m);
+  auto low = static_cast<std::uint64_t>(m);
   if (low < n) {
     const std::uint64_t threshold = (0 - n) % n;
     while (low < threshold) {
-      m   = static_cast<u128>(next()) * n;
+      m = static_cast<u128>(next()) * n;
       low = static_cast<std::uint64_t>(m);
     }
   }
   return static_cast<std::uint64_t>(m >> 64);
 }
 
-double Rng::exponential(double mean) { return -std::log1p(-uniform()) * mean; }
+double Rng::exponential(double mean)
+{
+  return -std::log1p(-uniform()) * mean;
+}
 
 double Rng::normal()
 {
@@ -72,7 +83,7 @@ double Rng::normal()
 double Rng::lognormal(double mean, double cv)
 {
   const double sigma2 = std::log1p(cv * cv);
-  const double mu     = std::log(mean) - sigma2 / 2;
+  const double mu = std::log(mean) - sigma2 / 2;
   return std::exp(mu + std::sqrt(sigma2) * normal());
 }
 
@@ -95,6 +106,9 @@ std::uint64_t ZipfSampler::operator()(Rng& rng) const
   return static_cast<std::uint64_t>(std::upper_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin());
 }
 
-double ZipfSampler::probability(std::uint64_t r) const { return r == 0 ? cdf_[0] : cdf_[r] - cdf_[r - 1]; }
+double ZipfSampler::probability(std::uint64_t r) const
+{
+  return r == 0 ? cdf_[0] : cdf_[r] - cdf_[r - 1];
+}
 
 } // namespace xattn::workloads

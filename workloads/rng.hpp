@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// xoshiro256** (Blackman & Vigna), seeded through splitmix64. Every derived draw below is
 /// computed from raw 64-bit outputs with fixed arithmetic.
-class Rng {
+class Rng
+{
 public:
   explicit Rng(std::uint64_t seed);
   /// A raw 64-bit draw.
@@ -33,7 +35,8 @@ private:
 
 /// Zipf(s) over ranks 0..n-1: P(rank r) ∝ 1 / (r+1)^s. Exact inverse-CDF table (n doubles) and a
 /// binary search per draw; memory is O(n), independent of how many draws are taken.
-class ZipfSampler {
+class ZipfSampler
+{
 public:
   ZipfSampler(std::uint64_t n, double s);
   std::uint64_t operator()(Rng& rng) const;

@@ -3,38 +3,55 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 using core::Check;
 using core::FieldKind;
 
 const core::Schema kSelection{
-    {.key = "mode", .kind = FieldKind::kChoice, .def = "topk", .meaning = "dense: every block; topk: DSA-style top-k",
+    {.key = "mode",
+     .kind = FieldKind::kChoice,
+     .def = "topk",
+     .meaning = "dense: every block; topk: DSA-style top-k",
      .choices = "topk|dense"},
-    {.key = "top_k_tokens", .kind = FieldKind::kInteger, .def = "2048", .meaning = "k: tokens kept per query",
+    {.key = "top_k_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "2048",
+     .meaning = "k: tokens kept per query",
      .check = Check::kPositive},
-    {.key = "recent_fraction", .kind = FieldKind::kQuantity, .def = "0.25",
+    {.key = "recent_fraction",
+     .kind = FieldKind::kQuantity,
+     .def = "0.25",
      .meaning = "share of selected blocks from the recent window"},
-    {.key = "recent_window_tokens", .kind = FieldKind::kInteger, .def = "4096",
-     .meaning = "the recent window at the end of the context, tokens", .check = Check::kPositive},
-    {.key = "hot_fraction", .kind = FieldKind::kQuantity, .def = "0.25", .meaning = "share of selected blocks from hot blocks"},
+    {.key = "recent_window_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "4096",
+     .meaning = "the recent window at the end of the context, tokens",
+     .check = Check::kPositive},
+    {.key = "hot_fraction",
+     .kind = FieldKind::kQuantity,
+     .def = "0.25",
+     .meaning = "share of selected blocks from hot blocks"},
 };
 } // namespace
 
-const core::Schema& selection_schema() { return kSelection; }
+const core::Schema& selection_schema()
+{
+  return kSelection;
+}
 
 SelectionConfig read_selection(core::Section& s)
 {
   SelectionConfig c;
-  c.sparse               = s.choice("mode") == "topk";
-  c.top_k_tokens         = s.integer("top_k_tokens");
-  c.recent_fraction      = s.number("recent_fraction");
+  c.sparse = s.choice("mode") == "topk";
+  c.top_k_tokens = s.integer("top_k_tokens");
+  c.recent_fraction = s.number("recent_fraction");
   c.recent_window_tokens = s.integer("recent_window_tokens");
-  c.hot_fraction         = s.number("hot_fraction");
-  if (c.recent_fraction > 1)
-    s.error("recent_fraction", "must lie in [0, 1]");
-  if (c.hot_fraction > 1)
-    s.error("hot_fraction", "must lie in [0, 1]");
+  c.hot_fraction = s.number("hot_fraction");
+  if (c.recent_fraction > 1) s.error("recent_fraction", "must lie in [0, 1]");
+  if (c.hot_fraction > 1) s.error("hot_fraction", "must lie in [0, 1]");
   if (c.recent_fraction + c.hot_fraction > 1.0 + 1e-12)
     s.error("hot_fraction", "recent_fraction + hot_fraction must not exceed 1");
   return c;
@@ -45,19 +62,17 @@ Selector::Selector(const SelectionConfig& config, std::span<const std::uint64_t>
     : cfg_(config), context_(context)
 {
   const std::int64_t bt = std::max<std::int64_t>(block_tokens, 1);
-  take_   = cfg_.sparse ? static_cast<std::size_t>((cfg_.top_k_tokens + bt - 1) / bt) : context.size();
-  take_   = std::min(take_, context.size());
+  take_ = cfg_.sparse ? static_cast<std::size_t>((cfg_.top_k_tokens + bt - 1) / bt) : context.size();
+  take_ = std::min(take_, context.size());
   window_ = std::min(context.size(), static_cast<std::size_t>((cfg_.recent_window_tokens + bt - 1) / bt));
   if (is_hot && take_ < context.size())
     for (std::size_t i = 0; i < context.size(); ++i)
-      if (is_hot(context[i]))
-        hot_positions_.push_back(static_cast<std::uint32_t>(i));
+      if (is_hot(context[i])) hot_positions_.push_back(static_cast<std::uint32_t>(i));
 }
 
 bool Selector::pick(std::uint64_t pos)
 {
-  if (std::find(chosen_.begin(), chosen_.end(), pos) != chosen_.end())
-    return false;
+  if (std::find(chosen_.begin(), chosen_.end(), pos) != chosen_.end()) return false;
   chosen_.push_back(static_cast<std::uint32_t>(pos));
   return true;
 }
@@ -71,7 +86,7 @@ void Selector::select(Rng& rng, std::vector<std::uint64_t>& out)
   }
   chosen_.clear();
   const auto n_recent = std::min(window_, static_cast<std::size_t>(std::llround(cfg_.recent_fraction * take_)));
-  const auto n_hot    = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
+  const auto n_hot = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
   const std::size_t first_recent = context_.size() - window_;
   // Draws without replacement by rejection: take_ is a handful of blocks, the pools are larger.
   // Each pool is used only while it still has an unchosen position.
@@ -91,8 +106,7 @@ void Selector::select(Rng& rng, std::vector<std::uint64_t>& out)
   draw(take_ - chosen_.size(), context_.size(), [](std::uint64_t i) { return i; });
   std::sort(chosen_.begin(), chosen_.end());
   for (std::uint32_t p : chosen_) // a block read twice into the context is attended once
-    if (std::find(out.begin(), out.end(), context_[p]) == out.end())
-      out.push_back(context_[p]);
+    if (std::find(out.begin(), out.end(), context_[p]) == out.end()) out.push_back(context_[p]);
 }
 
 std::size_t holders_touched(std::span<const std::uint64_t> blocks, const Corpus& corpus, const Placement& placement)
@@ -101,8 +115,7 @@ std::size_t holders_touched(std::span<const std::uint64_t> blocks, const Corpus&
   for (std::uint64_t b : blocks)
     if (auto c = corpus.find(b)) {
       const int h = placement.primary(*c);
-      if (std::find(seen.begin(), seen.end(), h) == seen.end())
-        seen.push_back(h);
+      if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
     }
   return seen.size();
 }

@@ -12,21 +12,23 @@
 #include <span>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 struct SelectionConfig {
-  bool sparse = true;                      ///< false: dense, every context block
-  std::int64_t top_k_tokens = 2048;        ///< k: tokens the indexer keeps per query
-  double recent_fraction = 0.25;           ///< share of selected blocks from the recent window
+  bool sparse = true;                       ///< false: dense, every context block
+  std::int64_t top_k_tokens = 2048;         ///< k: tokens the indexer keeps per query
+  double recent_fraction = 0.25;            ///< share of selected blocks from the recent window
   std::int64_t recent_window_tokens = 4096; ///< the recent window, tokens at the end of the context
-  double hot_fraction = 0.25;              ///< share of selected blocks from hot blocks
+  double hot_fraction = 0.25;               ///< share of selected blocks from hot blocks
 };
 
 const core::Schema& selection_schema();
 SelectionConfig read_selection(core::Section& s);
 
 /// Selection for one request: prepare once (O(context)), then draw per step in O(selected).
-class Selector {
+class Selector
+{
 public:
   /// `is_hot` tells hot blocks (may be empty: no block is hot).
   Selector(const SelectionConfig& config, std::span<const std::uint64_t> context, std::int64_t block_tokens,

@@ -69,11 +69,13 @@ TEST_CASE("workloads: claude-code importer rejects malformed entries naming file
   const std::string ok = R"({"t": 0, "type": "n", "in": 64, "out": 1, "hash_ids": [1]})";
   CHECK_THAT(err("[" + ok + R"(, {"t": 1, "type": "n", "in": 64, "out": 1, "hash_ids": [1, "x"]}])"),
              Contains("s.json: error: requests[1].hash_ids[1]: expected a block id"));
-  CHECK_THAT(err("[" + ok + R"(, {"t": 1, "type": "subagent", "requests": [{"t": 0, "type": "n", "in": 1, "hash_ids": []}]}])"),
+  CHECK_THAT(err("[" + ok +
+                 R"(, {"t": 1, "type": "subagent", "requests": [{"t": 0, "type": "n", "in": 1, "hash_ids": []}]}])"),
              Contains("s.json: error: requests[1].requests[0].out: missing field"));
   CHECK_THAT(err("[" + ok + R"(, {"type": "n", "in": 64, "out": 1, "hash_ids": [1]}])"),
              Contains("requests[1].t: missing field"));
-  CHECK_THAT(err("[" + ok + R"(, {"t": 2, "type": "x"}])"), Contains("requests[1].type: expected \"n\" or \"subagent\""));
+  CHECK_THAT(err("[" + ok + R"(, {"t": 2, "type": "x"}])"),
+             Contains("requests[1].type: expected \"n\" or \"subagent\""));
   CHECK_THAT(err("[" + ok + R"(, {"t": 2, "type": "subagent"}])"), Contains("requests[1].requests: a sub-agent needs"));
   CHECK_THAT(err("[]"), Contains("s.json: error: requests: the session holds no requests"));
   CHECK_THAT(err("[" + ok + ",\n  {\"t\": 1,,}]"), Contains("s.json:2:") && Contains("invalid JSON"));
@@ -81,7 +83,8 @@ TEST_CASE("workloads: claude-code importer rejects malformed entries naming file
         "read 2 skipped 1");
 }
 
-namespace {
+namespace
+{
 struct HandCount {
   const char* file;
   std::size_t requests, top_calls, subagents;
@@ -118,8 +121,7 @@ TEST_CASE("workloads: claude-code sessions import with every request and sub-age
       top += !rs[i].is_subagent();
       in += rs[i].input_tokens;
       out += rs[i].output_tokens;
-      if (i > 0)
-        CHECK(rs[i - 1].arrival <= rs[i].arrival);
+      if (i > 0) CHECK(rs[i - 1].arrival <= rs[i].arrival);
       if (rs[i].agent == (7ULL << 32) + 1) {
         ++first_sub;
         first_sub_min = std::min(first_sub_min, rs[i].arrival.value());
@@ -190,7 +192,8 @@ TEST_CASE("workloads: xattn trace reader rejects malformed lines with file, line
     return std::string("no error");
   };
   const std::string h = "{\"xattn_trace\": 1}\n";
-  const std::string r0 = R"({"id":0,"t":0,"session":0,"agent":0,"parent":null,"block_tokens":64,"blocks":[1],"in":64,"out":1})";
+  const std::string r0 =
+      R"({"id":0,"t":0,"session":0,"agent":0,"parent":null,"block_tokens":64,"blocks":[1],"in":64,"out":1})";
   CHECK(err(h + r0) == "no error");
   CHECK_THAT(err(r0), Contains("x.jsonl:1: error: xattn_trace: not an xattn trace"));
   CHECK_THAT(err("{\"xattn_trace\": 2}\n" + r0), Contains("x.jsonl:1: error: xattn_trace: unsupported version 2"));

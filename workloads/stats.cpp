@@ -7,20 +7,20 @@
 #include <cmath>
 #include <cstdio>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 int bucket_of(std::int64_t v)
 {
-  if (v < 128)
-    return static_cast<int>(std::max<std::int64_t>(v, 0));
+  if (v < 128) return static_cast<int>(std::max<std::int64_t>(v, 0));
   const int e = std::bit_width(static_cast<std::uint64_t>(v)) - 1; // >= 7
   return 128 + (e - 7) * 64 + static_cast<int>((v >> (e - 6)) & 63);
 }
 
 std::int64_t lower_edge(int b)
 {
-  if (b < 128)
-    return b;
+  if (b < 128) return b;
   const int e = (b - 128) / 64 + 7;
   return (std::int64_t{1} << e) + (static_cast<std::int64_t>((b - 128) % 64) << (e - 6));
 }
@@ -59,14 +59,12 @@ void LengthHistogram::add(std::int64_t v)
 
 std::int64_t LengthHistogram::quantile(double q) const
 {
-  if (count_ == 0)
-    return 0;
+  if (count_ == 0) return 0;
   const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
   std::uint64_t seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += buckets_[b];
-    if (seen >= std::max<std::uint64_t>(rank, 1))
-      return std::min(lower_edge(b), max_);
+    if (seen >= std::max<std::uint64_t>(rank, 1)) return std::min(lower_edge(b), max_);
   }
   return max_;
 }
@@ -74,14 +72,12 @@ std::int64_t LengthHistogram::quantile(double q) const
 void TraceStats::add(const Request& r)
 {
   const double t = r.arrival.value();
-  if (requests_ == 0)
-    first_s_ = t;
+  if (requests_ == 0) first_s_ = t;
   last_s_ = t;
   ++requests_;
   in_.add(r.input_tokens);
   out_.add(r.output_tokens);
-  if (block_tokens_ == 0 && !r.blocks.empty())
-    block_tokens_ = r.block_tokens;
+  if (block_tokens_ == 0 && !r.blocks.empty()) block_tokens_ = r.block_tokens;
   refs_ += r.blocks.size();
   for (std::uint64_t b : r.blocks) {
     BlockCount& c = blocks_[b];
@@ -93,11 +89,9 @@ void TraceStats::add(const Request& r)
   }
   sessions_.try_emplace(r.session, 0);
   auto [agent, fresh] = agents_.try_emplace(r.agent, Agent{r.parent_agent});
-  if (!r.is_subagent())
-    return;
+  if (!r.is_subagent()) return;
   ++subagent_requests_;
-  if (!fresh)
-    return;
+  if (!fresh) return;
   // A sub-agent's first request: compare with its nearest earlier siblings' first requests.
   Parent& p = parents_[r.parent_agent];
   ++p.children;
@@ -108,23 +102,22 @@ void TraceStats::add(const Request& r)
     overlap_sum_ += jaccard(scratch_, sibling);
     ++overlap_pairs_;
   }
-  if (p.recent_first.size() == 8)
-    p.recent_first.erase(p.recent_first.begin());
+  if (p.recent_first.size() == 8) p.recent_first.erase(p.recent_first.begin());
   p.recent_first.push_back(scratch_);
 }
 
 StatsReport TraceStats::report() const
 {
   StatsReport s;
-  s.requests        = requests_;
-  s.duration_s      = last_s_ - first_s_;
-  s.rate_per_s      = s.duration_s > 0 ? static_cast<double>(requests_) / s.duration_s : 0.0;
-  s.input_tokens    = summarize(in_);
-  s.output_tokens   = summarize(out_);
-  s.block_tokens    = block_tokens_;
-  s.block_refs      = refs_;
+  s.requests = requests_;
+  s.duration_s = last_s_ - first_s_;
+  s.rate_per_s = s.duration_s > 0 ? static_cast<double>(requests_) / s.duration_s : 0.0;
+  s.input_tokens = summarize(in_);
+  s.output_tokens = summarize(out_);
+  s.block_tokens = block_tokens_;
+  s.block_refs = refs_;
   s.distinct_blocks = blocks_.size();
-  s.reuse_ratio     = refs_ ? 1.0 - static_cast<double>(blocks_.size()) / static_cast<double>(refs_) : 0.0;
+  s.reuse_ratio = refs_ ? 1.0 - static_cast<double>(blocks_.size()) / static_cast<double>(refs_) : 0.0;
 
   // Rank-frequency: sorted counts (the order of equal counts does not matter to the fit).
   std::vector<std::uint64_t> counts;
@@ -140,7 +133,7 @@ StatsReport TraceStats::report() const
     std::uint64_t top_refs = 0;
     for (std::size_t i = 0; i < top; ++i)
       top_refs += counts[i];
-    s.top1pct_share   = static_cast<double>(top_refs) / static_cast<double>(refs_);
+    s.top1pct_share = static_cast<double>(top_refs) / static_cast<double>(refs_);
     s.top_block_share = static_cast<double>(top_requests) / static_cast<double>(requests_);
     // Least squares of log(count) on log(rank) over ranks whose count is large enough that its
     // sampling noise stays small (>= 20 references).
@@ -153,18 +146,17 @@ StatsReport TraceStats::report() const
       sxx += x * x;
       sxy += x * y;
     }
-    if (n >= 3)
-      s.zipf_s = -(n * sxy - sx * sy) / (n * sxx - sx * sx);
+    if (n >= 3) s.zipf_s = -(n * sxy - sx * sy) / (n * sxx - sx * sx);
   }
   s.sessions = sessions_.size();
-  s.agents   = agents_.size();
+  s.agents = agents_.size();
   for (const auto& [id, a] : agents_)
     s.subagents += a.parent != kNoAgent;
-  s.subagent_requests      = subagent_requests_;
+  s.subagent_requests = subagent_requests_;
   s.parents_with_subagents = parents_.size();
   for (const auto& [id, p] : parents_)
     s.max_siblings = std::max(s.max_siblings, p.children);
-  s.sibling_pairs   = overlap_pairs_;
+  s.sibling_pairs = overlap_pairs_;
   s.sibling_overlap = overlap_pairs_ ? overlap_sum_ / static_cast<double>(overlap_pairs_) : 0.0;
   return s;
 }

@@ -10,11 +10,13 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// Histogram of non-negative integers in constant memory: exact below 128, then 64 buckets per
 /// power of two (quantiles within 1.6%). Mean and max are exact.
-class LengthHistogram {
+class LengthHistogram
+{
 public:
   void add(std::int64_t v);
   std::uint64_t count() const { return count_; }
@@ -39,16 +41,16 @@ struct LengthSummary {
 
 struct StatsReport {
   std::uint64_t requests = 0;
-  double duration_s = 0;      ///< last arrival - first arrival, s
-  double rate_per_s = 0;      ///< requests / duration, 1/s (0 when duration is 0)
+  double duration_s = 0; ///< last arrival - first arrival, s
+  double rate_per_s = 0; ///< requests / duration, 1/s (0 when duration is 0)
   LengthSummary input_tokens, output_tokens;
-  std::int64_t block_tokens = 0;  ///< of the first request with blocks (0: none)
-  std::uint64_t block_refs = 0;   ///< block ids over all requests
+  std::int64_t block_tokens = 0; ///< of the first request with blocks (0: none)
+  std::uint64_t block_refs = 0;  ///< block ids over all requests
   std::uint64_t distinct_blocks = 0;
-  double reuse_ratio = 0;         ///< share of block references to a block already seen
-  double zipf_s = 0;              ///< popularity skew: -slope of log(count) vs log(rank), ranks with count >= 20
-  double top1pct_share = 0;       ///< share of references going to the most popular 1% of blocks
-  double top_block_share = 0;     ///< share of requests that hold the most popular block
+  double reuse_ratio = 0;     ///< share of block references to a block already seen
+  double zipf_s = 0;          ///< popularity skew: -slope of log(count) vs log(rank), ranks with count >= 20
+  double top1pct_share = 0;   ///< share of references going to the most popular 1% of blocks
+  double top_block_share = 0; ///< share of requests that hold the most popular block
   std::uint64_t sessions = 0, agents = 0, subagents = 0;
   std::uint64_t subagent_requests = 0;
   std::uint64_t parents_with_subagents = 0;
@@ -57,7 +59,8 @@ struct StatsReport {
   std::uint64_t sibling_pairs = 0; ///< pairs averaged (nearest 8 earlier siblings of each)
 };
 
-class TraceStats {
+class TraceStats
+{
 public:
   void add(const Request& r);
   StatsReport report() const;

@@ -9,9 +9,13 @@
 #include <unistd.h>
 #include <vector>
 
-namespace xattn::workloads::testing {
+namespace xattn::workloads::testing
+{
 
-inline std::string fixture(const std::string& name) { return std::string(XATTN_SOURCE_DIR) + "/workloads/testdata/" + name; }
+inline std::string fixture(const std::string& name)
+{
+  return std::string(XATTN_SOURCE_DIR) + "/workloads/testdata/" + name;
+}
 
 /// A path under the shared traces folder, or "" when the folder is absent (tests then skip).
 inline std::string shared_trace(const std::string& relative)
@@ -42,7 +46,8 @@ inline std::vector<Request> drain(RequestSource& src)
 
 } // namespace xattn::workloads::testing
 
-namespace xattn::workloads::testing {
+namespace xattn::workloads::testing
+{
 /// A whole file's text.
 inline std::string drain_text(const std::string& path)
 {

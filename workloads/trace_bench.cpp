@@ -13,7 +13,8 @@
 
 using namespace xattn::workloads;
 
-namespace {
+namespace
+{
 long peak_rss_kib()
 {
   rusage u{};
@@ -34,16 +35,17 @@ int import_bench(const std::string& path, TraceFormat format, int repeat)
     }
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("import %s: %llu requests, %llu block refs in %.3f s: %.3g requests/s, %.3g block refs/s, peak RSS %ld KiB\n",
-              path.c_str(), static_cast<unsigned long long>(requests), static_cast<unsigned long long>(refs), s,
-              requests / s, refs / s, peak_rss_kib());
+  std::printf(
+      "import %s: %llu requests, %llu block refs in %.3f s: %.3g requests/s, %.3g block refs/s, peak RSS %ld KiB\n",
+      path.c_str(), static_cast<unsigned long long>(requests), static_cast<unsigned long long>(refs), s, requests / s,
+      refs / s, peak_rss_kib());
   return 0;
 }
 
 int generate_bench(std::uint64_t n, const char* config)
 {
   GeneratorConfig c = config ? load_generator(config) : GeneratorConfig{};
-  c.requests        = n;
+  c.requests = n;
   AgenticGenerator g(c);
   Request r;
   std::uint64_t i = 0, refs = 0, next_report = 1000;
@@ -68,7 +70,7 @@ int main(int argc, char** argv)
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "import" && argc >= 3) {
       TraceFormat f = guess_format(argv[2]);
-      int repeat    = 1;
+      int repeat = 1;
       for (int i = 3; i + 1 < argc; i += 2) {
         if (std::string(argv[i]) == "--format")
           f = parse_format(argv[i + 1]).value_or(f);

@@ -7,54 +7,62 @@
 
 #include <filesystem>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 std::string_view format_name(TraceFormat f)
 {
   switch (f) {
-    case TraceFormat::kXattn: return "xattn";
-    case TraceFormat::kMooncake: return "mooncake";
-    case TraceFormat::kClaudeCode: return "claude-code";
-    case TraceFormat::kAzure: return "azure";
+  case TraceFormat::kXattn:
+    return "xattn";
+  case TraceFormat::kMooncake:
+    return "mooncake";
+  case TraceFormat::kClaudeCode:
+    return "claude-code";
+  case TraceFormat::kAzure:
+    return "azure";
   }
   return "?";
 }
 
-std::string_view format_names() { return "mooncake|claude-code|azure|xattn"; }
+std::string_view format_names()
+{
+  return "mooncake|claude-code|azure|xattn";
+}
 
 std::optional<TraceFormat> parse_format(std::string_view name)
 {
   for (TraceFormat f : {TraceFormat::kXattn, TraceFormat::kMooncake, TraceFormat::kClaudeCode, TraceFormat::kAzure})
-    if (format_name(f) == name)
-      return f;
+    if (format_name(f) == name) return f;
   return std::nullopt;
 }
 
 TraceFormat guess_format(const std::string& path)
 {
   const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".csv")
-    return TraceFormat::kAzure;
-  if (ext == ".json")
-    return TraceFormat::kClaudeCode;
+  if (ext == ".csv") return TraceFormat::kAzure;
+  if (ext == ".json") return TraceFormat::kClaudeCode;
   if (ext == ".jsonl") {
     LineReader lines(path);
     std::string_view first;
-    if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos)
-      return TraceFormat::kXattn;
+    if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
     return TraceFormat::kMooncake;
   }
-  core::fail(path, 0, 0, "", "cannot tell the trace format from the name: give --format " +
-                                 std::string(format_names()));
+  core::fail(path, 0, 0, "",
+             "cannot tell the trace format from the name: give --format " + std::string(format_names()));
 }
 
 std::unique_ptr<RequestSource> open_trace(const std::string& path, TraceFormat format, ImportOptions options)
 {
   switch (format) {
-    case TraceFormat::kXattn: return std::make_unique<XattnTraceReader>(path);
-    case TraceFormat::kMooncake: return std::make_unique<MooncakeReader>(path, options);
-    case TraceFormat::kClaudeCode: return std::make_unique<ClaudeCodeReader>(path, options);
-    case TraceFormat::kAzure: return std::make_unique<AzureReader>(path, options);
+  case TraceFormat::kXattn:
+    return std::make_unique<XattnTraceReader>(path);
+  case TraceFormat::kMooncake:
+    return std::make_unique<MooncakeReader>(path, options);
+  case TraceFormat::kClaudeCode:
+    return std::make_unique<ClaudeCodeReader>(path, options);
+  case TraceFormat::kAzure:
+    return std::make_unique<AzureReader>(path, options);
   }
   core::fail(path, 0, 0, "", "unknown trace format");
 }

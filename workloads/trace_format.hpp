@@ -8,7 +8,8 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 enum class TraceFormat { kXattn, kMooncake, kClaudeCode, kAzure };
 

@@ -6,11 +6,13 @@
 #include <cstring>
 #include <unistd.h>
 
-namespace xattn::workloads {
-namespace {
+namespace xattn::workloads
+{
+namespace
+{
 enum Key { kId, kT, kSession, kAgent, kParent, kBlockTokens, kBlocks, kIn, kOut, kThink, kKeys };
-const char* const kNames[kKeys] = {"id", "t", "session", "agent", "parent", "block_tokens", "blocks", "in", "out",
-                                   "think"};
+const char* const kNames[kKeys] = {"id",           "t",      "session", "agent", "parent",
+                                   "block_tokens", "blocks", "in",      "out",   "think"};
 
 void append_number(std::string& out, std::uint64_t v)
 {
@@ -27,8 +29,7 @@ void append_number(std::string& out, double v)
 }
 } // namespace
 
-XattnTraceReader::XattnTraceReader(const std::string& path)
-    : lines_(path), parser_({kNames, kNames + kKeys}, "blocks")
+XattnTraceReader::XattnTraceReader(const std::string& path) : lines_(path), parser_({kNames, kNames + kKeys}, "blocks")
 {
   read_header();
 }
@@ -37,8 +38,7 @@ void XattnTraceReader::read_header()
 {
   std::string_view line;
   const std::string& file = lines_.path();
-  if (!lines_.next(line))
-    core::fail(file, 0, 0, "", "empty file: expected the header line {\"xattn_trace\": 1}");
+  if (!lines_.next(line)) core::fail(file, 0, 0, "", "empty file: expected the header line {\"xattn_trace\": 1}");
   nlohmann::json h;
   try {
     h = nlohmann::json::parse(line.begin(), line.end());
@@ -63,8 +63,7 @@ bool XattnTraceReader::next(Request& out)
   std::string_view line;
   const std::string& file = lines_.path();
   while (lines_.next(line)) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos)
-      continue;
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const int n = static_cast<int>(lines_.line_number());
     if (!parser_.parse(line, out.blocks))
       core::fail(file, n, parser_.error_column(), "", "invalid JSON: " + parser_.error());
@@ -72,36 +71,32 @@ bool XattnTraceReader::next(Request& out)
       core::fail(file, n, 0, parser_.unknown_key(), "unknown key in a version 1 request");
     const auto& v = parser_.values();
     auto need_int = [&](int k, bool optional) -> std::int64_t {
-      if (v[k].kind == JsonValue::Kind::kMissing && optional)
-        return 0;
-      if (v[k].kind == JsonValue::Kind::kMissing)
-        core::fail(file, n, 0, kNames[k], "missing field");
+      if (v[k].kind == JsonValue::Kind::kMissing && optional) return 0;
+      if (v[k].kind == JsonValue::Kind::kMissing) core::fail(file, n, 0, kNames[k], "missing field");
       if (v[k].kind != JsonValue::Kind::kInteger || v[k].integer < 0)
         core::fail(file, n, 0, kNames[k],
                    std::string("expected a non-negative integer, got ") + FlatJsonParser::kind_name(v[k].kind));
       return v[k].integer;
     };
     auto need_seconds = [&](int k, bool optional) -> double {
-      if (v[k].kind == JsonValue::Kind::kMissing && optional)
-        return 0.0;
-      if (v[k].kind == JsonValue::Kind::kMissing)
-        core::fail(file, n, 0, kNames[k], "missing field");
+      if (v[k].kind == JsonValue::Kind::kMissing && optional) return 0.0;
+      if (v[k].kind == JsonValue::Kind::kMissing) core::fail(file, n, 0, kNames[k], "missing field");
       if (!v[k].is_number() || !(v[k].number >= 0))
         core::fail(file, n, 0, kNames[k],
-                   std::string("expected a non-negative number of seconds, got ") + FlatJsonParser::kind_name(v[k].kind));
+                   std::string("expected a non-negative number of seconds, got ") +
+                       FlatJsonParser::kind_name(v[k].kind));
       return v[k].number;
     };
     std::int64_t id = need_int(kId, false);
     if (static_cast<std::uint64_t>(id) != next_id_)
       core::fail(file, n, 0, "id", "expected id " + std::to_string(next_id_) + ", got " + std::to_string(id));
     double t = need_seconds(kT, false);
-    if (t < last_t_)
-      core::fail(file, n, 0, "t", "arrival times must not decrease");
-    out.id      = next_id_++;
-    last_t_     = t;
+    if (t < last_t_) core::fail(file, n, 0, "t", "arrival times must not decrease");
+    out.id = next_id_++;
+    last_t_ = t;
     out.arrival = core::Seconds(t);
     out.session = static_cast<std::uint64_t>(need_int(kSession, false));
-    out.agent   = static_cast<std::uint64_t>(need_int(kAgent, false));
+    out.agent = static_cast<std::uint64_t>(need_int(kAgent, false));
     if (v[kParent].kind == JsonValue::Kind::kMissing || v[kParent].kind == JsonValue::Kind::kNull)
       out.parent_agent = kNoAgent;
     else
@@ -114,13 +109,12 @@ bool XattnTraceReader::next(Request& out)
       core::fail(file, n, 0, "blocks", "expected non-negative integer block ids");
     if (!out.blocks.empty() && out.block_tokens == 0)
       core::fail(file, n, 0, "block_tokens", "must be positive when blocks are given");
-    out.input_tokens  = need_int(kIn, false);
+    out.input_tokens = need_int(kIn, false);
     out.output_tokens = need_int(kOut, false);
-    out.think         = core::Seconds(need_seconds(kThink, true));
+    out.think = core::Seconds(need_seconds(kThink, true));
     return true;
   }
-  if (next_id_ == 0)
-    core::fail(file, 0, 0, "", "the trace holds no requests");
+  if (next_id_ == 0) core::fail(file, 0, 0, "", "the trace holds no requests");
   return false;
 }
 
@@ -143,8 +137,7 @@ void append_request_json(const Request& r, std::string& out)
   append_number(out, static_cast<std::uint64_t>(r.block_tokens));
   out += ",\"blocks\":[";
   for (std::size_t i = 0; i < r.blocks.size(); ++i) {
-    if (i)
-      out += ',';
+    if (i) out += ',';
     append_number(out, r.blocks[i]);
   }
   out += "],\"in\":";
@@ -160,8 +153,7 @@ XattnTraceWriter::XattnTraceWriter(std::filesystem::path path, const std::string
     : path_(std::move(path)), tmp_(path_.string() + ".tmp-" + std::to_string(::getpid()))
 {
   file_.reset(std::fopen(tmp_.c_str(), "wb"));
-  if (!file_)
-    core::fail(path_.string(), 0, 0, "", std::string("cannot write: ") + std::strerror(errno));
+  if (!file_) core::fail(path_.string(), 0, 0, "", std::string("cannot write: ") + std::strerror(errno));
   nlohmann::json h{{"xattn_trace", kTraceVersion}, {"source", source}};
   line_ = h.dump() + "\n";
   std::fwrite(line_.data(), 1, line_.size(), file_.get());
@@ -193,8 +185,7 @@ void XattnTraceWriter::commit()
   file_.reset();
   std::error_code ec;
   std::filesystem::rename(tmp_, path_, ec);
-  if (ec)
-    core::fail(path_.string(), 0, 0, "", "cannot move the finished trace into place: " + ec.message());
+  if (ec) core::fail(path_.string(), 0, 0, "", "cannot move the finished trace into place: " + ec.message());
   committed_ = true;
 }
 

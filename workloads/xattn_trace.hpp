@@ -11,14 +11,16 @@
 #include <memory>
 #include <string>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 inline constexpr int kTraceVersion = 1;
 
 /// Streams an xattn trace. Strict: the header must come first and name version 1, every request
 /// line must carry every required key and no unknown key, ids must count up from 0 and arrivals
 /// must not decrease. Errors name the file, line and key.
-class XattnTraceReader : public RequestSource {
+class XattnTraceReader : public RequestSource
+{
 public:
   explicit XattnTraceReader(const std::string& path);
   bool next(Request& out) override;
@@ -36,7 +38,8 @@ private:
 
 /// Writes an xattn trace atomically: lines go to "<path>.tmp-<pid>", commit() renames it onto
 /// `path`; a writer destroyed without commit() removes the temporary file, leaving `path` as it was.
-class XattnTraceWriter {
+class XattnTraceWriter
+{
 public:
   /// `source` is a free text recorded in the header (the file or generator it came from).
   XattnTraceWriter(std::filesystem::path path, const std::string& source);

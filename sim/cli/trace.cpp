@@ -10,24 +10,23 @@
 #include <memory>
 #include <string>
 
-namespace xattn::cli {
-namespace {
+namespace xattn::cli
+{
+namespace
+{
 using namespace xattn::workloads;
 
 TraceFormat format_or_guess(const std::string& name, const std::string& path)
 {
-  if (name.empty())
-    return guess_format(path);
-  if (auto f = parse_format(name))
-    return *f;
-  core::fail("command line", 0, 0, "--format", "unknown format '" + name + "' (expected " +
-                                                  std::string(format_names()) + ")");
+  if (name.empty()) return guess_format(path);
+  if (auto f = parse_format(name)) return *f;
+  core::fail("command line", 0, 0, "--format",
+             "unknown format '" + name + "' (expected " + std::string(format_names()) + ")");
 }
 
 void report_skips(const RequestSource& src)
 {
-  if (src.skipped() == 0)
-    return;
+  if (src.skipped() == 0) return;
   std::cerr << "skipped " << src.skipped() << " unreadable entr" << (src.skipped() == 1 ? "y" : "ies") << ":\n";
   for (const std::string& m : src.skip_messages())
     std::cerr << "  " << m << "\n";
@@ -98,8 +97,7 @@ void add_trace(CLI::App& app, Action& action)
     if (o->file.empty() || o->out.empty())
       core::fail("command line", 0, 0, "", "trace generate needs CONFIG.yaml and --out OUT.jsonl");
     GeneratorConfig c = load_generator(o->file);
-    if (o->requests > 0)
-      c.requests = o->requests;
+    if (o->requests > 0) c.requests = o->requests;
     AgenticGenerator gen(c);
     XattnTraceWriter out(o->out, "generator:" + o->file + " seed " + std::to_string(c.seed));
     Request r;
