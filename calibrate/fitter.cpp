@@ -257,7 +257,11 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
     if (f.line && !f.line->breakpoints.empty()) {
       YAML::Node bps;
       for (double b : f.line->breakpoints)
-        bps.push_back(fixed6(std::round(b), "B"));
+        {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.0fB", std::round(b));
+        bps.push_back(std::string(buf));
+      }
       n["breakpoints"] = bps;
     }
     if (!f.sets.empty()) {

@@ -16,6 +16,7 @@ int main(int argc, char** argv)
   xattn::cli::add_describe(app, action);
   xattn::cli::add_trace(app, action);
   xattn::cli::add_topo(app, action);
+  xattn::cli::add_calibrate(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,112 @@
+// `xattn calibrate fit MEASUREMENTS... --out PROFILE.yaml`: reads probe or tool outputs, fits the
+// cost model's constants, writes a profile that extends a base for what was not measured
+// (DESIGN.md §5). A thin layer over calibrate/fitter.hpp.
+#include "calibrate/fitter.hpp"
+#include "calibrate/importers.hpp"
+#include "calibrate/profile.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace xattn::cli {
+namespace {
+struct CalibrateOptions {
+  std::vector<std::string> inputs;
+  std::string out;
+  std::string base = std::string(calibrate::kDefaultProfile);
+  std::string name;
+  std::string format = "auto";
+  std::string fabric;
+  std::string inter_node = "ib-same-leaf";
+  int max_segments       = 4;
+};
+
+int run_fit(const CalibrateOptions& o)
+{
+  calibrate::ImportOptions imp;
+  imp.format = *calibrate::parse_format(o.format);
+  if (!o.fabric.empty())
+    imp.fabric = core::parse_fabric(o.fabric);
+  imp.inter_node_fabric = *core::parse_fabric(o.inter_node);
+  calibrate::FitOptions fit;
+  fit.piecewise.max_segments = o.max_segments;
+
+  std::vector<calibrate::FittedSeries> fits;
+  std::string sources;
+  for (const std::string& in : o.inputs) {
+    calibrate::Measurements m = calibrate::import_file(in, imp);
+    for (const std::string& note : m.notes)
+      std::cerr << in << ": note: " << note << "\n";
+    for (calibrate::FittedSeries& f : calibrate::fit_measurements(m, fit))
+      fits.push_back(std::move(f));
+    sources += (sources.empty() ? "" : ", ") + in + " (" + m.format + ")";
+  }
+  // Keys set by series of different files must not collide either.
+  for (std::size_t i = 0; i < fits.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      for (const auto& a : fits[i].sets)
+        for (const auto& b : fits[j].sets)
+          if (a.first == b.first)
+            core::fail("command line", 0, 0, "MEASUREMENTS",
+                       "series '" + fits[i].name + "' and '" + fits[j].name + "' both set " + a.first);
+
+  std::string name = o.name.empty() ? std::filesystem::path(o.out).stem().string() : o.name;
+  std::string text = calibrate::render_profile(fits, {name, o.base, "fitted by xattn calibrate fit from " + sources});
+  // Check what we are about to write reads back (and that the base resolves) before touching --out.
+  std::filesystem::path tmp = o.out + ".check.yaml";
+  calibrate::write_atomically(tmp, text);
+  try {
+    (void)calibrate::load_profile(tmp.string());
+  } catch (...) {
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  std::filesystem::remove(tmp);
+  calibrate::write_atomically(o.out, text);
+
+  for (const calibrate::FittedSeries& f : fits) {
+    std::fprintf(stdout, "%-32s %-14s n=%-4zu R2=%.4f MAPE=%.2f%% max=%.2f%% LOO-MAPE=%.2f%%  %s\n", f.name.c_str(),
+                 std::string(calibrate::to_string(f.measured)).c_str(), f.quality.points, f.quality.r2,
+                 100 * f.quality.mape, 100 * f.quality.max_error, 100 * f.quality.loo_mape, f.model.c_str());
+    for (const auto& [key, value] : f.sets)
+      std::fprintf(stdout, "    %s = %s\n", key.c_str(), value.c_str());
+    for (const std::string& note : f.notes)
+      std::fprintf(stdout, "    note: %s\n", note.c_str());
+  }
+  std::fprintf(stdout, "wrote %s\n", o.out.c_str());
+  return 0;
+}
+} // namespace
+
+void add_calibrate(CLI::App& app, Action& action)
+{
+  auto o    = std::make_shared<CalibrateOptions>();
+  auto* cal = app.add_subcommand("calibrate", "Fit calibration profiles from measurements");
+  cal->require_subcommand(1);
+  auto* fit = cal->add_subcommand("fit", "Fit a calibration profile from probe or tool outputs");
+  fit->add_option("MEASUREMENTS", o->inputs,
+                  "xattn_probe JSON, nccl-tests -J JSON, nvbandwidth -j JSON, NVSHMEM perftest output, "
+                  "fabric,bytes,latency CSV or vidur send_recv CSV")
+      ->required()
+      ->check(CLI::ExistingFile);
+  fit->add_option("--out", o->out, "Profile YAML to write (atomically)")->required();
+  fit->add_option("--base", o->base, "Profile the result extends for what was not measured")->capture_default_str();
+  fit->add_option("--name", o->name, "Profile name (default: the --out file's stem)");
+  fit->add_option("--format", o->format, "Input format")
+      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->capture_default_str();
+  fit->add_option("--fabric", o->fabric, "Fabric class for formats that do not record it")
+      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+  fit->add_option("--inter-node-fabric", o->inter_node, "vidur: class of one-rank-per-node pairs")
+      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->capture_default_str();
+  fit->add_option("--max-segments", o->max_segments, "Most segments of a piecewise transfer fit")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  on_run(fit, action, [o] { return run_fit(*o); });
+}
+
+} // namespace xattn::cli
