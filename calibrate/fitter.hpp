@@ -21,7 +21,8 @@
 #include <utility>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 struct FitOptions {
   PiecewiseOptions piecewise;
@@ -35,8 +36,9 @@ struct FittedSeries {
   std::string model;
   Quality quality;
   std::optional<Piecewise> line; ///< transfer, launch
-  std::vector<double> coeffs;    ///< kernel {fixed, per_token, per_token_row}; merge {fixed, per_row}; splice {fixed, per_token}
-  std::optional<Knee> knee;      ///< elbows
+  std::vector<double>
+      coeffs; ///< kernel {fixed, per_token, per_token_row}; merge {fixed, per_row}; splice {fixed, per_token}
+  std::optional<Knee> knee; ///< elbows
   /// Profile keys set, as (dotted key, value text with unit), e.g. ("fabrics.nvlink.bandwidth", "231.5GBps").
   std::vector<std::pair<std::string, std::string>> sets;
   std::vector<std::string> notes; ///< why a key was not set

@@ -7,15 +7,16 @@
 #include <algorithm>
 #include <sstream>
 
-namespace xattn::calibrate {
-namespace {
+namespace xattn::calibrate
+{
+namespace
+{
 using nlohmann::json;
 
 int line_at(const std::string& text, std::size_t byte)
 {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(
-                                                                          std::min(byte, text.size())),
-                                         '\n'));
+  return 1 + static_cast<int>(std::count(
+                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(byte, text.size())), '\n'));
 }
 
 // One or more JSON documents (tools that run once per size are concatenated with `cat`).
@@ -25,24 +26,22 @@ std::vector<json> parse_documents(const std::string& text, const std::string& na
   std::size_t pos = 0;
   while (true) {
     pos = text.find_first_not_of(" \t\r\n", pos);
-    if (pos == std::string::npos)
-      break;
+    if (pos == std::string::npos) break;
     // Find the end of this value by parsing the remainder with a SAX that stops after one value.
     std::istringstream in(text.substr(pos));
     json j;
     try {
       in >> j;
     } catch (const json::parse_error& e) {
-      core::fail(name, line_at(text, pos + (e.byte > 0 ? e.byte - 1 : 0)), 0, "", std::string("invalid JSON: ") + e.what());
+      core::fail(name, line_at(text, pos + (e.byte > 0 ? e.byte - 1 : 0)), 0, "",
+                 std::string("invalid JSON: ") + e.what());
     }
     auto consumed = in.tellg();
     docs.push_back(std::move(j));
-    if (consumed < 0)
-      break;
+    if (consumed < 0) break;
     pos += static_cast<std::size_t>(consumed);
   }
-  if (docs.empty())
-    core::fail(name, 0, 0, "", "empty file");
+  if (docs.empty()) core::fail(name, 0, 0, "", "empty file");
   return docs;
 }
 
@@ -65,14 +64,14 @@ double positive(const json& j, const std::string& name, const std::string& path)
 Measurements import_probe_json(const std::string& text, const std::string& name)
 {
   std::vector<json> docs = parse_documents(text, name);
-  const json& root       = docs.front();
+  const json& root = docs.front();
   Measurements m{name, "probe", {}, {}};
   std::string schema = root.value("schema", "");
   if (schema.rfind("xattn-probe/1", 0) != 0)
     core::fail(name, 0, 0, "schema", "expected 'xattn-probe/1', got '" + schema + "'");
   const json& probes = member(root, "probes", name, "");
   for (std::size_t p = 0; p < probes.size(); ++p) {
-    const json& pr   = probes[p];
+    const json& pr = probes[p];
     std::string path = "probes[" + std::to_string(p) + "]";
     Series s;
     s.name = member(pr, "name", name, path).get<std::string>();
@@ -82,8 +81,7 @@ Measurements import_probe_json(const std::string& text, const std::string& name)
     }
     std::string q = member(pr, "quantity", name, path).get<std::string>();
     auto measured = parse_measured(q);
-    if (!measured)
-      core::fail(name, 0, 0, path + ".quantity", "unknown quantity '" + q + "'");
+    if (!measured) core::fail(name, 0, 0, path + ".quantity", "unknown quantity '" + q + "'");
     s.measured = *measured;
     if (pr.contains("fabric") && !pr["fabric"].is_null())
       s.fabric = detail::fabric(pr["fabric"].get<std::string>(), name, 0, path + ".fabric");
@@ -123,14 +121,14 @@ Measurements import_nccl_tests(const std::string& text, const std::string& name,
       program = program.substr(program.find_last_of('/') + 1);
     }
     Series s;
-    s.name      = program + "/" + std::string(core::to_string(fabric));
-    s.measured  = Measured::kTransfer;
-    s.fabric    = fabric;
+    s.name = program + "/" + std::string(core::to_string(fabric));
+    s.measured = Measured::kTransfer;
+    s.fabric = fabric;
     s.transport = core::Transport::kProxy; // host-launched NCCL: a host-mediated exchange
-    s.features  = {"bytes"};
+    s.features = {"bytes"};
     const json& results = member(doc, "results", name, "");
     for (std::size_t i = 0; i < results.size(); ++i) {
-      const json& r    = results[i];
+      const json& r = results[i];
       std::string path = "results[" + std::to_string(i) + "]";
       const json* body = nullptr;
       for (const char* k : {"out_of_place", "in_place"})
@@ -138,11 +136,10 @@ Measurements import_nccl_tests(const std::string& text, const std::string& name,
           body = &r[k];
           break;
         }
-      if (!body)
-        core::fail(name, 0, 0, path, "neither out_of_place nor in_place results");
+      if (!body) core::fail(name, 0, 0, path, "neither out_of_place nor in_place results");
       const char* tkey = body->contains("time") ? "time" : "cpu_time";
       Point p;
-      p.x   = {positive(member(r, "size", name, path), name, path + ".size")};
+      p.x = {positive(member(r, "size", name, path), name, path + ".size")};
       p.t_s = positive(member(*body, tkey, name, path), name, path + "." + tkey) * 1e-6; // microseconds
       s.points.push_back(p);
     }
@@ -187,13 +184,13 @@ Measurements import_nvbandwidth(const std::string& text, const std::string& name
       }
       std::sort(bw.begin(), bw.end());
       double gbps = bw[bw.size() / 2];
-      bool host   = tname.find("host") != std::string::npos;
-      auto it     = std::find_if(m.series.begin(), m.series.end(), [&](const Series& s) { return s.name == tname; });
+      bool host = tname.find("host") != std::string::npos;
+      auto it = std::find_if(m.series.begin(), m.series.end(), [&](const Series& s) { return s.name == tname; });
       if (it == m.series.end()) {
         Series s;
-        s.name     = tname;
+        s.name = tname;
         s.measured = Measured::kTransfer;
-        s.fabric   = host ? core::FabricClass::kPcie : detail::required_fabric(opt.fabric, name, "nvbandwidth");
+        s.fabric = host ? core::FabricClass::kPcie : detail::required_fabric(opt.fabric, name, "nvbandwidth");
         s.features = {"bytes"};
         m.series.push_back(std::move(s));
         it = m.series.end() - 1;

@@ -14,7 +14,8 @@
 
 extern char** environ;
 
-namespace {
+namespace
+{
 constexpr int kNoGpu = 77; // ctest SKIP_RETURN_CODE
 
 std::string first_line_with(const char* file, const char* key)
@@ -35,10 +36,11 @@ std::string host_json()
   utsname u{};
   uname(&u);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return "{\"hostname\": " + probe::quote(name) + ", \"cpu\": " + probe::quote(first_line_with("/proc/cpuinfo", "model name")) +
+  return "{\"hostname\": " + probe::quote(name) +
+         ", \"cpu\": " + probe::quote(first_line_with("/proc/cpuinfo", "model name")) +
          ", \"logical_cpus\": " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) +
-         ", \"memory_B\": " + probe::num(double(pages) * double(page)) + ", \"os\": " +
-         probe::quote(std::string(u.sysname) + " " + u.release + " " + u.machine) + "}";
+         ", \"memory_B\": " + probe::num(double(pages) * double(page)) +
+         ", \"os\": " + probe::quote(std::string(u.sysname) + " " + u.release + " " + u.machine) + "}";
 }
 
 std::string devices_json(int n)
@@ -52,16 +54,15 @@ std::string devices_json(int n)
     cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, d);
     char pci[32];
     std::snprintf(pci, sizeof pci, "%04x:%02x:%02x", p.pciDomainID, p.pciBusID, p.pciDeviceID);
-    o += std::string(d ? ",\n  " : "\n  ") + "{\"index\": " + std::to_string(d) + ", \"name\": " + probe::quote(p.name) +
-         ", \"cc\": \"" + std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sms\": " +
-         std::to_string(p.multiProcessorCount) + ", \"memory_B\": " + probe::num(double(p.totalGlobalMem)) +
-         ", \"l2_B\": " + std::to_string(p.l2CacheSize) + ", \"clock_khz\": " + std::to_string(clock) +
-         ", \"mem_clock_khz\": " + std::to_string(mem_clock) + ", \"bus_width_bits\": " +
-         std::to_string(p.memoryBusWidth) + ", \"pci\": \"" + pci + "\", \"peers\": [";
+    o += std::string(d ? ",\n  " : "\n  ") + "{\"index\": " + std::to_string(d) +
+         ", \"name\": " + probe::quote(p.name) + ", \"cc\": \"" + std::to_string(p.major) + "." +
+         std::to_string(p.minor) + "\", \"sms\": " + std::to_string(p.multiProcessorCount) +
+         ", \"memory_B\": " + probe::num(double(p.totalGlobalMem)) + ", \"l2_B\": " + std::to_string(p.l2CacheSize) +
+         ", \"clock_khz\": " + std::to_string(clock) + ", \"mem_clock_khz\": " + std::to_string(mem_clock) +
+         ", \"bus_width_bits\": " + std::to_string(p.memoryBusWidth) + ", \"pci\": \"" + pci + "\", \"peers\": [";
     for (int e = 0, first = 1; e < n; ++e) {
       int can = 0;
-      if (e != d)
-        cudaDeviceCanAccessPeer(&can, d, e);
+      if (e != d) cudaDeviceCanAccessPeer(&can, d, e);
       if (can) {
         o += (first ? "" : ", ") + std::to_string(e);
         first = 0;
@@ -80,8 +81,7 @@ std::string environment_json()
   std::string vars;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
-    if (kv.rfind("CUDA_", 0) && kv.rfind("NCCL_", 0) && kv.rfind("NVSHMEM_", 0))
-      continue;
+    if (kv.rfind("CUDA_", 0) && kv.rfind("NCCL_", 0) && kv.rfind("NVSHMEM_", 0)) continue;
     auto eq = kv.find('=');
     vars += (vars.empty() ? "" : ", ") + probe::quote(kv.substr(0, eq)) + ": " + probe::quote(kv.substr(eq + 1));
   }
@@ -94,7 +94,8 @@ std::string environment_json()
 
 int usage(const char* argv0)
 {
-  std::fprintf(stderr, "usage: %s [--out FILE] [--quick] [--reps N>=5] [--iters N] [--only launch,transfer,mla] | --check\n",
+  std::fprintf(stderr,
+               "usage: %s [--out FILE] [--quick] [--reps N>=5] [--iters N] [--only launch,transfer,mla] | --check\n",
                argv0);
   return 2;
 }
@@ -107,7 +108,7 @@ int main(int argc, char** argv)
   bool check = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value    = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (a == "--out")
       out = value();
     else if (a == "--quick")
@@ -123,10 +124,8 @@ int main(int argc, char** argv)
     else
       return usage(argv[0]);
   }
-  if (c.reps < 5 || c.iters < 1 || out.empty())
-    return usage(argv[0]);
-  if (c.quick)
-    c.iters = std::min(c.iters, 20);
+  if (c.reps < 5 || c.iters < 1 || out.empty()) return usage(argv[0]);
+  if (c.quick) c.iters = std::min(c.iters, 20);
 
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
@@ -136,17 +135,15 @@ int main(int argc, char** argv)
     return kNoGpu;
   }
   PROBE_CUDA(cudaSetDevice(0));
-  if (check)
-    return probe::mla_check() == 0 ? 0 : 1;
+  if (check) return probe::mla_check() == 0 ? 0 : 1;
 
   std::vector<probe::Probe> probes;
-  auto wanted = [&](const char* family) { return ("," + only + ",").find(std::string(",") + family + ",") != std::string::npos; };
-  if (wanted("launch"))
-    probe::launch_probes(c, probes);
-  if (wanted("transfer"))
-    probe::transfer_probes(c, probes);
-  if (wanted("mla"))
-    probe::mla_probes(c, probes);
+  auto wanted = [&](const char* family) {
+    return ("," + only + ",").find(std::string(",") + family + ",") != std::string::npos;
+  };
+  if (wanted("launch")) probe::launch_probes(c, probes);
+  if (wanted("transfer")) probe::transfer_probes(c, probes);
+  if (wanted("mla")) probe::mla_probes(c, probes);
   const char* multi = "multi-process probe: run xattn_probe_gin with two ranks (calibrate/README.md)";
   probes.push_back(probe::skipped("gin_put_gpu", "transfer", multi));
   probes.push_back(probe::skipped("gin_put_proxy", "transfer", multi));

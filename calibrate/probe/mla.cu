@@ -11,8 +11,10 @@
 #include <cmath>
 #include <random>
 
-namespace probe {
-namespace {
+namespace probe
+{
+namespace
+{
 namespace ref = xattn::calibrate::ref;
 
 constexpr int kD = ref::kQkDim, kDv = ref::kLatent, kRope = ref::kRope;
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int t0 = begin; t0 < end; t0 += kTile) {
     const int n = min(kTile, end - t0);
     const int4* src = reinterpret_cast<const int4*>(kv + static_cast<size_t>(t0) * kD);
-    int4* dst       = reinterpret_cast<int4*>(tile);
+    int4* dst = reinterpret_cast<int4*>(tile);
     for (int i = threadIdx.x; i < n * kD / 8; i += blockDim.x)
       dst[i] = src[i];
     __syncthreads();
@@ -56,13 +58,11 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     __syncthreads();
   }
-  if (row >= rows)
-    return;
+  if (row >= rows) return;
   float* o = out + (static_cast<size_t>(blockIdx.y) * rows + row) * kDv;
   for (int i = 0; i < kDv / 32; ++i)
     o[lane + 32 * i] = l > 0.f ? acc[i] / l : 0.f;
-  if (lane == 0)
-    lse[static_cast<size_t>(blockIdx.y) * rows + row] = l > 0.f ? m + __logf(l) : -INFINITY;
+  if (lane == 0) lse[static_cast<size_t>(blockIdx.y) * rows + row] = l > 0.f ? m + __logf(l) : -INFINITY;
 }
 
 // Online-softmax merge of P partials: one block per row, 128 threads × 4 dims.
@@ -76,8 +76,7 @@ __global__ void mla_merge(const float* __restrict__ outs, const float* __restric
   float acc[4] = {0.f, 0.f, 0.f, 0.f}, sum = 0.f;
   for (int p = 0; p < partials; ++p) {
     const float s = lses[static_cast<size_t>(p) * rows + row];
-    if (s == -INFINITY)
-      continue;
+    if (s == -INFINITY) continue;
     const float w = __expf(s - m);
     sum += w;
     const float* o = outs + (static_cast<size_t>(p) * rows + row) * kDv;
@@ -86,8 +85,7 @@ __global__ void mla_merge(const float* __restrict__ outs, const float* __restric
   }
   for (int i = 0; i < 4; ++i)
     out[static_cast<size_t>(row) * kDv + threadIdx.x + 128 * i] = sum > 0.f ? acc[i] / sum : 0.f;
-  if (threadIdx.x == 0)
-    lse[row] = sum > 0.f ? m + __logf(sum) : -INFINITY;
+  if (threadIdx.x == 0) lse[row] = sum > 0.f ? m + __logf(sum) : -INFINITY;
 }
 
 // The splice: re-rotate the 64 rope dims of `tokens` kv rows by `delta` positions and insert them
@@ -96,12 +94,11 @@ __global__ void mla_splice(const __nv_bfloat16* __restrict__ src, __nv_bfloat16*
                            long long delta, double log2_base)
 {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (i >= static_cast<long long>(tokens) * (kD / 2))
-    return;
+  if (i >= static_cast<long long>(tokens) * (kD / 2)) return;
   const int t = static_cast<int>(i / (kD / 2)), pair = static_cast<int>(i % (kD / 2));
   const size_t at = static_cast<size_t>(t) * kD + 2 * pair;
   if (2 * pair < kDv) { // the latent part is copied as is
-    dst[at]     = src[at];
+    dst[at] = src[at];
     dst[at + 1] = src[at + 1];
     return;
   }
@@ -109,7 +106,7 @@ __global__ void mla_splice(const __nv_bfloat16* __restrict__ src, __nv_bfloat16*
   double sn, cs;
   sincos(static_cast<double>(delta) * exp2(-2.0 * j / kRope * log2_base), &sn, &cs);
   const double x = __bfloat162float(src[at]), y = __bfloat162float(src[at + 1]);
-  dst[at]     = __float2bfloat16(static_cast<float>(x * cs - y * sn));
+  dst[at] = __float2bfloat16(static_cast<float>(x * cs - y * sn));
   dst[at + 1] = __float2bfloat16(static_cast<float>(x * sn + y * cs));
 }
 
@@ -128,10 +125,7 @@ struct Buffers {
     PROBE_CUDA(cudaMemset(q, 0, sizeof(__nv_bfloat16) * rows * kD));
     PROBE_CUDA(cudaMemset(kv, 0, sizeof(__nv_bfloat16) * static_cast<size_t>(tokens) * kD));
   }
-  ~Buffers()
-  {
-    cudaFree(q), cudaFree(kv), cudaFree(kv2), cudaFree(outs), cudaFree(lses), cudaFree(out), cudaFree(lse);
-  }
+  ~Buffers() { cudaFree(q), cudaFree(kv), cudaFree(kv2), cudaFree(outs), cudaFree(lses), cudaFree(out), cudaFree(lse); }
 };
 
 // Partial attention as a holder runs it: split over tokens to fill the GPU, then merged.
@@ -140,8 +134,7 @@ void attend(const Buffers& b, int rows, int tokens, int splits, cudaStream_t s)
   const int chunk = (tokens + splits - 1) / splits;
   dim3 grid((rows + kWarps - 1) / kWarps, splits);
   mla_partial<<<grid, kWarps * 32, 0, s>>>(b.q, b.kv, rows, tokens, chunk, 1.0f / sqrtf(192.f), b.outs, b.lses);
-  if (splits > 1)
-    mla_merge<<<rows, 128, 0, s>>>(b.outs, b.lses, splits, rows, b.out, b.lse);
+  if (splits > 1) mla_merge<<<rows, 128, 0, s>>>(b.outs, b.lses, splits, rows, b.out, b.lse);
 }
 
 int splits_for(int rows, int tokens, int sms)
@@ -158,14 +151,16 @@ void mla_probes(const Config& c, std::vector<Probe>& out)
   PROBE_CUDA(cudaGetDeviceProperties(&prop, 0));
   cudaStream_t s;
   PROBE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const std::vector<int> token_sweep = c.quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
-  const std::vector<int> row_sweep   = c.quick ? std::vector<int>{64, 256} : std::vector<int>{16, 64, 128, 256, 512};
+  const std::vector<int> token_sweep =
+      c.quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+  const std::vector<int> row_sweep = c.quick ? std::vector<int>{64, 256} : std::vector<int>{16, 64, 128, 256, 512};
   Probe kernel{"mla_partial_attention", "kernel", "", "", "", "ok", "", {"tokens", "rows"}, {}};
   for (int T : token_sweep)
     for (int R : row_sweep) {
       const int sp = splits_for(R, T, prop.multiProcessorCount);
       Buffers b(R, T, sp);
-      kernel.points.push_back(sample({double(T), double(R)}, c.iters, time_on_stream(s, c, [&] { attend(b, R, T, sp, s); })));
+      kernel.points.push_back(
+          sample({double(T), double(R)}, c.iters, time_on_stream(s, c, [&] { attend(b, R, T, sp, s); })));
     }
   out.push_back(kernel);
 
@@ -190,7 +185,7 @@ void mla_probes(const Config& c, std::vector<Probe>& out)
                                          const size_t off = static_cast<size_t>(r) * per * kD;
                                          const long long pairs = static_cast<long long>(per) * (kD / 2);
                                          mla_splice<<<(pairs + 255) / 256, 256, 0, s>>>(b.kv + off, b.kv2 + off, per,
-                                                                                       4096, std::log2(10000.0));
+                                                                                        4096, std::log2(10000.0));
                                        }
                                      })));
     }
@@ -291,8 +286,10 @@ int mla_check()
   ref::rope_splice(spliced.data(), tokens, d, 4096);
   for (size_t i = 0; i < spliced.size(); ++i) // bf16 output: half an ulp (2^-9 relative) plus slack
     expect("splice", __bfloat162float(kv2h[i]), spliced[i], 1e-3 + 4e-3 * std::abs(spliced[i]));
-  std::fprintf(stderr, "xattn_probe --check: %d mismatches (partial attention %d rows x %d tokens in %d splits, "
-                       "merge, splice)\n", failures, rows, tokens, splits);
+  std::fprintf(stderr,
+               "xattn_probe --check: %d mismatches (partial attention %d rows x %d tokens in %d splits, "
+               "merge, splice)\n",
+               failures, rows, tokens, splits);
   return failures;
 }
 

@@ -4,8 +4,10 @@
 
 #include <chrono>
 
-namespace probe {
-namespace {
+namespace probe
+{
+namespace
+{
 
 __global__ void empty_kernel() {}
 
@@ -97,8 +99,7 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   PROBE_CUDA(cudaMemset(src, 1, max_B));
 
   int can = 0;
-  if (n >= 2)
-    PROBE_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
+  if (n >= 2) PROBE_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
   if (n < 2 || !can) {
     std::string why = n < 2 ? "one GPU: peer copies need two" : "GPUs 0 and 1 have no peer access";
     out.push_back(skipped("peer_ce_copy", "transfer", why));
@@ -114,12 +115,13 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
     Probe one{"peer_sm_put_1block", "transfer", fabric, "gpu", "single-block", "ok", "", {"bytes"}, {}};
     for (size_t b : sizes(c, max_B)) {
       int iters = b >= (64u << 20) ? 5 : c.iters;
-      ce.points.push_back(sample({double(b)}, iters, time_on_stream(s, c, [&] {
-                                   cudaMemcpyPeerAsync(dst, 1, src, 0, b, s);
-                                 }, iters)));
-      one.points.push_back(sample({double(b)}, iters, time_on_stream(s, c, [&] {
-                                    sm_copy<<<1, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16);
-                                  }, iters)));
+      ce.points.push_back(sample({double(b)}, iters,
+                                 time_on_stream(
+                                     s, c, [&] { cudaMemcpyPeerAsync(dst, 1, src, 0, b, s); }, iters)));
+      one.points.push_back(
+          sample({double(b)}, iters,
+                 time_on_stream(
+                     s, c, [&] { sm_copy<<<1, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, iters)));
     }
     out.push_back(ce);
     out.push_back(one);
@@ -128,9 +130,10 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
     Probe blocks{"peer_sm_put_blocks", "other", fabric, "gpu", "", "ok", "", {"blocks", "bytes"}, {}};
     const size_t b = c.quick ? (4u << 20) : (64u << 20);
     for (int nb = 1; nb <= 2 * prop.multiProcessorCount; nb *= 2)
-      blocks.points.push_back(sample({double(nb), double(b)}, 10, time_on_stream(s, c, [&] {
-                                       sm_copy<<<nb, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16);
-                                     }, 10)));
+      blocks.points.push_back(
+          sample({double(nb), double(b)}, 10,
+                 time_on_stream(
+                     s, c, [&] { sm_copy<<<nb, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, 10)));
     out.push_back(blocks);
   }
 
@@ -138,19 +141,22 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   // cannot reach each other directly). It ends on GPU 1 when there is one, else on GPU 0.
   PROBE_CUDA(cudaMallocHost(&host, max_B));
   void* staged_dst = dst;
-  if (!staged_dst)
-    PROBE_CUDA(cudaMalloc(&staged_dst, max_B));
+  if (!staged_dst) PROBE_CUDA(cudaMalloc(&staged_dst, max_B));
   Probe staged{"host_staged_copy", "transfer", "pcie", "proxy", "bulk", "ok", "", {"bytes"}, {}};
   Probe h2d{"pcie_h2d_pinned", "other", "pcie", "", "bulk", "ok", "", {"bytes"}, {}};
   for (size_t b : sizes(c, max_B)) {
     int iters = b >= (64u << 20) ? 5 : c.iters;
-    staged.points.push_back(sample({double(b)}, iters, time_on_stream(s, c, [&] {
-                                     cudaMemcpyAsync(host, src, b, cudaMemcpyDeviceToHost, s);
-                                     cudaMemcpyAsync(staged_dst, host, b, cudaMemcpyHostToDevice, s);
-                                   }, iters)));
-    h2d.points.push_back(sample({double(b)}, iters, time_on_stream(s, c, [&] {
-                                  cudaMemcpyAsync(src, host, b, cudaMemcpyHostToDevice, s);
-                                }, iters)));
+    staged.points.push_back(sample({double(b)}, iters,
+                                   time_on_stream(
+                                       s, c,
+                                       [&] {
+                                         cudaMemcpyAsync(host, src, b, cudaMemcpyDeviceToHost, s);
+                                         cudaMemcpyAsync(staged_dst, host, b, cudaMemcpyHostToDevice, s);
+                                       },
+                                       iters)));
+    h2d.points.push_back(sample({double(b)}, iters,
+                                time_on_stream(
+                                    s, c, [&] { cudaMemcpyAsync(src, host, b, cudaMemcpyHostToDevice, s); }, iters)));
   }
   out.push_back(staged);
   out.push_back(h2d);
@@ -158,7 +164,7 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   // Copy-stream elbow: K streams each copying 8 MiB at once; the makespan stays flat while the
   // copy engines have room and grows past the elbow.
   const size_t chunk = 8u << 20;
-  const int kmax     = 16;
+  const int kmax = 16;
   std::vector<cudaStream_t> pool(kmax);
   std::vector<cudaEvent_t> done(kmax);
   cudaEvent_t fork;
@@ -171,16 +177,20 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   PROBE_CUDA(cudaMalloc(&dst_pool, chunk * kmax));
   Probe elbow{"copy_stream_elbow", "copy-elbow", "", "", "", "ok", "", {"streams"}, {}};
   for (int k = 1; k <= kmax; ++k)
-    elbow.points.push_back(sample({double(k)}, 10, time_on_stream(s, c, [&] {
-                                    cudaEventRecord(fork, s);
-                                    for (int j = 0; j < k; ++j) {
-                                      cudaStreamWaitEvent(pool[j], fork, 0);
-                                      cudaMemcpyAsync((char*)dst_pool + j * chunk, (char*)src + (j * chunk) % max_B,
-                                                      chunk, cudaMemcpyDeviceToDevice, pool[j]);
-                                      cudaEventRecord(done[j], pool[j]);
-                                      cudaStreamWaitEvent(s, done[j], 0);
-                                    }
-                                  }, 10)));
+    elbow.points.push_back(sample({double(k)}, 10,
+                                  time_on_stream(
+                                      s, c,
+                                      [&] {
+                                        cudaEventRecord(fork, s);
+                                        for (int j = 0; j < k; ++j) {
+                                          cudaStreamWaitEvent(pool[j], fork, 0);
+                                          cudaMemcpyAsync((char*)dst_pool + j * chunk, (char*)src + (j * chunk) % max_B,
+                                                          chunk, cudaMemcpyDeviceToDevice, pool[j]);
+                                          cudaEventRecord(done[j], pool[j]);
+                                          cudaStreamWaitEvent(s, done[j], 0);
+                                        }
+                                      },
+                                      10)));
   out.push_back(elbow);
   for (int k = 0; k < kmax; ++k) {
     PROBE_CUDA(cudaStreamDestroy(pool[k]));
@@ -188,8 +198,7 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   }
   PROBE_CUDA(cudaEventDestroy(fork));
   PROBE_CUDA(cudaFree(dst_pool));
-  if (staged_dst != dst)
-    PROBE_CUDA(cudaFree(staged_dst));
+  if (staged_dst != dst) PROBE_CUDA(cudaFree(staged_dst));
   if (dst) {
     PROBE_CUDA(cudaSetDevice(1));
     PROBE_CUDA(cudaFree(dst));
