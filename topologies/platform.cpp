@@ -37,6 +37,8 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
   configure_network(engine);
   Platform p;
   p.hosts.resize(topo.gpu_count());
+  if (host.copy_engine_hosts)
+    p.ce_hosts.resize(topo.gpu_count());
   p.links.resize(topo.link_count());
   const int leaves = std::max<int>(1, static_cast<int>(topo.leaf_count()));
   const int gpn = static_cast<int>(topo.spec().gpus_per_node);
@@ -71,17 +73,44 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
     s4u::NetZone* zone = leaf_zones[topo.leaf_of_node(node)];
     for (LinkId id : node_links[node])
       make_link(zone, id);
+    // Dispatch caps: [nvlink, pcie, ib] FATPIPE links of each GPU of the node (null: uncapped).
+    static const char* kCapClass[3] = {"nvlink", "pcie", "ib"};
+    std::vector<std::array<s4u::Link*, 3>> caps(gpn, {nullptr, nullptr, nullptr});
+    for (int local = 0; local < gpn; ++local)
+      for (int c = 0; c < 3; ++c)
+        if (host.dispatch[c].value() > 0)
+          caps[local][c] = zone->create_link(topo.gpu_name(static_cast<GpuId>(node * gpn + local)) + ".dispatch." +
+                                                 kCapClass[c],
+                                             host.dispatch[c].value())
+                               ->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)
+                               ->set_latency(0)
+                               ->seal();
+    auto capped = [&](std::vector<InRoute> route, int local, int c) {
+      if (caps[local][c] != nullptr)
+        route.insert(route.begin(), InRoute(caps[local][c]));
+      return route;
+    };
     for (int local = 0; local < gpn; ++local) {
       const GpuId g = static_cast<GpuId>(node * gpn + local);
       p.hosts[g] = zone->create_host(topo.gpu_name(g), host.speed.value())->set_core_count(host.cores)->seal();
-      zone->add_route(p.hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
+      zone->add_route(p.hosts[g]->get_netpoint(), nullptr, nullptr, nullptr,
+                      capped(to_route(topo.gpu_to_leaf(g), p), local, 2), true);
+      if (host.copy_engine_hosts) {
+        p.ce_hosts[g] = zone->create_host(topo.gpu_name(g) + ".ce", host.speed.value())->seal();
+        zone->add_route(p.ce_hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
+      }
     }
     for (int a = 0; a < gpn; ++a)
       for (int b = 0; b < gpn; ++b) {
-        if (a == b) continue;
+        if (a == b)
+          continue;
         const GpuId ga = node * gpn + a, gb = node * gpn + b;
+        const Path path = topo.path(ga, gb);
         zone->add_bypass_route(p.hosts[ga]->get_netpoint(), p.hosts[gb]->get_netpoint(), nullptr, nullptr,
-                               to_route(topo.path(ga, gb).hops, p));
+                               capped(to_route(path.hops, p), a, path.fabric == core::FabricClass::kNvlink ? 0 : 1));
+        if (host.copy_engine_hosts)
+          zone->add_bypass_route(p.ce_hosts[ga]->get_netpoint(), p.ce_hosts[gb]->get_netpoint(), nullptr, nullptr,
+                                 to_route(path.hops, p));
       }
   }
   for (s4u::NetZone* zone : leaf_zones)

@@ -19,6 +19,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include <array>
 #include <vector>
 
 namespace xattn::topo
@@ -29,10 +30,19 @@ namespace xattn::topo
 struct HostSpec {
   core::FlopsPerSec speed{1e12}; ///< per core, flop/s
   int cores = 1;
+  /// Per-flow dispatch caps (one thread block's rate) for NVLink, PCIe and InfiniBand routes, B/s;
+  /// 0 leaves that class uncapped. Each GPU gets a FATPIPE link per capped class (a FATPIPE limits
+  /// every flow to its bandwidth and shares nothing), first on the routes of that class, so that a
+  /// SimGrid comm is one thread block's flow.
+  std::array<core::BytesPerSec, 3> dispatch{};
+  /// Also give every GPU a copy-engine endpoint, host "<gpu>.ce", routed over the same hops
+  /// without dispatch caps: bulk copies that the link, not a thread block, limits.
+  bool copy_engine_hosts = false;
 };
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> hosts; ///< GpuId -> host
+  std::vector<simgrid::s4u::Host*> ce_hosts; ///< GpuId -> copy-engine endpoint (HostSpec::copy_engine_hosts)
   std::vector<simgrid::s4u::Link*> links; ///< LinkId -> split-duplex link (its two directions are
                                           ///< `<name>_UP` and `<name>_DOWN`, matching Direction)
 };

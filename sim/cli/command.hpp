@@ -18,6 +18,7 @@ void add_describe(CLI::App& app, Action& action);
 void add_trace(CLI::App& app, Action& action);
 void add_topo(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
+void add_run(CLI::App& app, Action& action);
 
 /// Marks `sub` as the chosen command: its callback stores `run` into `action`.
 inline void on_run(CLI::App* sub, Action& action, Action run)

@@ -17,6 +17,7 @@ int main(int argc, char** argv)
   xattn::cli::add_trace(app, action);
   xattn::cli::add_topo(app, action);
   xattn::cli::add_calibrate(app, action);
+  xattn::cli::add_run(app, action);
 
   try {
     app.parse(argc, argv);

@@ -41,6 +41,8 @@ std::string kind_name(const Field& f)
       return "list";
     case FieldKind::kMap:
       return "map";
+    case FieldKind::kNameOrSection:
+      return "name|{...}";
   }
   return "?";
 }
@@ -219,7 +221,8 @@ const Field& Section::field(std::string_view key, FieldKind kind) const
 {
   auto it = std::find_if(schema_->begin(), schema_->end(), [&](const Field& f) { return f.key == key; });
   assert(it != schema_->end() && "reading a key that the schema does not list");
-  assert((it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger)) &&
+  assert((it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger) ||
+          (it->kind == FieldKind::kNameOrSection && (kind == FieldKind::kString || kind == FieldKind::kSection))) &&
          "reading a key with another kind than its schema says");
   (void)kind;
   return *it;
@@ -338,6 +341,12 @@ std::string Section::choice(std::string_view key)
     msg += std::string(c) + (c == split_choices(f.choices).back() ? ")" : ", ");
   error(key, msg);
   return std::string(split_choices(f.choices).front());
+}
+
+bool Section::is_inline(std::string_view key) const
+{
+  const Entry* e = find(key);
+  return e != nullptr && e->value.IsMap();
 }
 
 Section Section::section(std::string_view key)
@@ -474,7 +483,9 @@ void describe_into(const Schema& schema, int depth, std::vector<std::array<std::
 {
   for (const Field& f : schema) {
     std::string def = f.def == kRequired ? "(required)" : f.def == kNoDefault ? "(unset)" : std::string(f.def);
-    if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
+    if (f.kind == FieldKind::kNameOrSection)
+      def = f.def == kRequired ? "(required)" : std::string(f.def);
+    else if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
       def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
     std::string kind = kind_name(f);
     if (f.check == Check::kPositive)

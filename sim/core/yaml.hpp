@@ -29,6 +29,7 @@ enum class FieldKind {
   kSection, ///< a nested mapping read with `sub`
   kList,    ///< a sequence (of `sub` mappings when sub is set)
   kMap,     ///< a mapping of user-chosen names to `sub` mappings
+  kNameOrSection, ///< a preset name or path (a string), or an inline `sub` mapping
 };
 
 enum class Check { kNone, kPositive };
@@ -88,6 +89,9 @@ public:
   std::string choice(std::string_view key);
 
   Section section(std::string_view key);
+  /// For kNameOrSection: true when the value is an inline mapping (read it with section()),
+  /// false when it is a name (read it with string()).
+  bool is_inline(std::string_view key) const;
   /// Elements of a kList of mappings.
   std::vector<Section> sections(std::string_view key);
   /// Entries of a kMap, in file order.

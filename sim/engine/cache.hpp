@@ -1,0 +1,51 @@
+// A requester's cache of moved KV (fetched or re-prefilled), least recently used first out,
+// bounded by an HBM budget in bytes. Keys are chunk ids (dense) or block ids (sparse gathers).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+
+namespace xattn::sim::engine {
+
+class LruCache {
+public:
+  explicit LruCache(double budget_B) : budget_(budget_B) {}
+  /// True (and marks it most recent) when `key` is cached.
+  bool touch(std::uint64_t key)
+  {
+    auto it = index_.find(key);
+    if (it == index_.end())
+      return false;
+    order_.splice(order_.begin(), order_, it->second);
+    return true;
+  }
+  bool contains(std::uint64_t key) const { return index_.count(key) != 0; }
+  /// Inserts `key` of `bytes`, evicting the least recent entries to fit. An entry larger than the
+  /// whole budget is not kept (it is paid again next time).
+  void insert(std::uint64_t key, double bytes)
+  {
+    if (bytes > budget_ || touch(key))
+      return;
+    while (used_ + bytes > budget_ && !order_.empty()) {
+      used_ -= order_.back().second;
+      index_.erase(order_.back().first);
+      order_.pop_back();
+      ++evictions_;
+    }
+    order_.emplace_front(key, bytes);
+    index_[key] = order_.begin();
+    used_ += bytes;
+  }
+  double used() const { return used_; }
+  std::uint64_t evictions() const { return evictions_; }
+
+private:
+  double budget_;
+  double used_ = 0;
+  std::uint64_t evictions_ = 0;
+  std::list<std::pair<std::uint64_t, double>> order_;
+  std::unordered_map<std::uint64_t, std::list<std::pair<std::uint64_t, double>>::iterator> index_;
+};
+
+} // namespace xattn::sim::engine

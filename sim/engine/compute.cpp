@@ -1,0 +1,95 @@
+#include "sim/engine/compute.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace xattn::sim::engine {
+
+double ComputeUnit::rate() const
+{
+  const auto n = static_cast<double>(active_.size());
+  return n <= slots_ ? 1.0 : slots_ / n;
+}
+
+void ComputeUnit::advance()
+{
+  const double t = now();
+  if (!active_.empty()) {
+    const double progress = (t - last_) * rate();
+    for (Kernel& k : active_)
+      k.remaining -= progress;
+    stats_.busy_s += t - last_;
+  }
+  last_ = t;
+}
+
+void ComputeUnit::reschedule()
+{
+  cancel(next_);
+  if (active_.empty())
+    return;
+  double least = std::numeric_limits<double>::infinity();
+  for (const Kernel& k : active_)
+    least = std::min(least, k.remaining);
+  next_ = after(std::max(0.0, least) / rate(), [this] {
+    next_ = nullptr;
+    on_next();
+  });
+}
+
+void ComputeUnit::submit(double work_s, std::function<void()> done)
+{
+  advance();
+  active_.push_back({work_s, now(), work_s, std::move(done)});
+  ++stats_.kernels;
+  stats_.work_s += work_s;
+  stats_.max_concurrent = std::max(stats_.max_concurrent, static_cast<int>(active_.size()));
+  reschedule();
+}
+
+void ComputeUnit::on_next()
+{
+  advance();
+  // Every kernel whose work is done (within rounding of the timer's date) finishes now.
+  const double eps = 1e-12 + 1e-9 * now();
+  std::vector<std::function<void()>> finished;
+  for (std::size_t i = 0; i < active_.size();) {
+    if (active_[i].remaining <= eps) {
+      stats_.delay_s += std::max(0.0, now() - active_[i].submitted - active_[i].work);
+      finished.push_back(std::move(active_[i].done));
+      active_[i] = std::move(active_.back());
+      active_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  reschedule();
+  for (auto& f : finished)
+    f();
+}
+
+void StreamPool::acquire(std::function<void()> granted)
+{
+  ++stats_.copies;
+  if (free_ > 0) {
+    --free_;
+    granted();
+    return;
+  }
+  waiting_.push_back({now(), std::move(granted)});
+  stats_.max_queue = std::max(stats_.max_queue, static_cast<int>(waiting_.size()));
+}
+
+void StreamPool::release()
+{
+  if (waiting_.empty()) {
+    ++free_;
+    return;
+  }
+  Waiter w = std::move(waiting_.front());
+  waiting_.pop_front();
+  stats_.wait_s += now() - w.since;
+  w.granted();
+}
+
+} // namespace xattn::sim::engine

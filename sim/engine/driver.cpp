@@ -1,0 +1,169 @@
+#include "sim/engine/driver.hpp"
+
+#include "sim/engine/output.hpp"
+#include "sim/engine/simulation.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace xattn::sim::engine {
+namespace fs = std::filesystem;
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int sig) { g_stop = sig; }
+
+std::string read_file(const fs::path& p)
+{
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The child: one policy, one SimGrid engine. Never returns.
+[[noreturn]] void child(const Scenario& sc, PolicyKind policy, const CorpusPlan& plan, const fs::path& tmp, bool progress)
+{
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const std::string name(to_string(policy));
+  int code = 0;
+  try {
+    SimulationOptions so;
+    so.requests_csv = (tmp / (name + ".requests.csv")).string();
+    so.links_csv    = (tmp / (name + ".links.csv")).string();
+    so.holders_csv  = (tmp / (name + ".holders.csv")).string();
+    so.progress     = progress;
+    Simulation sim(sc, policy, plan, so);
+    nlohmann::json j = sim.run();
+    std::ofstream(tmp / (name + ".json")) << j.dump();
+  } catch (const core::InputError& e) {
+    std::ofstream(tmp / (name + ".error")) << e.what();
+    code = 2;
+  } catch (const std::exception& e) {
+    std::ofstream(tmp / (name + ".error")) << "internal error: " << e.what();
+    code = 3;
+  }
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+} // namespace
+
+void write_atomically(const std::string& path, const std::string& text)
+{
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out)
+      core::fail(tmp.string(), 0, 0, "", "cannot write");
+  }
+  fs::rename(tmp, target);
+}
+
+RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
+{
+  CorpusPlan plan = plan_corpus(sc); // bad input surfaces here, before anything is written
+  RunOutcome outcome;
+  outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
+  std::error_code ec;
+  fs::create_directories(outcome.out_dir, ec);
+  if (ec || !fs::is_directory(outcome.out_dir))
+    core::fail(outcome.out_dir, 0, 0, "--out", "cannot create the output folder");
+  const fs::path tmp = fs::path(outcome.out_dir) / (".partial-" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+
+  g_stop = 0;
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int{}, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::pair<pid_t, PolicyKind>> running;
+  std::size_t next = 0;
+  std::vector<std::string> failures;
+  std::fflush(nullptr);
+  while ((next < sc.policies.size() || !running.empty()) && g_stop == 0) {
+    while (next < sc.policies.size() && static_cast<int>(running.size()) < jobs) {
+      pid_t pid = fork();
+      if (pid == 0)
+        child(sc, sc.policies[next], plan, tmp, opt.progress);
+      if (pid < 0)
+        throw std::runtime_error("fork failed");
+      running.emplace_back(pid, sc.policies[next++]);
+    }
+    int status = 0;
+    pid_t done = waitpid(-1, &status, 0);
+    if (done < 0)
+      continue; // interrupted by a signal: the loop checks g_stop
+    auto it = std::find_if(running.begin(), running.end(), [done](const auto& r) { return r.first == done; });
+    if (it == running.end())
+      continue;
+    const std::string name(to_string(it->second));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::string why = fs::exists(tmp / (name + ".error")) ? read_file(tmp / (name + ".error"))
+                                                            : "the simulation process died (status " + std::to_string(status) + ")";
+      failures.push_back(name + ": " + why);
+    }
+    running.erase(it);
+  }
+
+  // Gather what finished.
+  nlohmann::json policies = nlohmann::json::object();
+  for (PolicyKind p : sc.policies) {
+    const fs::path j = tmp / (std::string(to_string(p)) + ".json");
+    if (fs::exists(j))
+      policies[std::string(to_string(p))] = nlohmann::json::parse(read_file(j));
+  }
+  if (g_stop != 0) {
+    for (auto& [pid, p] : running)
+      kill(pid, SIGTERM);
+    for (auto& [pid, p] : running)
+      waitpid(pid, nullptr, 0);
+    nlohmann::json s = make_summary(sc, policies);
+    s["interrupted"] = true;
+    s["signal"]      = static_cast<int>(g_stop);
+    write_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(), s.dump(2) + "\n");
+    fs::remove_all(tmp, ec);
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    outcome.exit_code = 130;
+    outcome.summary   = s;
+    return outcome;
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!failures.empty()) {
+    fs::remove_all(tmp, ec);
+    std::string all;
+    for (const std::string& f : failures)
+      all += (all.empty() ? "" : "\n") + f;
+    // A policy that failed on bad input is bad input; anything else is ours.
+    if (all.find("internal error") == std::string::npos && all.find("died") == std::string::npos)
+      throw core::InputError(core::Diagnostic{sc.file, 0, 0, "", all});
+    throw std::runtime_error(all);
+  }
+  outcome.summary = make_summary(sc, policies);
+  write_outputs(sc, outcome.summary, tmp, outcome.out_dir);
+  fs::remove_all(tmp, ec);
+  outcome.table     = comparison_table(outcome.summary);
+  outcome.exit_code = outcome.summary["invariants"]["ok"].get<bool>() ? 0 : 1;
+  return outcome;
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,35 @@
+// `xattn run`: one child process per policy (SimGrid runs one simulation per process; a fork()
+// before the engine exists gives each a clean one), results gathered into --out atomically:
+// every file is written under a temporary name and renamed into place, so an interrupted or
+// failed run never replaces earlier complete results (DESIGN.md §4).
+#pragma once
+
+#include "sim/engine/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace xattn::sim::engine {
+
+struct RunOptions {
+  std::string out_dir; ///< empty: the scenario's output.dir, else out/<name>
+  int jobs      = 0;   ///< policies simulated at once (0: one per core)
+  bool progress = true;
+};
+
+struct RunOutcome {
+  nlohmann::json summary; ///< what summary.json holds
+  std::string out_dir;
+  std::string table;    ///< the terminal comparison
+  int exit_code = 0;    ///< 0 ok, 1 an invariant failed, 130 interrupted
+};
+
+/// Runs every policy of the scenario and writes summary.json, requests.csv, links.csv,
+/// holders.csv and report.md. Throws core::InputError before anything is written.
+RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt);
+
+/// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
+void write_atomically(const std::string& path, const std::string& text);
+
+} // namespace xattn::sim::engine

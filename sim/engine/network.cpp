@@ -1,0 +1,213 @@
+#include "sim/engine/network.hpp"
+
+#include "sim/engine/clock.hpp"
+
+#include <simgrid/s4u/Activity.hpp>
+#include <xbt/asserts.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace xattn::sim::engine {
+namespace {
+Network* g_network = nullptr; // one simulation per process: the live network gets completions
+bool g_connected   = false;
+constexpr double kFit = 1.0 + 1e-9; // reservations are sums of doubles: tolerate rounding
+} // namespace
+
+Network::Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
+                 bool fast_path)
+    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path)
+{
+  resources_.resize(topo.link_count() * 2);
+  for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
+    resources_[2 * id].capacity     = topo.link(id).bandwidth.value();
+    resources_[2 * id + 1].capacity = topo.link(id).bandwidth.value();
+  }
+  link_bytes_.assign(resources_.size(), 0.0);
+  xbt_assert(g_network == nullptr, "one Network per process");
+  g_network = this;
+  if (!g_connected) {
+    simgrid::s4u::Activity::on_completion_cb([](const simgrid::s4u::Activity& a) {
+      if (g_network != nullptr)
+        g_network->on_comm_done(a);
+    });
+    g_connected = true;
+  }
+}
+
+Network::~Network() { g_network = nullptr; }
+
+const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
+{
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  auto it                 = paths_.find(key);
+  if (it != paths_.end())
+    return it->second;
+  CachedPath c;
+  c.path = topo_.path(src, dst);
+  for (const topo::Hop& h : c.path.hops)
+    c.resources.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
+  return paths_.emplace(key, std::move(c)).first->second;
+}
+
+const topo::Path& Network::path(GpuId src, GpuId dst) { return cached(src, dst).path; }
+
+double Network::alone_rate(GpuId src, GpuId dst, int blocks)
+{
+  const topo::Path& p = path(src, dst);
+  return std::min(blocks * profile_.fabric(p.fabric).block_rate.value(), p.bottleneck.value());
+}
+
+std::uint32_t Network::new_leg()
+{
+  if (!free_legs_.empty()) {
+    std::uint32_t i = free_legs_.back();
+    free_legs_.pop_back();
+    return i;
+  }
+  legs_.emplace_back();
+  return static_cast<std::uint32_t>(legs_.size() - 1);
+}
+
+void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, std::function<void()> done)
+{
+  xbt_assert(src != dst && bytes > 0, "a transfer moves bytes between two GPUs");
+  if (!in_completion_)
+    retired_.clear();
+  const CachedPath& route = cached(src, dst);
+  const std::uint32_t id  = new_leg();
+  Leg& leg                = legs_[id];
+  leg.route               = &route;
+  leg.src                 = src;
+  leg.dst                 = dst;
+  leg.bytes               = bytes;
+  leg.blocks              = std::max(1, blocks);
+  leg.alone = std::min(leg.blocks * profile_.fabric(route.path.fabric).block_rate.value(), route.path.bottleneck.value());
+  leg.start = now();
+  leg.real  = false;
+  leg.done  = std::move(done);
+  ++active_;
+  ++stats_.transfers;
+  stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
+
+  bool fits = fast_path_;
+  for (std::uint32_t r : route.resources) {
+    link_bytes_[r] += bytes;
+    Resource& res = resources_[r];
+    if (res.reserved + leg.alone > res.capacity * kFit) {
+      fits = false;
+      // This link can now bind: everyone on it must share through SimGrid.
+      for (std::uint32_t other : std::vector<std::uint32_t>(res.legs))
+        if (!legs_[other].real)
+          demote(other);
+    }
+  }
+  for (std::uint32_t r : route.resources) {
+    resources_[r].reserved += leg.alone;
+    resources_[r].legs.push_back(id);
+  }
+  if (fits) {
+    legs_[id].timer = after(bytes / leg.alone, [this, id] {
+      legs_[id].timer = nullptr;
+      ++stats_.fused;
+      finish(id);
+    });
+  } else {
+    ++stats_.real;
+    go_real(id, bytes);
+  }
+}
+
+void Network::demote(std::uint32_t id)
+{
+  Leg& leg = legs_[id];
+  cancel(leg.timer);
+  const double moved = (now() - leg.start) * leg.alone;
+  ++stats_.demoted;
+  go_real(id, std::max(0.0, leg.bytes - moved));
+}
+
+void Network::go_real(std::uint32_t id, double bytes)
+{
+  Leg& leg = legs_[id];
+  leg.real = true;
+  // When the blocks together can outrun the path, the link limits the transfer: one flow between
+  // the copy-engine endpoints, which carry no dispatch cap. Otherwise each thread block is a flow
+  // capped at the per-block rate by the platform's dispatch link. Whole bytes, split evenly; a
+  // remainder below one byte per flow finishes now.
+  const bool link_bound = leg.alone >= leg.route->path.bottleneck.value();
+  auto total = static_cast<std::uint64_t>(std::llround(bytes));
+  int subs   = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
+  if (subs == 0) {
+    leg.timer = after(0.0, [this, id] {
+      legs_[id].timer = nullptr;
+      finish(id);
+    });
+    return;
+  }
+  leg.subs_left = subs;
+  leg.comms.clear();
+  leg.sub_bytes.clear();
+  simgrid::s4u::Host* from = link_bound ? platform_.ce_hosts[leg.src] : platform_.hosts[leg.src];
+  simgrid::s4u::Host* to   = link_bound ? platform_.ce_hosts[leg.dst] : platform_.hosts[leg.dst];
+  for (int s = 0; s < subs; ++s) {
+    std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
+    auto comm          = simgrid::s4u::Comm::sendto_init(from, to);
+    comm->set_payload_size(part);
+    comm->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
+    comm->start();
+    leg.comms.push_back(comm);
+    leg.sub_bytes.push_back(static_cast<double>(part));
+    stats_.simgrid_bytes_handed += static_cast<double>(part);
+    ++stats_.comms;
+    ++comms_in_flight_;
+  }
+  stats_.max_in_flight = std::max(stats_.max_in_flight, comms_in_flight_);
+}
+
+void Network::on_comm_done(const simgrid::s4u::Activity& a)
+{
+  auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
+  if (tag == 0)
+    return;
+  retired_.clear(); // comms retired by earlier completions: their callbacks have returned
+  in_completion_ = true;
+  const auto id = static_cast<std::uint32_t>(tag - 1);
+  Leg& leg      = legs_[id];
+  for (std::size_t s = 0; s < leg.comms.size(); ++s)
+    if (leg.comms[s].get() == &a)
+      stats_.simgrid_bytes_completed += leg.sub_bytes[s];
+  --comms_in_flight_;
+  if (--leg.subs_left == 0)
+    finish(id);
+  in_completion_ = false;
+}
+
+void Network::finish(std::uint32_t id)
+{
+  Leg& leg = legs_[id];
+  for (std::uint32_t r : leg.route->resources) {
+    Resource& res = resources_[r];
+    res.reserved -= leg.alone;
+    auto it = std::find(res.legs.begin(), res.legs.end(), id);
+    *it     = res.legs.back();
+    res.legs.pop_back();
+    if (res.legs.empty())
+      res.reserved = 0; // no drift from repeated sums
+  }
+  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.bytes;
+  std::function<void()> done = std::move(leg.done);
+  // The comms completed, but one of them may be firing its completion signal right now: release
+  // them only once that returns.
+  for (auto& c : leg.comms)
+    retired_.push_back(std::move(c));
+  leg.comms.clear();
+  leg.done = nullptr;
+  free_legs_.push_back(id);
+  --active_;
+  done();
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,114 @@
+// Transfers between GPUs: SimGrid's max-min sharing is the model of record for every byte that
+// shares a link with other traffic; a transfer that provably meets no contention takes a fused
+// timer instead (DESIGN.md §3.2), with the same result.
+//
+// The proof is a reservation rule. Each active transfer reserves its alone-rate (what it would
+// get by itself: min(blocks x per-block rate, path bottleneck)) on every link direction it
+// crosses. A transfer is fused when, on every one of its links, the reservations including its
+// own fit in the link's capacity: then no link can bind anyone, and max-min gives every transfer
+// exactly its alone-rate. Otherwise it becomes a real SimGrid comm, and every fused transfer on
+// the links that no longer fit is demoted: its remaining bytes, exact because it ran alone until
+// now, continue as real comms. SimGrid links carry no latency (latency and probes are the
+// caller's delays), so a demoted transfer continues without paying latency twice.
+#pragma once
+
+#include "calibrate/profile.hpp"
+#include "topologies/platform.hpp"
+#include "topologies/topology.hpp"
+
+#include <simgrid/s4u/Comm.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace xattn::sim::engine {
+
+using topo::GpuId;
+
+struct NetworkStats {
+  std::uint64_t transfers = 0; ///< transfer() calls
+  std::uint64_t fused     = 0; ///< finished as a fused timer
+  std::uint64_t real      = 0; ///< started as real SimGrid comms
+  std::uint64_t demoted   = 0; ///< started fused, continued as real comms
+  std::uint64_t comms     = 0; ///< SimGrid comms launched (one per thread block of a real transfer)
+  std::array<double, core::kAllFabrics.size()> bytes_by_fabric{}; ///< handed to transfer()
+  std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers
+  double simgrid_bytes_handed    = 0; ///< payloads of the comms launched in SimGrid
+  double simgrid_bytes_completed = 0; ///< payloads of the comms SimGrid reported complete
+  std::uint64_t max_in_flight    = 0; ///< real comms in flight at once
+};
+
+class Network {
+public:
+  /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
+  Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
+          bool fast_path);
+  ~Network();
+  Network(const Network&)            = delete;
+  Network& operator=(const Network&) = delete;
+
+  /// Starts moving `bytes` from `src` to `dst` now, dispatched by `blocks` thread blocks (each
+  /// capped at the fabric's per-block rate), and calls `done` when the last byte arrives. This is
+  /// the bandwidth phase only: latency and probes are the caller's delays. src != dst, bytes > 0.
+  void transfer(GpuId src, GpuId dst, double bytes, int blocks, std::function<void()> done);
+
+  /// The route between two GPUs as the engine uses it (cached).
+  const topo::Path& path(GpuId src, GpuId dst);
+  /// The rate a transfer of `blocks` blocks gets alone on its path, B/s.
+  double alone_rate(GpuId src, GpuId dst, int blocks);
+
+  const NetworkStats& stats() const { return stats_; }
+  /// Bytes carried per link direction (index link * 2 + direction: 0 up, 1 down).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  std::size_t in_flight() const { return active_; }
+
+private:
+  struct CachedPath {
+    topo::Path path;
+    std::vector<std::uint32_t> resources; ///< link * 2 + direction
+  };
+  struct Leg {
+    const CachedPath* route = nullptr;
+    GpuId src = 0, dst = 0;
+    double bytes = 0, alone = 0, start = 0;
+    int blocks = 1;
+    bool real = false;
+    int subs_left = 0;
+    simgrid::kernel::timer::Timer* timer = nullptr;
+    std::vector<simgrid::s4u::CommPtr> comms;
+    std::vector<double> sub_bytes;
+    std::function<void()> done;
+  };
+  struct Resource {
+    double capacity = 0;
+    double reserved = 0;
+    std::vector<std::uint32_t> legs;
+  };
+
+  const CachedPath& cached(GpuId src, GpuId dst);
+  std::uint32_t new_leg();
+  void go_real(std::uint32_t leg, double bytes);
+  void demote(std::uint32_t leg);
+  void finish(std::uint32_t leg);
+  void on_comm_done(const simgrid::s4u::Activity& a);
+
+  const topo::Topology& topo_;
+  const topo::Platform& platform_;
+  const calibrate::Profile& profile_;
+  bool fast_path_;
+  std::unordered_map<std::uint64_t, CachedPath> paths_;
+  std::vector<Resource> resources_;
+  std::vector<double> link_bytes_;
+  std::vector<Leg> legs_;
+  std::vector<std::uint32_t> free_legs_;
+  std::size_t active_ = 0;
+  std::uint64_t comms_in_flight_ = 0;
+  std::vector<simgrid::s4u::CommPtr> retired_;
+  bool in_completion_ = false;
+  NetworkStats stats_;
+};
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,97 @@
+#include "sim/engine/output.hpp"
+
+#include "sim/engine/driver.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <unistd.h>
+
+namespace xattn::sim::engine {
+namespace fs = std::filesystem;
+namespace {
+
+// header + the policies' fragments, in the scenario's policy order, to `target` atomically.
+void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix, const char* header,
+            const fs::path& target)
+{
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << header << "\n";
+    for (PolicyKind p : sc.policies) {
+      std::ifstream in(parts / (std::string(to_string(p)) + suffix), std::ios::binary);
+      if (in && in.peek() != std::ifstream::traits_type::eof())
+        out << in.rdbuf(); // (an empty rdbuf would set out's failbit)
+    }
+    out.flush();
+    if (!out)
+      core::fail(tmp.string(), 0, 0, "", "cannot write");
+  }
+  fs::rename(tmp, target);
+}
+
+std::string human_seconds(double s) { return core::format_seconds(core::Seconds(s)); }
+
+} // namespace
+
+nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies)
+{
+  nlohmann::json s;
+  s["scenario"] = sc.name;
+  s["seed"]     = sc.seed;
+  nlohmann::json inv = nlohmann::json::object();
+  bool ok            = !policies.empty();
+  for (auto& [name, p] : policies.items()) {
+    inv[name] = p["invariants"];
+    ok        = ok && p["invariants"]["ok"].get<bool>();
+    p.erase("invariants");
+  }
+  inv["ok"]       = ok;
+  s["policies"]   = policies;
+  s["invariants"] = inv;
+  return s;
+}
+
+std::string comparison_table(const nlohmann::json& summary)
+{
+  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", "policy", "requests",
+                                "steps", "step mean", "step p99", "req p50", "wire bytes", "route/fetch/local", "ok");
+  for (const auto& [name, p] : summary["policies"].items()) {
+    const auto& d = p["decisions"];
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", name, p["requests"].get<std::uint64_t>(),
+                       p["steps"].get<std::uint64_t>(), human_seconds(p["step_latency_s"]["mean"].get<double>()),
+                       human_seconds(p["step_latency_s"]["p99"].get<double>()),
+                       human_seconds(p["request_latency_s"]["p50"].get<double>()),
+                       core::format_bytes(core::Bytes(p["wire_bytes"].get<double>())),
+                       fmt::format("{}/{}/{}", d["route"].get<std::uint64_t>(), d["fetch"].get<std::uint64_t>(),
+                                   d["local"].get<std::uint64_t>()),
+                       summary["invariants"][name]["ok"].get<bool>() ? "yes" : "NO");
+  }
+  return out;
+}
+
+void write_outputs(const Scenario& sc, const nlohmann::json& summary, const fs::path& parts, const std::string& out_dir)
+{
+  const fs::path dir(out_dir);
+  concat(sc, parts, ".requests.csv", kRequestsHeader, dir / "requests.csv");
+  concat(sc, parts, ".links.csv", kLinksHeader, dir / "links.csv");
+  concat(sc, parts, ".holders.csv", kHoldersHeader, dir / "holders.csv");
+  std::string report = "# xattn run: " + sc.name + "\n\n";
+  report += fmt::format("Scenario `{}`, seed {}, model {}, profile {}, topology {} ({} GPUs), {} requester and {} holder "
+                        "instances (tp = {}), {} granularity, {} selection.\n\n",
+                        sc.file, sc.seed, sc.model.name, sc.profile.name, sc.topology->name(), sc.topology->gpu_count(),
+                        sc.requester_instances(), sc.holder_instances(), sc.tp,
+                        sc.granularity == Granularity::kStep ? "step" : "layer",
+                        sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
+  report += "```\n" + comparison_table(summary) + "```\n\n";
+  report += summary["invariants"]["ok"].get<bool>() ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
+  report += "Files: `summary.json` (the figures above and the invariants), `requests.csv` (one row per finished request "
+            "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "
+            "(per holder GPU: kernels, busy fraction, sharing delay, copy-stream queueing). Columns: see "
+            "sim/engine/README.md.\n";
+  write_atomically((dir / "report.md").string(), report);
+  write_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); // last: its presence means complete
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,31 @@
+// What `xattn run` writes (DESIGN.md §4): summary.json, requests.csv, links.csv, holders.csv and
+// report.md. Columns are documented in sim/engine/README.md and at the top of report.md.
+#pragma once
+
+#include "sim/engine/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace xattn::sim::engine {
+
+/// summary.json: {"scenario", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}.
+nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies);
+
+/// Writes every output from the children's fragments in `parts` into `out_dir`, atomically.
+void write_outputs(const Scenario& sc, const nlohmann::json& summary, const std::filesystem::path& parts,
+                   const std::string& out_dir);
+
+/// The terminal table comparing the policies.
+std::string comparison_table(const nlohmann::json& summary);
+
+inline constexpr const char* kRequestsHeader =
+    "policy,request,session,agent,requester,arrival_s,first_step_s,finish_s,steps,mean_step_s,max_step_s,"
+    "routed,fetched,prefilled,cached";
+inline constexpr const char* kLinksHeader   = "policy,link,direction,kind,bytes,utilisation";
+inline constexpr const char* kHoldersHeader = "policy,gpu,kernels,busy_fraction,work_s,sharing_delay_s,max_concurrent,"
+                                              "copies,copy_wait_s,max_copy_queue";
+
+} // namespace xattn::sim::engine

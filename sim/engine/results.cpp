@@ -1,0 +1,132 @@
+// The end of a simulation: statistics, invariants (DESIGN.md §3.2), CSV fragments.
+#include "sim/engine/clock.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/engine/state.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace xattn::sim::engine {
+namespace {
+
+nlohmann::json latency_stats(std::vector<float>& v)
+{
+  nlohmann::json j;
+  if (v.empty()) {
+    for (const char* k : {"mean", "p50", "p90", "p99", "max"})
+      j[k] = 0.0;
+    return j;
+  }
+  double sum = 0;
+  for (float x : v)
+    sum += x;
+  auto q = [&v](double f) {
+    // Nearest-rank quantile: the smallest value with at least f of the samples at or below it.
+    auto k = static_cast<std::size_t>(std::ceil(f * static_cast<double>(v.size()))) - 1;
+    k      = std::min(k, v.size() - 1);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return static_cast<double>(v[k]);
+  };
+  j["mean"] = sum / static_cast<double>(v.size());
+  j["p50"]  = q(0.50);
+  j["p90"]  = q(0.90);
+  j["p99"]  = q(0.99);
+  j["max"]  = static_cast<double>(*std::max_element(v.begin(), v.end()));
+  return j;
+}
+
+} // namespace
+
+nlohmann::json Simulation::results()
+{
+  const NetworkStats& ns = net_->stats();
+  nlohmann::json j;
+  j["requests"]          = finished_;
+  j["arrived"]           = arrived_;
+  j["steps"]             = steps_;
+  j["iterations"]        = iterations_;
+  j["step_latency_s"]    = latency_stats(step_latency_);
+  j["request_latency_s"] = latency_stats(request_latency_);
+  double wire            = 0;
+  nlohmann::json by_fabric = nlohmann::json::object();
+  for (core::FabricClass f : core::kAllFabrics) {
+    const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];
+    wire += b;
+    by_fabric[std::string(core::to_string(f))] = static_cast<std::uint64_t>(std::llround(b));
+  }
+  j["wire_bytes"]           = static_cast<std::uint64_t>(std::llround(wire));
+  j["wire_bytes_by_fabric"] = by_fabric;
+  j["decisions"] = {{"route", decisions_route_}, {"fetch", decisions_fetch_}, {"local", decisions_local_},
+                    {"cached", cached_hits_},    {"same_gpu", same_gpu_}};
+  j["simulated_time_s"] = now();
+  j["engine"] = {{"transfers", ns.transfers}, {"fused", ns.fused},        {"real", ns.real},
+                 {"demoted", ns.demoted},     {"simgrid_comms", ns.comms}, {"max_comms_in_flight", ns.max_in_flight}};
+  j["skipped_trace_entries"] = source_->skipped();
+
+  // Invariants.
+  nlohmann::json inv;
+  std::vector<std::string> problems = problems_;
+  const std::uint64_t unfinished    = arrived_ - finished_;
+  if (unfinished > 0) {
+    std::string ids;
+    int shown = 0;
+    for (const auto& in : instances_)
+      for (const auto& a : in->active)
+        if (shown++ < 10)
+          ids += (ids.empty() ? "" : ", ") + std::to_string(a->id);
+    problems.push_back(std::to_string(unfinished) + " requests arrived but did not finish (the simulation stalled): " + ids);
+  }
+  bool bytes_ok = std::abs(ns.simgrid_bytes_handed - ns.simgrid_bytes_completed) <= 0.5;
+  for (std::size_t f = 0; f < ns.bytes_by_fabric.size(); ++f)
+    bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <= 1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
+  if (!bytes_ok)
+    problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) + ") differ from bytes completed (" +
+                       std::to_string(ns.simgrid_bytes_completed) + ")");
+  inv["all_requests_finished"] = unfinished == 0;
+  inv["unfinished"]            = unfinished;
+  inv["bytes_accounted"]       = bytes_ok;
+  inv["simgrid_bytes_handed"]  = ns.simgrid_bytes_handed;
+  inv["simgrid_bytes_completed"] = ns.simgrid_bytes_completed;
+  inv["step_bound_violations"] = invariant_violations_;
+  inv["problems"]              = problems;
+  inv["ok"]                    = problems.empty() && invariant_violations_ == 0;
+  j["invariants"]              = inv;
+
+  const double makespan = std::max(now(), 1e-12);
+  if (!opt_.links_csv.empty()) {
+    FILE* f = std::fopen(opt_.links_csv.c_str(), "w");
+    if (f == nullptr)
+      core::fail(opt_.links_csv, 0, 0, "", "cannot write");
+    const std::string pol(to_string(policy_));
+    const auto& bytes = net_->link_bytes();
+    for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
+      for (int d = 0; d < 2; ++d) {
+        const double b = bytes[2 * id + d];
+        if (b <= 0)
+          continue;
+        const topo::Link& l = sc_.topology->link(id);
+        std::fprintf(f, "%s,%s,%s,%s,%.0f,%.9g\n", pol.c_str(), l.name.c_str(), d == 0 ? "up" : "down",
+                     std::string(topo::to_string(l.kind)).c_str(), b, b / (l.bandwidth.value() * makespan));
+      }
+    std::fclose(f);
+  }
+  if (!opt_.holders_csv.empty()) {
+    FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
+    if (f == nullptr)
+      core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
+    const std::string pol(to_string(policy_));
+    for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
+      const ComputeStats& c = holder_compute_[i]->stats();
+      const StreamStats& s  = holder_streams_[i]->stats();
+      std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d\n", pol.c_str(),
+                   sc_.topology->gpu_name(sc_.holders[i]).c_str(), static_cast<unsigned long long>(c.kernels),
+                   c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent, static_cast<unsigned long long>(s.copies),
+                   s.wait_s, s.max_queue);
+    }
+    std::fclose(f);
+  }
+  return j;
+}
+
+} // namespace xattn::sim::engine

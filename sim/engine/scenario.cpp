@@ -1,0 +1,366 @@
+#include "sim/engine/scenario.hpp"
+
+#include "sim/core/resources.hpp"
+#include "topologies/spec.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace xattn::sim::engine {
+namespace {
+using core::Check;
+using core::Dimension;
+using core::FieldKind;
+using core::kNoDefault;
+namespace fs = std::filesystem;
+
+const core::Schema kInstancesSchema{
+    {.key = "requesters", .kind = FieldKind::kList, .meaning = "GPU selectors: all, node3, node0-7, node2.gpu0-3, leaf1"},
+    {.key = "holders", .kind = FieldKind::kList, .meaning = "GPU selectors of the corpus holders"},
+    {.key = "tp", .kind = FieldKind::kInteger, .def = "1", .meaning = "GPUs per instance (heads split evenly)", .check = Check::kPositive},
+};
+
+const core::Schema& workload_schema()
+{
+  static const core::Schema s{
+      {.key = "trace", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "trace file (relative to the scenario)"},
+      {.key = "format", .kind = FieldKind::kChoice, .def = "auto", .meaning = "trace format",
+       .choices = "auto|xattn|mooncake|claude-code|azure"},
+      {.key = "generator", .kind = FieldKind::kSection, .def = "", .meaning = "synthetic agentic load (instead of a trace)",
+       .sub = &workloads::generator_schema()},
+      {.key = "time_scale", .def = "1", .meaning = "arrivals happen this many times faster", .check = Check::kPositive},
+      {.key = "copies", .kind = FieldKind::kInteger, .def = "1", .meaning = "overlaid copies of the trace", .check = Check::kPositive},
+      {.key = "copy_offset", .dim = Dimension::kSeconds, .def = "0s", .meaning = "time shift between copies"},
+      {.key = "max_requests", .kind = FieldKind::kInteger, .def = "0", .meaning = "stop after this many requests (0: all)"},
+      {.key = "max_output_tokens", .kind = FieldKind::kInteger, .def = "0", .meaning = "cap decode steps per request (0: none)"},
+      {.key = "skip_bad", .kind = FieldKind::kBool, .def = "false", .meaning = "skip unreadable trace entries (counted)"},
+  };
+  return s;
+}
+
+const core::Schema kEngineSchema{
+    {.key = "granularity", .kind = FieldKind::kChoice, .def = "step", .meaning = "step: one exchange per holder per step; layer: one per layer",
+     .choices = "step|layer"},
+    {.key = "transport", .kind = FieldKind::kChoice, .def = "gpu", .meaning = "device-initiated or CPU-proxy dispatch", .choices = "gpu|proxy"},
+    {.key = "max_batch", .kind = FieldKind::kInteger, .def = "64", .meaning = "requests decoded together on one requester", .check = Check::kPositive},
+    {.key = "cache_budget", .dim = Dimension::kBytes, .def = "16GB", .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
+    {.key = "fast_path", .kind = FieldKind::kBool, .def = "true", .meaning = "fused timers for provably uncontended transfers"},
+    {.key = "predicate_prior_steps", .def = "256", .meaning = "predicate: expected output length before any request finished",
+     .check = Check::kPositive},
+};
+
+const core::Schema kWhatIfSchema{
+    {.key = "collapsed_response", .kind = FieldKind::kBool, .def = "true", .meaning = "holder issues the response (no second probe)"},
+    {.key = "compute_amortisation", .kind = FieldKind::kBool, .def = "true", .meaning = "one holder kernel per exchange"},
+    {.key = "batching", .kind = FieldKind::kBool, .def = "true", .meaning = "one exchange per holder per step for all requests"},
+};
+
+const core::Schema kOutputSchema{
+    {.key = "dir", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
+};
+
+const core::Schema& corpus_section_schema()
+{
+  return workloads::corpus_schema();
+}
+
+std::optional<int> parse_int(std::string_view s)
+{
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0)
+    return std::nullopt;
+  return v;
+}
+
+// "A-B" or "A" → [A, B]
+std::optional<std::pair<int, int>> parse_range(std::string_view s)
+{
+  auto dash = s.find('-');
+  auto a    = parse_int(s.substr(0, dash));
+  auto b    = dash == std::string_view::npos ? a : parse_int(s.substr(dash + 1));
+  if (!a || !b || *b < *a)
+    return std::nullopt;
+  return std::make_pair(*a, *b);
+}
+
+std::string resolve_relative(const std::string& path, const std::string& scenario_file)
+{
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path))
+    return path;
+  fs::path beside = fs::path(scenario_file).parent_path() / path;
+  return fs::exists(beside) ? beside.string() : path;
+}
+
+} // namespace
+
+std::string_view to_string(PolicyKind p)
+{
+  switch (p) {
+    case PolicyKind::kRoute:
+      return "route";
+    case PolicyKind::kFetch:
+      return "fetch";
+    case PolicyKind::kLocal:
+      return "local";
+    case PolicyKind::kPredicate:
+      return "predicate";
+    case PolicyKind::kOracle:
+      return "oracle";
+  }
+  return "?";
+}
+
+const core::Schema& scenario_schema()
+{
+  static const core::Schema s{
+      {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
+      {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "seed of every random draw"},
+      {.key = "model", .kind = FieldKind::kNameOrSection, .meaning = "model preset or inline model", .sub = &model_schema()},
+      {.key = "profile", .kind = FieldKind::kString, .def = "h100-ndr200-ibgda", .meaning = "calibration profile (name or path)"},
+      {.key = "topology", .kind = FieldKind::kNameOrSection, .meaning = "topology preset or inline topology",
+       .sub = &topo::topology_schema()},
+      {.key = "instances", .kind = FieldKind::kSection, .meaning = "requester and holder GPUs", .sub = &kInstancesSchema},
+      {.key = "corpus", .kind = FieldKind::kSection, .def = "", .meaning = "chunks and their placement", .sub = &corpus_section_schema()},
+      {.key = "selection", .kind = FieldKind::kSection, .def = "", .meaning = "which blocks a step attends", .sub = &workloads::selection_schema()},
+      {.key = "workload", .kind = FieldKind::kSection, .meaning = "trace or generator, and load shaping", .sub = &workload_schema()},
+      {.key = "policies", .kind = FieldKind::kList, .def = "[route, fetch, local, predicate, oracle]", .meaning = "policies compared (route|fetch|local|predicate|oracle)"},
+      {.key = "engine", .kind = FieldKind::kSection, .def = "", .meaning = "simulation options", .sub = &kEngineSchema},
+      {.key = "what_if", .kind = FieldKind::kSection, .def = "", .meaning = "host-overhead reductions", .sub = &kWhatIfSchema},
+      {.key = "output", .kind = FieldKind::kSection, .def = "", .meaning = "where results go", .sub = &kOutputSchema},
+  };
+  return s;
+}
+
+std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, const topo::Topology& t,
+                                    core::Section& section, std::string_view key)
+{
+  std::vector<topo::GpuId> out;
+  const int gpn   = static_cast<int>(t.spec().gpus_per_node);
+  const int nodes = static_cast<int>(t.node_count());
+  for (const std::string& sel : selectors) {
+    std::string_view s = sel;
+    auto bad = [&](const std::string& why) { section.error(key, "selector '" + sel + "': " + why); };
+    if (s == "all") {
+      for (topo::GpuId g = 0; g < t.gpu_count(); ++g)
+        out.push_back(g);
+      continue;
+    }
+    if (s.rfind("leaf", 0) == 0) {
+      auto r = parse_range(s.substr(4));
+      if (!r || r->second >= static_cast<int>(std::max<std::size_t>(1, t.leaf_count()))) {
+        bad("expected leafA or leafA-B with existing leaves");
+        continue;
+      }
+      for (int n = 0; n < nodes; ++n)
+        if (t.leaf_of_node(n) >= r->first && t.leaf_of_node(n) <= r->second)
+          for (int g = 0; g < gpn; ++g)
+            out.push_back(static_cast<topo::GpuId>(n * gpn + g));
+      continue;
+    }
+    if (s.rfind("node", 0) != 0) {
+      bad("expected all, nodeN, nodeA-B, nodeN.gpuA-B or leafA-B");
+      continue;
+    }
+    s.remove_prefix(4);
+    auto dot  = s.find('.');
+    auto nr   = parse_range(s.substr(0, dot));
+    std::pair<int, int> gr{0, gpn - 1};
+    if (dot != std::string_view::npos) {
+      std::string_view g = s.substr(dot + 1);
+      auto parsed        = g.rfind("gpu", 0) == 0 ? parse_range(g.substr(3)) : std::nullopt;
+      if (!parsed) {
+        bad("expected nodeN.gpuA-B");
+        continue;
+      }
+      gr = *parsed;
+    }
+    if (!nr || nr->second >= nodes || gr.second >= gpn) {
+      bad("no such GPUs (the topology has " + std::to_string(nodes) + " nodes of " + std::to_string(gpn) + " GPUs)");
+      continue;
+    }
+    for (int n = nr->first; n <= nr->second; ++n)
+      for (int g = gr.first; g <= gr.second; ++g)
+        out.push_back(static_cast<topo::GpuId>(n * gpn + g));
+  }
+  std::vector<topo::GpuId> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    section.error(key, "a GPU is listed twice");
+  if (out.empty() && !selectors.empty())
+    section.error(key, "selects no GPU");
+  return out;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
+{
+  core::Document doc = core::parse_yaml(text, name);
+  for (const std::string& o : overrides)
+    core::apply_override(doc, o);
+  core::Diagnostics diags;
+  core::Section top(doc.file, doc.root, "", scenario_schema(), diags);
+  if (!doc.root.IsMap()) {
+    if (diags.empty())
+      diags.add({doc.file, 0, 0, "", "empty scenario: expected a mapping with name, model, topology, instances, workload"});
+    diags.throw_if_any();
+  }
+  Scenario sc;
+  sc.file = name;
+  sc.name = top.string("name");
+  sc.seed = static_cast<std::uint64_t>(top.integer("seed"));
+
+  // Model: a preset, or inline.
+  if (top.is_inline("model")) {
+    core::Section m = top.section("model");
+    sc.model        = read_model(m);
+  } else if (std::string m = top.string("model"); !m.empty()) {
+    try {
+      sc.model = load_model(m);
+    } catch (const core::InputError& e) {
+      top.error("model", "no model preset or file named '" + m + "'");
+    }
+  }
+  // Profile (a name or a path relative to the scenario).
+  {
+    std::string p = resolve_relative(top.string("profile"), name);
+    try {
+      sc.profile = calibrate::load_profile(p);
+    } catch (const core::InputError& e) {
+      for (const core::Diagnostic& d : e.diagnostics())
+        diags.add(d.file == "command line" ? core::Diagnostic{doc.file, 0, 0, "profile", d.message} : d);
+    }
+  }
+  // Topology.
+  if (top.is_inline("topology")) {
+    core::Section t = top.section("topology");
+    try {
+      sc.topology = std::make_shared<topo::Topology>(topo::read_topology(t));
+    } catch (const core::InputError& e) {
+      for (const core::Diagnostic& d : e.diagnostics())
+        diags.add(d);
+    }
+  } else if (std::string t = top.string("topology"); !t.empty()) {
+    auto path = core::resolve_preset(resolve_relative(t, name), "topologies");
+    if (!path)
+      top.error("topology", "no topology preset or file named '" + t + "'");
+    else {
+      try {
+        sc.topology = std::make_shared<topo::Topology>(topo::load_topology(*path));
+      } catch (const core::InputError& e) {
+        for (const core::Diagnostic& d : e.diagnostics())
+          diags.add(d);
+      }
+    }
+  }
+
+  core::Section inst = top.section("instances");
+  sc.tp               = static_cast<int>(inst.integer("tp"));
+  auto req_sel        = inst.strings("requesters");
+  auto hold_sel       = inst.strings("holders");
+  if (sc.topology) {
+    sc.requesters = parse_gpus(req_sel, *sc.topology, inst, "requesters");
+    sc.holders    = parse_gpus(hold_sel, *sc.topology, inst, "holders");
+    for (auto [list, key] : {std::pair{&sc.requesters, "requesters"}, std::pair{&sc.holders, "holders"}})
+      if (sc.tp > 0 && list->size() % sc.tp != 0)
+        inst.error(key, std::to_string(list->size()) + " GPUs do not split into instances of tp = " + std::to_string(sc.tp));
+    if (sc.tp > 0 && sc.model.heads > 0 && sc.model.heads % sc.tp != 0)
+      inst.error("tp", "the model's " + std::to_string(sc.model.heads) + " heads do not split over tp = " + std::to_string(sc.tp));
+  }
+
+  core::Section corpus = top.section("corpus");
+  sc.corpus            = workloads::read_corpus(corpus);
+  if (corpus.has("holders"))
+    corpus.error("holders", "set by instances.holders; leave it out");
+  sc.corpus.holders = std::max(1, sc.holder_instances());
+  sc.corpus.seed    = sc.seed;
+
+  core::Section sel = top.section("selection");
+  sc.selection      = workloads::read_selection(sel);
+  if (!sel.has("mode"))
+    sc.selection.sparse = sc.model.index.sparse();
+  if (!sel.has("top_k_tokens") && sc.model.index.sparse())
+    sc.selection.top_k_tokens = sc.model.index.topk;
+
+  core::Section wl = top.section("workload");
+  if (wl.has("trace"))
+    sc.workload.trace = resolve_relative(wl.string("trace"), name);
+  std::string fmt = wl.choice("format");
+  if (!sc.workload.trace.empty()) {
+    if (fmt == "auto") {
+      try {
+        sc.workload.format = workloads::guess_format(sc.workload.trace);
+      } catch (const core::InputError& e) {
+        wl.error("format", "cannot tell the format of '" + sc.workload.trace + "': set workload.format");
+      }
+    } else {
+      sc.workload.format = *workloads::parse_format(fmt);
+    }
+    if (!std::filesystem::is_regular_file(sc.workload.trace))
+      wl.error("trace", "no such file '" + sc.workload.trace + "'");
+  }
+  if (wl.has("generator")) {
+    core::Section g = wl.section("generator");
+    sc.workload.generator = workloads::read_generator(g);
+    if (!g.has("seed")) // the scenario's seed drives the generated load too
+      sc.workload.generator->seed = sc.seed;
+  }
+  if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
+    wl.error("", "give exactly one of workload.trace and workload.generator");
+  sc.workload.time_scale        = wl.number("time_scale");
+  sc.workload.copies            = static_cast<int>(wl.integer("copies"));
+  sc.workload.copy_offset       = wl.seconds("copy_offset");
+  sc.workload.max_requests      = static_cast<std::uint64_t>(wl.integer("max_requests"));
+  sc.workload.max_output_tokens = wl.integer("max_output_tokens");
+  sc.workload.skip_bad          = wl.boolean("skip_bad");
+
+  for (const std::string& p : top.strings("policies")) {
+    bool found = false;
+    for (PolicyKind k : {PolicyKind::kRoute, PolicyKind::kFetch, PolicyKind::kLocal, PolicyKind::kPredicate, PolicyKind::kOracle})
+      if (to_string(k) == p) {
+        if (std::find(sc.policies.begin(), sc.policies.end(), k) != sc.policies.end())
+          top.error("policies", "policy '" + p + "' is listed twice");
+        sc.policies.push_back(k);
+        found = true;
+      }
+    if (!found)
+      top.error("policies", "unknown policy '" + p + "' (expected one of: route, fetch, local, predicate, oracle)");
+  }
+  if (!top.has("policies"))
+    sc.policies = {PolicyKind::kRoute, PolicyKind::kFetch, PolicyKind::kLocal, PolicyKind::kPredicate, PolicyKind::kOracle};
+
+  core::Section eng            = top.section("engine");
+  sc.granularity               = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
+  sc.transport                 = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
+  sc.max_batch                 = static_cast<int>(eng.integer("max_batch"));
+  sc.cache_budget              = eng.bytes("cache_budget");
+  sc.fast_path                 = eng.boolean("fast_path");
+  sc.predicate_prior_steps     = eng.number("predicate_prior_steps");
+
+  core::Section wi                = top.section("what_if");
+  sc.what_if.collapsed_response   = wi.boolean("collapsed_response");
+  sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");
+  sc.what_if.batching             = wi.boolean("batching");
+
+  core::Section out = top.section("output");
+  sc.out_dir        = out.string("dir");
+
+  if (sc.requesters.empty() && sc.topology && diags.empty())
+    inst.error("requesters", "no requester GPU");
+  diags.throw_if_any();
+  return sc;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)
+{
+  core::Document doc = core::load_yaml(path); // file errors (missing, binary, syntax) first
+  (void)doc;
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_scenario(ss.str(), path, overrides);
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,86 @@
+// A scenario file: what to simulate (DESIGN.md §3.1, §4). Schema-checked like every input: every
+// key in the table of scenario.cpp, unknown and duplicate keys are errors, all errors collected,
+// and `xattn run --describe` prints the table.
+#pragma once
+
+#include "calibrate/profile.hpp"
+#include "sim/model/model.hpp"
+#include "topologies/topology.hpp"
+#include "workloads/corpus.hpp"
+#include "workloads/generator.hpp"
+#include "workloads/selection.hpp"
+#include "workloads/trace_format.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xattn::sim::engine {
+
+enum class PolicyKind { kRoute, kFetch, kLocal, kPredicate, kOracle };
+std::string_view to_string(PolicyKind p);
+inline constexpr std::string_view kPolicyChoices = "route|fetch|local|predicate|oracle";
+
+enum class Granularity { kStep, kLayer };
+
+/// The paper's three reductions of host overhead, as switches (all on: a production path).
+struct WhatIf {
+  bool collapsed_response   = true; ///< the holder's kernel issues the response: no second probe
+  bool compute_amortisation = true; ///< one holder kernel serves every request of an exchange
+  bool batching             = true; ///< one exchange per holder per step for all active requests
+};
+
+struct WorkloadSpec {
+  std::string trace; ///< path; empty when the generator is used
+  workloads::TraceFormat format = workloads::TraceFormat::kXattn;
+  std::optional<workloads::GeneratorConfig> generator;
+  double time_scale = 1.0;           ///< arrivals happen this many times faster
+  int copies        = 1;             ///< overlaid copies of the trace (sessions kept apart)
+  core::Seconds copy_offset{0};      ///< shift between copies
+  std::uint64_t max_requests = 0;    ///< 0: all
+  std::int64_t max_output_tokens = 0; ///< cap on decode steps per request (0: none)
+  bool skip_bad = false;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file; ///< where it was read from
+  std::uint64_t seed = 1;
+  ModelSpec model;
+  calibrate::Profile profile;
+  std::shared_ptr<const topo::Topology> topology;
+  std::vector<topo::GpuId> requesters; ///< GPUs, instance-major (tp consecutive GPUs per instance)
+  std::vector<topo::GpuId> holders;
+  int tp = 1;
+  workloads::CorpusConfig corpus;
+  workloads::SelectionConfig selection;
+  WorkloadSpec workload;
+  std::vector<PolicyKind> policies;
+  Granularity granularity   = Granularity::kStep;
+  core::Transport transport = core::Transport::kGpu;
+  int max_batch             = 64;
+  core::Bytes cache_budget{16e9}; ///< per requester GPU: fetched and re-prefilled chunks (LRU)
+  bool fast_path            = true;
+  double predicate_prior_steps = 256; ///< predicate's expected output length before any request ended
+  WhatIf what_if;
+  std::string out_dir; ///< empty: out/<name>
+
+  int requester_instances() const { return static_cast<int>(requesters.size()) / tp; }
+  int holder_instances() const { return static_cast<int>(holders.size()) / tp; }
+};
+
+const core::Schema& scenario_schema();
+
+/// Loads a scenario file, applying `--set path=value` overrides first. Throws core::InputError
+/// (every problem, with file:line:col and key path).
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Same, from text in memory (`name` stands for the file in messages).
+Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+
+/// Parses a GPU selector list ("all", "node3", "node0-7", "node2.gpu0-3", "leaf1") against a
+/// topology; errors go to `section` at `key`.
+std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, const topo::Topology& t,
+                                    core::Section& section, std::string_view key);
+
+} // namespace xattn::sim::engine

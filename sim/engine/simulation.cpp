@@ -1,0 +1,220 @@
+#include "sim/engine/simulation.hpp"
+
+#include "sim/engine/clock.hpp"
+#include "sim/engine/iteration.hpp"
+#include "sim/engine/source.hpp"
+#include "sim/engine/state.hpp"
+
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <unistd.h>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(xattn_engine, "xattn simulation engine");
+
+namespace xattn::sim::engine {
+namespace {
+double wall_now()
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
+
+CorpusPlan plan_corpus(const Scenario& sc)
+{
+  CorpusPlan plan;
+  auto src = open_workload(sc);
+  workloads::Request r;
+  if (!src->next(r))
+    core::fail(sc.file, 0, 0, "workload", "the workload has no requests");
+  plan.block_tokens = r.block_tokens;
+  if (plan.block_tokens <= 0)
+    core::fail(sc.file, 0, 0, "workload.trace",
+               "this trace has no block ids (an arrivals-only trace such as Azure's): use workload.generator");
+  if (sc.corpus.chunk_tokens % plan.block_tokens != 0)
+    core::fail(sc.file, 0, 0, "corpus.chunk_tokens",
+               "c_t = " + std::to_string(sc.corpus.chunk_tokens) + " is not a multiple of the trace's " +
+                   std::to_string(plan.block_tokens) + "-token blocks");
+  const bool need_scan = sc.corpus.prescan || sc.corpus.placement == workloads::PlacementStrategy::kContiguous ||
+                         sc.corpus.placement == workloads::PlacementStrategy::kHotReplicated;
+  if (need_scan) {
+    auto again = open_workload(sc);
+    workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
+    plan.total_chunks          = scan.corpus.chunks();
+    plan.hot_chunks   = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
+    plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
+  }
+  plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
+  if (need_scan)
+    workloads::check_capacity(*plan.placement, plan.total_chunks, sc.corpus,
+                              sc.model.latent_per_token() * static_cast<double>(sc.model.layers));
+  return plan;
+}
+
+Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& plan, SimulationOptions opt)
+    : sc_(sc), policy_(policy), plan_(plan), opt_(std::move(opt))
+{
+  int argc            = 2;
+  const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
+  engine_             = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
+  topo::HostSpec host;
+  host.cores = sc.profile.compute_concurrency;
+  host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate, sc.profile.fabric(core::FabricClass::kPcie).block_rate,
+                   sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
+  host.copy_engine_hosts = true;
+  platform_ = topo::build_platform(*sc.topology, *engine_, host);
+  // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
+  for (simgrid::s4u::Link* l : platform_.links)
+    l->set_latency(0);
+  net_ = std::make_unique<Network>(*sc.topology, platform_, sc.profile, sc.fast_path);
+
+  holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
+  for (std::size_t i = 0; i < sc.holders.size(); ++i) {
+    holder_index_of_gpu_[sc.holders[i]] = static_cast<int>(i);
+    holder_compute_.push_back(std::make_unique<ComputeUnit>(sc.profile.compute_concurrency));
+    holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
+  }
+  for (int i = 0; i < sc.requester_instances(); ++i) {
+    auto in   = std::make_unique<Instance>();
+    in->index = i;
+    in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
+    in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
+    instances_.push_back(std::move(in));
+  }
+  corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
+                        : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
+  source_ = open_workload(sc);
+  if (!opt_.requests_csv.empty()) {
+    requests_csv_ = std::fopen(opt_.requests_csv.c_str(), "w");
+    if (requests_csv_ == nullptr)
+      core::fail(opt_.requests_csv, 0, 0, "", "cannot write");
+  }
+}
+
+Simulation::~Simulation()
+{
+  if (requests_csv_ != nullptr)
+    std::fclose(requests_csv_);
+}
+
+nlohmann::json Simulation::run()
+{
+  wall_start_ = last_progress_ = wall_now();
+  pending_live_ = source_->next(pending_);
+  if (pending_live_)
+    after(pending_.arrival.value(), [this] { on_arrival(); });
+  engine_->run();
+  return results();
+}
+
+void Simulation::schedule_next_arrival()
+{
+  pending_live_ = source_->next(pending_);
+  if (!pending_live_)
+    return;
+  after(std::max(0.0, pending_.arrival.value() - now()), [this] { on_arrival(); });
+}
+
+int Simulation::requester_for(const workloads::Request& r)
+{
+  // A session stays on one requester; sub-agents spread over requesters round-robin.
+  const std::uint64_t key = r.is_subagent() ? (r.agent | (1ULL << 63)) : r.session;
+  auto [it, fresh]        = home_.try_emplace(key, 0);
+  if (fresh)
+    it->second = next_home_++ % static_cast<int>(instances_.size());
+  return it->second;
+}
+
+void Simulation::on_arrival()
+{
+  auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
+  ++arrived_;
+  const int inst = requester_for(pending_);
+  a->home        = inst;
+  Instance& in   = *instances_[inst];
+  if (a->steps_total <= 0) {
+    // Nothing to decode: done on arrival.
+    record_finished(*a, now());
+  } else {
+    in.active.push_back(std::move(a));
+    if (!in.busy)
+      start_iteration(inst);
+  }
+  schedule_next_arrival();
+  if (opt_.progress && wall_now() - last_progress_ > 10.0) {
+    last_progress_ = wall_now();
+    std::fprintf(stderr, "[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps\n",
+                 std::string(to_string(policy_)).c_str(), now(), static_cast<unsigned long long>(arrived_),
+                 static_cast<unsigned long long>(finished_), static_cast<unsigned long long>(steps_));
+  }
+}
+
+void Simulation::start_iteration(int inst)
+{
+  Instance& in = *instances_[inst];
+  if (in.active.empty()) {
+    in.busy = false;
+    return;
+  }
+  in.busy = true;
+  ++iterations_;
+  IterationRunner::start(*this, inst);
+}
+
+void Simulation::record_finished(Active& a, double finish)
+{
+  ++finished_;
+  completed_output_ += static_cast<double>(a.steps_total);
+  request_latency_.push_back(static_cast<float>(finish - a.arrival));
+  if (requests_csv_ != nullptr)
+    std::fprintf(requests_csv_, "%s,%llu,%llu,%llu,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.9g,%llu,%llu,%llu,%llu\n",
+                 std::string(to_string(policy_)).c_str(), static_cast<unsigned long long>(a.id),
+                 static_cast<unsigned long long>(a.session), static_cast<unsigned long long>(a.agent), a.home,
+                 a.arrival, a.first_start < 0 ? a.arrival : a.first_start, finish, static_cast<long long>(a.steps_done),
+                 a.steps_done > 0 ? a.sum_step / static_cast<double>(a.steps_done) : 0.0, a.max_step,
+                 static_cast<unsigned long long>(a.routed), static_cast<unsigned long long>(a.fetched),
+                 static_cast<unsigned long long>(a.prefilled), static_cast<unsigned long long>(a.cached));
+}
+
+PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
+{
+  const topo::Path& p = net_->path(from, to);
+  return {p.fabric, p.bottleneck, p.latency};
+}
+
+int Simulation::choose_holder(int inst, std::uint64_t chunk)
+{
+  const workloads::Placement& pl = *plan_.placement;
+  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated)
+    return pl.primary(chunk);
+  thread_local std::vector<int> options;
+  pl.holders_of(chunk, options);
+  // The nearest replica (fabric class order), the primary among equals.
+  const topo::GpuId me = instances_[inst]->gpus[0];
+  int best             = options[0];
+  auto rank            = [&](int h) { return static_cast<int>(sc_.topology->fabric_class(me, sc_.holders[h * sc_.tp])); };
+  for (int h : options)
+    if (rank(h) < rank(best))
+      best = h;
+  return best;
+}
+
+double Simulation::reuse_estimate(const Instance& in, const Active& a, std::uint64_t chunk, bool oracle) const
+{
+  const double mean_output = finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
+  double reuse             = 0;
+  for (const auto& other : in.active) {
+    if (!std::binary_search(other->sorted_chunks.begin(), other->sorted_chunks.end(), chunk))
+      continue;
+    const double done      = static_cast<double>(other->steps_done);
+    const double remaining = oracle ? static_cast<double>(other->steps_total) - done - 1.0 : std::max(1.0, mean_output - done);
+    // This step's use is the current call, not a reuse.
+    reuse += std::max(0.0, remaining) * other->select_probability;
+  }
+  (void)a;
+  return std::max(0.0, reuse);
+}
+
+} // namespace xattn::sim::engine

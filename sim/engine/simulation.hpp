@@ -1,0 +1,101 @@
+// One simulation: one scenario under one policy, in one process (SimGrid allows one engine per
+// process; the driver forks one child per policy). Requests arrive from the stream, sessions stay
+// on one requester instance, and each requester decodes its active requests in iterations: one
+// decode step for every request of the batch, its remote chunks served by the policy (DESIGN.md
+// §3.1). Results are JSON plus CSV fragments written by the child.
+#pragma once
+
+#include "sim/engine/cache.hpp"
+#include "sim/engine/compute.hpp"
+#include "sim/engine/network.hpp"
+#include "sim/engine/scenario.hpp"
+#include "sim/model/cost_model.hpp"
+#include "workloads/corpus.hpp"
+#include "workloads/selection.hpp"
+
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace xattn::sim::engine {
+
+/// Corpus and placement, computed once before the simulations fork (a prescan when needed).
+struct CorpusPlan {
+  std::int64_t block_tokens = 0;
+  std::shared_ptr<workloads::Corpus> corpus; ///< null: discovered as the stream goes
+  std::shared_ptr<workloads::Placement> placement;
+  std::vector<std::uint64_t> hot_chunks;
+  std::uint64_t total_chunks = 0;
+};
+/// Reads the stream's block size (and, when placement needs it, the whole stream) and checks
+/// holder capacity. Throws core::InputError.
+CorpusPlan plan_corpus(const Scenario& sc);
+
+struct SimulationOptions {
+  std::string requests_csv; ///< where to write this policy's requests.csv rows ("" = none)
+  std::string links_csv;    ///< this policy's links.csv rows ("" = none)
+  std::string holders_csv;  ///< this policy's holders.csv rows ("" = none)
+  bool progress = false;    ///< progress lines on stderr
+};
+
+class Simulation {
+public:
+  Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& corpus, SimulationOptions opt);
+  ~Simulation();
+  /// Runs to the end; returns this policy's summary (the `policies.NAME` object of summary.json
+  /// plus `invariants`, `links` and `holders` for the driver).
+  nlohmann::json run();
+
+  struct Active;   ///< a request being decoded (state.hpp)
+  struct Instance; ///< a requester instance (state.hpp)
+
+private:
+  friend struct IterationRunner;
+  friend struct IterationSteps;
+
+  void schedule_next_arrival();
+  void on_arrival();
+  int requester_for(const workloads::Request& r);
+  void start_iteration(int inst);
+  void finish_iteration(int inst);
+  void record_finished(Active& a, double finish);
+  nlohmann::json results();
+  double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
+  PathCost path_cost(topo::GpuId from, topo::GpuId to);
+  int choose_holder(int inst, std::uint64_t chunk);
+
+  const Scenario& sc_;
+  PolicyKind policy_;
+  const CorpusPlan& plan_;
+  SimulationOptions opt_;
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+  topo::Platform platform_;
+  std::unique_ptr<Network> net_;
+  std::vector<std::unique_ptr<ComputeUnit>> holder_compute_; ///< per holder GPU
+  std::vector<std::unique_ptr<StreamPool>> holder_streams_;  ///< per holder GPU
+  std::vector<int> holder_index_of_gpu_;                     ///< GPU -> holder slot, -1 if none
+  std::shared_ptr<workloads::Corpus> corpus_;
+  std::unique_ptr<workloads::RequestSource> source_;
+  workloads::Request pending_;
+  bool pending_live_ = false;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::unordered_map<std::uint64_t, int> home_; ///< session or sub-agent -> requester instance
+  int next_home_ = 0;
+  FILE* requests_csv_ = nullptr;
+
+  // Statistics.
+  std::uint64_t arrived_ = 0, finished_ = 0, steps_ = 0, iterations_ = 0;
+  std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
+  std::vector<float> step_latency_;
+  std::vector<float> request_latency_;
+  double completed_output_ = 0; ///< sum of output lengths of finished requests (predicate)
+  std::uint64_t invariant_violations_ = 0;
+  std::vector<std::string> problems_;
+  double wall_start_ = 0, last_progress_ = 0;
+};
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,73 @@
+// The simulation's per-request and per-requester state (internal to sim/engine).
+#pragma once
+
+#include "sim/engine/simulation.hpp"
+#include "workloads/rng.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+namespace xattn::sim::engine {
+
+/// A request being decoded.
+struct Simulation::Active {
+  Active(const workloads::Request& r, const Scenario& sc, workloads::Corpus& corpus, const std::vector<std::uint64_t>& hot)
+      : id(r.id), session(r.session), agent(r.agent), blocks(r.blocks), rng(workloads::Rng::derive(sc.seed, r.id))
+  {
+    arrival     = r.arrival.value();
+    steps_total = r.output_tokens;
+    const std::int64_t per_chunk = corpus.blocks_per_chunk();
+    const double bt              = static_cast<double>(r.block_tokens);
+    for (std::uint64_t b : blocks) {
+      const std::uint64_t c = corpus.chunk_of(b);
+      if (!chunks.empty() && chunks.back() == c)
+        chunk_tokens.back() += bt;
+      else {
+        auto it = std::find(chunks.begin(), chunks.end(), c);
+        if (it == chunks.end()) {
+          chunks.push_back(c);
+          chunk_tokens.push_back(bt);
+        } else {
+          chunk_tokens[static_cast<std::size_t>(it - chunks.begin())] += bt;
+        }
+      }
+    }
+    (void)per_chunk;
+    sorted_chunks = chunks;
+    std::sort(sorted_chunks.begin(), sorted_chunks.end());
+    if (sc.selection.sparse && !blocks.empty()) {
+      auto is_hot = [&corpus, &hot](std::uint64_t b) {
+        auto c = corpus.find(b);
+        return c && std::binary_search(hot.begin(), hot.end(), *c);
+      };
+      selector = std::make_unique<workloads::Selector>(sc.selection, std::span<const std::uint64_t>(blocks),
+                                                       r.block_tokens, is_hot);
+      select_probability = std::min(1.0, static_cast<double>(selector->per_step()) / static_cast<double>(blocks.size()));
+    }
+  }
+
+  std::uint64_t id, session, agent;
+  std::vector<std::uint64_t> blocks;        ///< context (the selector reads it)
+  std::vector<std::uint64_t> chunks;        ///< distinct chunks, in context order
+  std::vector<double> chunk_tokens;         ///< the request's tokens in each of them
+  std::vector<std::uint64_t> sorted_chunks; ///< for membership tests
+  std::unique_ptr<workloads::Selector> selector; ///< sparse selection; null when dense
+  double select_probability = 1.0;              ///< chance a context block is selected in a step
+  workloads::Rng rng;
+  std::int64_t steps_total = 0, steps_done = 0;
+  double arrival = 0, first_start = -1, last_end = 0, sum_step = 0, max_step = 0;
+  int home = 0;
+  std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
+};
+
+/// A requester instance (tp GPUs decoding in lockstep).
+struct Simulation::Instance {
+  int index = 0;
+  std::vector<topo::GpuId> gpus;
+  std::deque<std::unique_ptr<Active>> active; ///< arrival order
+  std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
+  bool busy = false;
+};
+
+} // namespace xattn::sim::engine
