@@ -161,7 +161,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   outcome.summary = make_summary(sc, policies);
   write_outputs(sc, outcome.summary, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
-  outcome.table     = comparison_table(outcome.summary);
+  outcome.table     = comparison_table(sc, outcome.summary);
   outcome.exit_code = outcome.summary["invariants"]["ok"].get<bool>() ? 0 : 1;
   return outcome;
 }

@@ -53,11 +53,15 @@ nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies)
   return s;
 }
 
-std::string comparison_table(const nlohmann::json& summary)
+std::string comparison_table(const Scenario& sc, const nlohmann::json& summary)
 {
   std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", "policy", "requests",
                                 "steps", "step mean", "step p99", "req p50", "wire bytes", "route/fetch/local", "ok");
-  for (const auto& [name, p] : summary["policies"].items()) {
+  for (PolicyKind kind : sc.policies) {
+    const std::string name(to_string(kind));
+    if (!summary["policies"].contains(name))
+      continue;
+    const auto& p = summary["policies"][name];
     const auto& d = p["decisions"];
     out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", name, p["requests"].get<std::uint64_t>(),
                        p["steps"].get<std::uint64_t>(), human_seconds(p["step_latency_s"]["mean"].get<double>()),
@@ -84,7 +88,7 @@ void write_outputs(const Scenario& sc, const nlohmann::json& summary, const fs::
                         sc.requester_instances(), sc.holder_instances(), sc.tp,
                         sc.granularity == Granularity::kStep ? "step" : "layer",
                         sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
-  report += "```\n" + comparison_table(summary) + "```\n\n";
+  report += "```\n" + comparison_table(sc, summary) + "```\n\n";
   report += summary["invariants"]["ok"].get<bool>() ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
   report += "Files: `summary.json` (the figures above and the invariants), `requests.csv` (one row per finished request "
             "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "

@@ -18,8 +18,8 @@ nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies);
 void write_outputs(const Scenario& sc, const nlohmann::json& summary, const std::filesystem::path& parts,
                    const std::string& out_dir);
 
-/// The terminal table comparing the policies.
-std::string comparison_table(const nlohmann::json& summary);
+/// The terminal table comparing the policies, in the scenario's order.
+std::string comparison_table(const Scenario& sc, const nlohmann::json& summary);
 
 inline constexpr const char* kRequestsHeader =
     "policy,request,session,agent,requester,arrival_s,first_step_s,finish_s,steps,mean_step_s,max_step_s,"
