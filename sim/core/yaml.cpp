@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace xattn::core {
@@ -45,6 +46,15 @@ std::string kind_name(const Field& f)
       return "name|{...}";
   }
   return "?";
+}
+
+// "a time", "an integer", "one of step|layer": the kind as it reads after "expected".
+std::string kind_with_article(const Field& f)
+{
+  if (f.kind == FieldKind::kChoice)
+    return "one of " + std::string(f.choices);
+  const std::string k = kind_name(f);
+  return (k.find_first_of("aeiou") == 0 ? "an " : "a ") + k;
 }
 
 std::string node_type_name(const YAML::Node& n)
@@ -93,6 +103,28 @@ std::size_t distance(std::string_view a, std::string_view b)
   return row[b.size()];
 }
 
+YAML::Node strip_marks(const YAML::Node& n)
+{
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      return YAML::Node(n.Scalar());
+    case YAML::NodeType::Sequence: {
+      YAML::Node out(YAML::NodeType::Sequence);
+      for (const YAML::Node& c : n)
+        out.push_back(strip_marks(c));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      YAML::Node out(YAML::NodeType::Map);
+      for (auto it = n.begin(); it != n.end(); ++it)
+        out[it->first.Scalar()] = strip_marks(it->second);
+      return out;
+    }
+    default:
+      return YAML::Node();
+  }
+}
+
 } // namespace
 
 Document parse_yaml(const std::string& text, std::string name)
@@ -133,7 +165,9 @@ void apply_override(Document& doc, std::string_view assignment)
   }
   YAML::Node value;
   try {
-    value = YAML::Load(std::string(assignment.substr(eq + 1)));
+    // Rebuilt without marks: positions in the --set text are not positions in the file, and a
+    // value without a mark is reported by its key alone.
+    value = strip_marks(YAML::Load(std::string(assignment.substr(eq + 1))));
   } catch (const YAML::Exception& e) {
     fail("command line", 0, 0, "--set " + key, "value is not valid YAML: " + e.msg);
   }
@@ -266,7 +300,7 @@ std::optional<std::string> Section::scalar(std::string_view key, const Field& f)
     return std::string(f.def);
   }
   if (!e->value.IsScalar()) {
-    error(key, "expected a " + kind_name(f) + ", got " + node_type_name(e->value));
+    error(key, "expected " + kind_with_article(f) + ", got " + node_type_name(e->value));
     return std::nullopt;
   }
   return e->value.Scalar();
@@ -301,6 +335,17 @@ std::int64_t Section::integer(std::string_view key)
     return 0;
   }
   return static_cast<std::int64_t>(v);
+}
+
+int Section::count(std::string_view key)
+{
+  const std::int64_t v = integer(key);
+  if (v > std::numeric_limits<int>::max()) {
+    error(key, "value " + std::to_string(v) + " is too large (at most " +
+                   std::to_string(std::numeric_limits<int>::max()) + ")");
+    return 0;
+  }
+  return static_cast<int>(v);
 }
 
 Seconds Section::seconds(std::string_view key) { return Seconds(quantity(key, Dimension::kSeconds)); }

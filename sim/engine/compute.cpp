@@ -51,7 +51,7 @@ void ComputeUnit::on_next()
 {
   advance();
   // Every kernel whose work is done (within rounding of the timer's date) finishes now.
-  const double eps = 1e-12 + 1e-9 * now();
+  const double eps = 1e-15 + 1e-13 * now();
   std::vector<std::function<void()>> finished;
   for (std::size_t i = 0; i < active_.size();) {
     if (active_[i].remaining <= eps) {
@@ -62,6 +62,15 @@ void ComputeUnit::on_next()
     } else {
       ++i;
     }
+  }
+  if (finished.empty() && !active_.empty()) {
+    // The timer was set for the least remaining kernel: rounding left it a sliver of work.
+    auto least = std::min_element(active_.begin(), active_.end(),
+                                  [](const Kernel& a, const Kernel& b) { return a.remaining < b.remaining; });
+    stats_.delay_s += std::max(0.0, now() - least->submitted - least->work);
+    finished.push_back(std::move(least->done));
+    *least = std::move(active_.back());
+    active_.pop_back();
   }
   reschedule();
   for (auto& f : finished)

@@ -79,6 +79,11 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   RunOutcome outcome;
   outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
   std::error_code ec;
+  // The folders this run creates, deepest first: removed again if the run fails on bad input, so
+  // that a failed run leaves nothing behind (DESIGN.md §4).
+  std::vector<fs::path> created;
+  for (fs::path p = fs::absolute(outcome.out_dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path())
+    created.push_back(p);
   fs::create_directories(outcome.out_dir, ec);
   if (ec || !fs::is_directory(outcome.out_dir))
     core::fail(outcome.out_dir, 0, 0, "--out", "cannot create the output folder");
@@ -150,6 +155,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   sigaction(SIGTERM, &old_term, nullptr);
   if (!failures.empty()) {
     fs::remove_all(tmp, ec);
+    for (const fs::path& p : created)
+      fs::remove(p, ec); // only an empty folder goes
     std::string all;
     for (const std::string& f : failures)
       all += (all.empty() ? "" : "\n") + f;

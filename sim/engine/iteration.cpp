@@ -285,12 +285,9 @@ void IterationSteps::launch_exchange(const Exchange& e, int rank)
   Network* net        = sim.net_.get();
   IterationSteps self = *this;
   const int blocks    = p.route_blocks;
-  net->transfer(me, them, L * query_bytes(e), blocks, [=]() mutable {
-    after(after_query, [=]() mutable {
-      gpu->submit(work, [=]() mutable {
-        net->transfer(them, me, answer, blocks, [=]() mutable { after(after_answer, [=]() mutable { self.op_done(); }); });
-      });
-    });
+  // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
+  net->transfer(me, them, L * query_bytes(e), blocks, after_query, [=]() mutable {
+    gpu->submit(work, [=]() mutable { net->transfer(them, me, answer, blocks, after_answer, [=]() mutable { self.op_done(); }); });
   });
 }
 
@@ -315,7 +312,8 @@ void IterationSteps::launch_move(const Move& mv, int rank)
   Network* net       = sim.net_.get();
   const int blocks   = p.fetch_blocks;
   pool->acquire([=]() mutable {
-    net->transfer(them, me, bytes, blocks, [=]() mutable {
+    // The copy stream is free when the bytes have moved; the splice follows on the requester.
+    net->transfer(them, me, bytes, blocks, 0.0, [=]() mutable {
       pool->release();
       after(tail, [=]() mutable { self.op_done(); });
     });

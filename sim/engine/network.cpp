@@ -71,7 +71,7 @@ std::uint32_t Network::new_leg()
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
-void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, std::function<void()> done)
+void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double tail_s, std::function<void()> done)
 {
   xbt_assert(src != dst && bytes > 0, "a transfer moves bytes between two GPUs");
   if (!in_completion_)
@@ -85,9 +85,12 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, std::func
   leg.bytes               = bytes;
   leg.blocks              = std::max(1, blocks);
   leg.alone = std::min(leg.blocks * profile_.fabric(route.path.fabric).block_rate.value(), route.path.bottleneck.value());
-  leg.start = now();
-  leg.real  = false;
-  leg.done  = std::move(done);
+  leg.start    = now();
+  leg.end      = leg.start + bytes / leg.alone;
+  leg.tail     = tail_s;
+  leg.real     = false;
+  leg.released = false;
+  leg.done     = std::move(done);
   ++active_;
   ++stats_.transfers;
   stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
@@ -96,6 +99,14 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, std::func
   for (std::uint32_t r : route.resources) {
     link_bytes_[r] += bytes;
     Resource& res = resources_[r];
+    // Fused transfers whose bytes have all moved (now only in their tail) no longer load links.
+    for (std::size_t i = 0; i < res.legs.size();) {
+      const Leg& other = legs_[res.legs[i]];
+      if (!other.real && other.end <= leg.start)
+        release(res.legs[i]); // removes it from res.legs
+      else
+        ++i;
+    }
     if (res.reserved + leg.alone > res.capacity * kFit) {
       fits = false;
       // This link can now bind: everyone on it must share through SimGrid.
@@ -109,7 +120,7 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, std::func
     resources_[r].legs.push_back(id);
   }
   if (fits) {
-    legs_[id].timer = after(bytes / leg.alone, [this, id] {
+    legs_[id].timer = after(bytes / leg.alone + tail_s, [this, id] {
       legs_[id].timer = nullptr;
       ++stats_.fused;
       finish(id);
@@ -141,7 +152,8 @@ void Network::go_real(std::uint32_t id, double bytes)
   auto total = static_cast<std::uint64_t>(std::llround(bytes));
   int subs   = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
   if (subs == 0) {
-    leg.timer = after(0.0, [this, id] {
+    release(id);
+    leg.timer = after(leg.tail, [this, id] {
       legs_[id].timer = nullptr;
       finish(id);
     });
@@ -180,14 +192,25 @@ void Network::on_comm_done(const simgrid::s4u::Activity& a)
     if (leg.comms[s].get() == &a)
       stats_.simgrid_bytes_completed += leg.sub_bytes[s];
   --comms_in_flight_;
-  if (--leg.subs_left == 0)
-    finish(id);
+  if (--leg.subs_left == 0) {
+    release(id);
+    if (leg.tail > 0)
+      leg.timer = after(leg.tail, [this, id] {
+        legs_[id].timer = nullptr;
+        finish(id);
+      });
+    else
+      finish(id);
+  }
   in_completion_ = false;
 }
 
-void Network::finish(std::uint32_t id)
+void Network::release(std::uint32_t id)
 {
   Leg& leg = legs_[id];
+  if (leg.released)
+    return;
+  leg.released = true;
   for (std::uint32_t r : leg.route->resources) {
     Resource& res = resources_[r];
     res.reserved -= leg.alone;
@@ -197,6 +220,12 @@ void Network::finish(std::uint32_t id)
     if (res.legs.empty())
       res.reserved = 0; // no drift from repeated sums
   }
+}
+
+void Network::finish(std::uint32_t id)
+{
+  release(id);
+  Leg& leg = legs_[id];
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.bytes;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release

@@ -51,9 +51,10 @@ public:
   Network& operator=(const Network&) = delete;
 
   /// Starts moving `bytes` from `src` to `dst` now, dispatched by `blocks` thread blocks (each
-  /// capped at the fabric's per-block rate), and calls `done` when the last byte arrives. This is
-  /// the bandwidth phase only: latency and probes are the caller's delays. src != dst, bytes > 0.
-  void transfer(GpuId src, GpuId dst, double bytes, int blocks, std::function<void()> done);
+  /// capped at the fabric's per-block rate), and calls `done` `tail_s` seconds after the last byte
+  /// arrives. The transfer is the bandwidth phase only; the tail carries the caller's fixed delays
+  /// (latency, probes), fused into the same event when the transfer is fused. src != dst, bytes > 0.
+  void transfer(GpuId src, GpuId dst, double bytes, int blocks, double tail_s, std::function<void()> done);
 
   /// The route between two GPUs as the engine uses it (cached).
   const topo::Path& path(GpuId src, GpuId dst);
@@ -73,9 +74,10 @@ private:
   struct Leg {
     const CachedPath* route = nullptr;
     GpuId src = 0, dst = 0;
-    double bytes = 0, alone = 0, start = 0;
+    double bytes = 0, alone = 0, start = 0, end = 0, tail = 0;
     int blocks = 1;
     bool real = false;
+    bool released = false; ///< its reservations are gone (the bytes have all moved)
     int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -92,6 +94,7 @@ private:
   std::uint32_t new_leg();
   void go_real(std::uint32_t leg, double bytes);
   void demote(std::uint32_t leg);
+  void release(std::uint32_t leg);
   void finish(std::uint32_t leg);
   void on_comm_done(const simgrid::s4u::Activity& a);
 

@@ -229,8 +229,12 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     try {
       sc.profile = calibrate::load_profile(p);
     } catch (const core::InputError& e) {
-      for (const core::Diagnostic& d : e.diagnostics())
-        diags.add(d.file == "command line" ? core::Diagnostic{doc.file, 0, 0, "profile", d.message} : d);
+      for (const core::Diagnostic& d : e.diagnostics()) {
+        if (d.file == "command line")
+          top.error("profile", d.message); // at the scenario's `profile:` key
+        else
+          diags.add(d);
+      }
     }
   }
   // Topology.
@@ -257,7 +261,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
 
   core::Section inst = top.section("instances");
-  sc.tp               = static_cast<int>(inst.integer("tp"));
+  sc.tp               = inst.count("tp");
   auto req_sel        = inst.strings("requesters");
   auto hold_sel       = inst.strings("holders");
   if (sc.topology) {
@@ -310,7 +314,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
     wl.error("", "give exactly one of workload.trace and workload.generator");
   sc.workload.time_scale        = wl.number("time_scale");
-  sc.workload.copies            = static_cast<int>(wl.integer("copies"));
+  sc.workload.copies            = wl.count("copies");
   sc.workload.copy_offset       = wl.seconds("copy_offset");
   sc.workload.max_requests      = static_cast<std::uint64_t>(wl.integer("max_requests"));
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
@@ -334,7 +338,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   core::Section eng            = top.section("engine");
   sc.granularity               = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
   sc.transport                 = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
-  sc.max_batch                 = static_cast<int>(eng.integer("max_batch"));
+  sc.max_batch                 = eng.count("max_batch");
   sc.cache_budget              = eng.bytes("cache_budget");
   sc.fast_path                 = eng.boolean("fast_path");
   sc.predicate_prior_steps     = eng.number("predicate_prior_steps");

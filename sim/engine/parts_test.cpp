@@ -1,0 +1,142 @@
+// The engine's parts on their own: the holder's processor sharing, the copy-stream pool, the LRU
+// cache, and the network's fused/real split, each against a hand-computed answer.
+#include "sim/engine/cache.hpp"
+#include "sim/engine/clock.hpp"
+#include "sim/engine/compute.hpp"
+#include "sim/engine/network.hpp"
+
+#include "sim/core/resources.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <simgrid/s4u/Engine.hpp>
+
+using namespace xattn;
+using namespace xattn::sim::engine;
+
+namespace {
+std::unique_ptr<simgrid::s4u::Engine> make_engine()
+{
+  static int argc         = 2;
+  static const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
+  auto e = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
+  return e;
+}
+
+// Timers need a platform to run on: one host.
+void one_host()
+{
+  auto* zone = simgrid::s4u::create_full_zone("z");
+  zone->create_host("h", 1e9);
+  zone->seal();
+}
+} // namespace
+
+TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
+{
+  auto e = make_engine();
+  one_host();
+  // Two slots, three kernels of 1 s at t = 0: all share at 2/3 speed until... each needs 1 s of
+  // work at 2/3 s per s: all three finish at 1.5 s.
+  ComputeUnit gpu(2);
+  std::vector<double> done;
+  after(0.0, [&] {
+    for (int i = 0; i < 3; ++i)
+      gpu.submit(1.0, [&] { done.push_back(now()); });
+  });
+  // A fourth kernel of 0.5 s alone later runs at full speed.
+  after(10.0, [&] { gpu.submit(0.5, [&] { done.push_back(now()); }); });
+  e->run();
+  REQUIRE(done.size() == 4);
+  CHECK(done[0] == Approx(1.5));
+  CHECK(done[2] == Approx(1.5));
+  CHECK(done[3] == Approx(10.5));
+  CHECK(gpu.stats().max_concurrent == 3);
+  CHECK(gpu.stats().delay_s == Approx(3 * 0.5));
+}
+
+TEST_CASE("engine parts: kernels arriving mid-way slow the running ones down")
+{
+  auto e = make_engine();
+  one_host();
+  ComputeUnit gpu(1);
+  double a = 0, b = 0;
+  after(0.0, [&] { gpu.submit(1.0, [&] { a = now(); }); });
+  // At 0.5 s the first has 0.5 s left; both then run at half speed: the first ends at 1.5 s, the
+  // second has done 0.5 of its 1.0 s then and finishes alone at 2.0 s.
+  after(0.5, [&] { gpu.submit(1.0, [&] { b = now(); }); });
+  e->run();
+  CHECK(a == Approx(1.5));
+  CHECK(b == Approx(2.0));
+}
+
+TEST_CASE("engine parts: the copy-stream pool queues past K streams, first come first served")
+{
+  auto e = make_engine();
+  one_host();
+  StreamPool pool(2);
+  std::vector<int> order;
+  after(0.0, [&] {
+    for (int i = 0; i < 4; ++i)
+      pool.acquire([&, i] {
+        order.push_back(i);
+        after(1.0, [&] { pool.release(); });
+      });
+  });
+  e->run();
+  CHECK(order == std::vector<int>{0, 1, 2, 3});
+  CHECK(pool.stats().max_queue == 2);
+  CHECK(pool.stats().wait_s == Approx(2.0)); // copies 2 and 3 each waited 1 s
+}
+
+TEST_CASE("engine parts: the LRU cache evicts the least recently used entry")
+{
+  LruCache c(100);
+  c.insert(1, 40);
+  c.insert(2, 40);
+  CHECK(c.touch(1)); // 1 is now the most recent
+  c.insert(3, 40);   // evicts 2
+  CHECK(c.contains(1));
+  CHECK_FALSE(c.contains(2));
+  CHECK(c.contains(3));
+  CHECK(c.evictions() == 1);
+  c.insert(4, 500); // larger than the budget: never kept
+  CHECK_FALSE(c.contains(4));
+  CHECK(c.used() == 80);
+}
+
+TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones to SimGrid")
+{
+  auto e    = make_engine();
+  auto topo = topo::load_topology(*core::resolve_preset("testbed-ndr200", "topologies"));
+  topo::HostSpec spec;
+  spec.dispatch          = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
+  spec.copy_engine_hosts = true;
+  topo::Platform platform = topo::build_platform(topo, *e, spec);
+  for (auto* l : platform.links)
+    l->set_latency(0);
+  calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
+  Network net(topo, platform, prof, true);
+  const auto a = *topo.find_gpu("node0.gpu0"), b = *topo.find_gpu("node2.gpu0"), c = *topo.find_gpu("node2.gpu1");
+  const auto d = *topo.find_gpu("node0.gpu1");
+  double t1 = 0, t2 = 0, t3 = 0;
+  after(0.0, [&] {
+    // 25 MB over NVLink at one block: 1 ms, alone.
+    net.transfer(a, d, 25e6, 1, 0.0, [&] { t1 = now(); });
+    // 25 MB from node0.gpu0 to node2.gpu0 over IB: 1 ms alone (25 GB/s NIC).
+    net.transfer(a, b, 25e6, 1, 0.0, [&] { t2 = now(); });
+  });
+  // At 0.5 ms a second IB transfer from the same GPU (same NIC) to node2.gpu1: the NIC is
+  // shared from then on. The first had 12.5 MB left: both at 12.5 GB/s, it ends at 1.5 ms; the
+  // second then has 12.5 MB left and runs alone at 25 GB/s until 2.0 ms.
+  after(0.5e-3, [&] { net.transfer(a, c, 25e6, 1, 2e-3, [&] { t3 = now(); }); });
+  e->run();
+  CHECK(t1 == Approx(1e-3));
+  CHECK(t2 == Approx(1.5e-3));
+  CHECK(t3 == Approx(2.0e-3 + 2e-3)); // its 2 ms tail follows the last byte
+  CHECK(net.stats().fused == 1);
+  CHECK(net.stats().demoted == 1);
+  CHECK(net.stats().real == 1);
+  CHECK(net.stats().simgrid_bytes_handed == Approx(net.stats().simgrid_bytes_completed));
+  CHECK(net.stats().simgrid_bytes_handed == Approx(12.5e6 + 25e6));
+}

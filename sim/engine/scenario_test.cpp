@@ -1,0 +1,63 @@
+// Scenario files: a valid one reads, bad ones name file, line, column and key.
+#include "sim/engine/scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace xattn;
+using Catch::Matchers::Contains;
+
+namespace {
+const std::string kValid = "name: t\n"
+                           "model: deepseek-v3.2\n"
+                           "topology: testbed-ndr200\n"
+                           "instances: {requesters: [node0], holders: [node1-3]}\n"
+                           "workload:\n"
+                           "  generator: {requests: 10}\n";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {})
+{
+  try {
+    sim::engine::parse_scenario(text, "s.yaml", sets);
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+} // namespace
+
+TEST_CASE("scenario: a valid scenario reads with its defaults")
+{
+  auto sc = sim::engine::parse_scenario(kValid, "s.yaml");
+  CHECK(sc.name == "t");
+  CHECK(sc.model.index.topk == 2048);
+  CHECK(sc.selection.sparse); // follows the model's indexer
+  CHECK(sc.requesters.size() == 8);
+  CHECK(sc.holders.size() == 24);
+  CHECK(sc.policies.size() == 5);
+  CHECK(sc.corpus.holders == 24);
+  CHECK(sc.workload.generator->seed == 1);
+  CHECK(sc.granularity == sim::engine::Granularity::kStep);
+}
+
+TEST_CASE("scenario: --set overrides any key and the seed drives the generator")
+{
+  auto sc = sim::engine::parse_scenario(kValid, "s.yaml", {"seed=7", "engine.granularity=layer", "instances.tp=2"});
+  CHECK(sc.seed == 7);
+  CHECK(sc.workload.generator->seed == 7);
+  CHECK(sc.granularity == sim::engine::Granularity::kLayer);
+  CHECK(sc.requester_instances() == 4);
+}
+
+TEST_CASE("scenario: bad input names the place")
+{
+  CHECK_THAT(error_of(kValid + "polices: [route]\n"), Contains("s.yaml:7:1: error: polices: unknown key 'polices' (did you mean 'policies'?)"));
+  CHECK_THAT(error_of(kValid + "policies: [route, teleport]\n"), Contains("s.yaml:7:11: error: policies: unknown policy 'teleport'"));
+  CHECK_THAT(error_of(kValid, {"instances.requesters=[node9]"}), Contains("instances.requesters: selector 'node9': no such GPUs"));
+  CHECK_THAT(error_of(kValid, {"instances.tp=3"}), Contains("instances.requesters: 8 GPUs do not split into instances of tp = 3"));
+  CHECK_THAT(error_of(kValid, {"model=deepseek-v9"}), Contains("s.yaml:2:1: error: model: no model preset or file named 'deepseek-v9'"));
+  CHECK_THAT(error_of(kValid, {"engine.cache_budget=16"}), Contains("engine.cache_budget: missing unit in '16'"));
+  CHECK_THAT(error_of(kValid, {"workload.trace=/nonexistent.jsonl"}), Contains("workload: give exactly one of workload.trace and workload.generator"));
+  CHECK_THAT(error_of(kValid, {"instances.holders=[node0.gpu0, node0]"}), Contains("instances.holders: a GPU is listed twice"));
+  CHECK_THAT(error_of("name: [x]\n"), Contains("s.yaml:1:7: error: name: expected a string, got a list"));
+  CHECK_THAT(error_of(""), Contains("empty scenario"));
+}

@@ -1,0 +1,62 @@
+// Helpers for the engine's tests: a scenario and a trace written to a fresh folder, run through
+// the real driver (one forked process per policy), the summary returned.
+#pragma once
+
+#include "sim/engine/driver.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace xattn::sim::engine::test {
+
+inline std::filesystem::path fresh_dir(const std::string& tag)
+{
+  static std::atomic<int> n{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("xattn_engine_" + tag + "_" + std::to_string(getpid()) + "_" + std::to_string(n++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Writes `trace` (own JSONL, header added) and `scenario` (with `trace.jsonl` beside it), runs it.
+inline nlohmann::json run(const std::string& scenario, const std::string& trace, const std::vector<std::string>& sets = {},
+                          std::filesystem::path* out_dir = nullptr)
+{
+  auto dir = fresh_dir("run");
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n" << trace;
+  std::ofstream(dir / "s.yaml") << scenario;
+  Scenario sc = load_scenario((dir / "s.yaml").string(), sets);
+  RunOptions opt;
+  opt.out_dir  = (dir / "out").string();
+  opt.progress = false;
+  RunOutcome r = run_scenario(sc, opt);
+  if (out_dir != nullptr)
+    *out_dir = dir / "out";
+  REQUIRE(r.exit_code == 0);
+  return r.summary;
+}
+
+/// One request line of the own trace format: context blocks [first, first + n).
+inline std::string request(int id, double t, int session, int first_block, int n_blocks, int out, int block_tokens = 64)
+{
+  std::string blocks;
+  for (int b = first_block; b < first_block + n_blocks; ++b)
+    blocks += (blocks.empty() ? "" : ",") + std::to_string(b);
+  return "{\"id\":" + std::to_string(id) + ",\"t\":" + std::to_string(t) + ",\"session\":" + std::to_string(session) +
+         ",\"agent\":" + std::to_string(session) + ",\"parent\":null,\"block_tokens\":" + std::to_string(block_tokens) +
+         ",\"blocks\":[" + blocks + "],\"in\":" + std::to_string(n_blocks * block_tokens) + ",\"out\":" + std::to_string(out) +
+         "}\n";
+}
+
+inline double step_mean(const nlohmann::json& summary, const std::string& policy)
+{
+  return summary["policies"][policy]["step_latency_s"]["mean"].get<double>();
+}
+
+} // namespace xattn::sim::engine::test
