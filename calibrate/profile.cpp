@@ -168,6 +168,15 @@ core::Document load_with_extends(const std::filesystem::path& path, std::vector<
   }
   if (!base_path)
     core::fail(doc.file, line, column, "extends", "no profile named '" + base_name + "'");
+  // A cycle is reported where it closes: at the `extends` that names a file already in the chain.
+  const std::string base_canonical = std::filesystem::weakly_canonical(*base_path).string();
+  if (auto seen = std::find(chain.begin(), chain.end(), base_canonical); seen != chain.end()) {
+    std::string cycle;
+    for (auto it = seen; it != chain.end(); ++it)
+      cycle += std::filesystem::path(*it).filename().string() + " -> ";
+    core::fail(doc.file, line, column, "extends",
+               "profiles extend each other in a cycle: " + cycle + base_path->filename().string());
+  }
   core::Document base = load_with_extends(*base_path, chain);
   read_profile(base); // the base must be valid on its own: its errors name its own file
   doc.root.remove("extends");
@@ -206,15 +215,15 @@ Profile read_profile(const core::Document& doc)
   p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30)};
 
   core::Section dispatch = top.section("dispatch");
-  p.route_blocks         = static_cast<int>(dispatch.integer("route_blocks"));
-  p.fetch_blocks         = static_cast<int>(dispatch.integer("fetch_blocks"));
+  p.route_blocks         = dispatch.count("route_blocks");
+  p.fetch_blocks         = dispatch.count("fetch_blocks");
 
   core::Section holder    = top.section("holder");
   p.kernel_fixed          = holder.seconds("kernel_fixed");
   p.kernel_per_token      = holder.seconds("kernel_per_token");
   p.kernel_per_token_row  = holder.seconds("kernel_per_token_row");
-  p.compute_concurrency   = static_cast<int>(holder.integer("compute_concurrency"));
-  p.copy_streams          = static_cast<int>(holder.integer("copy_streams"));
+  p.compute_concurrency   = holder.count("compute_concurrency");
+  p.copy_streams          = holder.count("copy_streams");
 
   core::Section merge_s = top.section("merge");
   p.merge_fixed         = merge_s.seconds("fixed");

@@ -133,9 +133,19 @@ const Schema kTopology{
      .sub = &kFabric},
 };
 
-int as_int(std::int64_t v)
+// Bounds that keep a hand-edited file from asking for a cluster that cannot be built in memory
+// (a typo of a few zeros must be an error, not a machine that swaps for an hour).
+constexpr std::int64_t kMaxCount = 1'000'000;
+constexpr std::int64_t kMaxGpus  = 65'536;
+
+int bounded(core::Section& s, std::string_view key)
 {
-  return v > 1'000'000'000 ? 0 : static_cast<int>(v);
+  const std::int64_t v = s.integer(key);
+  if (v > kMaxCount) {
+    s.error(key, "value " + std::to_string(v) + " is too large (at most " + std::to_string(kMaxCount) + ")");
+    return 0;
+  }
+  return static_cast<int>(v);
 }
 
 } // namespace
@@ -152,36 +162,40 @@ TopologySpec read_topology_spec(core::Section& s)
   TopologySpec t;
   t.file = s.file();
   t.name = s.string("name");
-  t.nodes = as_int(s.integer("nodes"));
-  t.gpus_per_node = as_int(s.integer("gpus_per_node"));
+  t.nodes = bounded(s, "nodes");
+  t.gpus_per_node = bounded(s, "gpus_per_node");
 
   if (s.has("nvlink")) {
     core::Section n = s.section("nvlink");
     t.nvlink = NvlinkSpec{n.rate("bandwidth"), n.seconds("latency"), n.seconds("switch_latency")};
   }
   core::Section p = s.section("pcie");
-  t.pcie = PcieSpec{as_int(p.integer("switches")), p.rate("bandwidth"),      p.seconds("latency"),
+  t.pcie = PcieSpec{bounded(p, "switches"), p.rate("bandwidth"),      p.seconds("latency"),
                     p.seconds("switch_latency"),   p.rate("host_bandwidth"), p.seconds("host_latency"),
                     p.seconds("host_crossing")};
   std::optional<core::Section> nics;
   std::vector<double> affinity;
   if (s.has("nics")) {
     nics.emplace(s.section("nics"));
-    t.nics = NicSpec{as_int(nics->integer("count")), nics->seconds("latency"), {}};
+    t.nics = NicSpec{bounded(*nics, "count"), nics->seconds("latency"), {}};
     affinity = nics->numbers("affinity", core::Dimension::kCount);
   }
   std::optional<core::Section> fabric;
   if (s.has("fabric")) {
     fabric.emplace(s.section("fabric"));
     core::Section link = fabric->section("link");
-    t.fabric = FabricSpec{as_int(fabric->integer("nodes_per_leaf")),
-                          as_int(fabric->integer("leaves")),
-                          as_int(fabric->integer("spines")),
+    t.fabric = FabricSpec{bounded(*fabric, "nodes_per_leaf"),
+                          bounded(*fabric, "leaves"),
+                          bounded(*fabric, "spines"),
                           link.rate("bandwidth"),
                           link.seconds("latency"),
                           fabric->seconds("switch_latency"),
                           fabric->number("oversubscription")};
   }
+  if (diags.size() == errors_before && static_cast<std::int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus)
+    s.error("nodes", std::to_string(t.nodes) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs are " +
+                         std::to_string(static_cast<std::int64_t>(t.nodes) * t.gpus_per_node) +
+                         " GPUs; xattn simulates at most " + std::to_string(kMaxGpus));
   if (diags.size() != errors_before) return t; // cross-field checks on broken values would only repeat the same problem
 
   const int g = t.gpus_per_node;

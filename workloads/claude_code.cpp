@@ -1,6 +1,7 @@
 #include "workloads/claude_code.hpp"
 
 #include "sim/core/error.hpp"
+#include "workloads/json_line.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -57,9 +58,9 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
   } catch (const json::parse_error& e) {
     int line = 0, column = 0;
     locate(text, e.byte > 0 ? e.byte - 1 : 0, line, column);
-    std::string what = e.what();
-    if (auto at = what.find("]: "); at != std::string::npos) what = what.substr(at + 3);
-    core::fail(path, line, column, "", "invalid JSON: " + what);
+    core::fail(path, line, column, "", "invalid JSON: " + json_error_text(e.what()));
+  } catch (const json::exception& e) { // a number too large for a double, and the like
+    core::fail(path, 0, 0, "", "invalid JSON: " + json_error_text(e.what()));
   }
   if (!doc.is_object()) core::fail(path, 1, 1, "", std::string("expected a session object, got ") + type_name(doc));
   std::int64_t block_tokens = 64;

@@ -3,9 +3,32 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 
 namespace xattn::workloads
 {
+
+std::string json_error_text(const std::string& what)
+{
+  std::string_view w = what;
+  if (w.rfind("[json.exception.", 0) == 0)
+    if (auto close = w.find("] "); close != std::string_view::npos) w.remove_prefix(close + 2);
+  if (w.rfind("parse error", 0) == 0)
+    if (auto at = w.find(": "); at != std::string_view::npos) w.remove_prefix(at + 2);
+  std::string out;
+  out.reserve(w.size());
+  for (unsigned char c : w) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* const kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 // SAX handler: depth 1 is the line's object; a value at depth 1 is stored, an array under the
 // array key collects integers; anything nested deeper is skipped (its kind recorded).
@@ -103,10 +126,7 @@ struct FlatSax {
   }
   bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception& ex)
   {
-    p.error_ = ex.what();
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column 7:
-    // syntax error while parsing ...": keep the part after the position.
-    if (auto at = p.error_.find(": "); at != std::string::npos) p.error_ = p.error_.substr(at + 2);
+    p.error_ = json_error_text(ex.what());
     p.error_column_ = static_cast<int>(pos == 0 ? 1 : pos);
     return false;
   }
@@ -133,6 +153,17 @@ bool FlatJsonParser::parse(std::string_view line, std::vector<std::uint64_t>& ar
     return false;
   }
   return ok;
+}
+
+std::string FlatJsonParser::describe(const JsonValue& v)
+{
+  if (v.kind == JsonValue::Kind::kInteger) return std::to_string(v.integer);
+  if (v.kind == JsonValue::Kind::kFloat) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v.number);
+    return buf;
+  }
+  return kind_name(v.kind);
 }
 
 const char* FlatJsonParser::kind_name(JsonValue::Kind k)

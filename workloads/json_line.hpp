@@ -10,6 +10,11 @@
 namespace xattn::workloads
 {
 
+/// nlohmann's exception text as a user reads it: without the "[json.exception.parse_error.101] parse
+/// error at line 1, column 7: " prefix, and with bytes that are not printable ASCII (binary
+/// garbage in a trace) written as \xNN so that the message stays one clean terminal line.
+std::string json_error_text(const std::string& what);
+
 /// One top-level value of a flat JSON line.
 struct JsonValue {
   enum class Kind { kMissing, kNull, kInteger, kFloat, kString, kBool, kArray, kObject };
@@ -41,6 +46,9 @@ public:
   const std::string& unknown_key() const { return unknown_key_; }
   /// Words for a value kind ("a string", "an array"), for messages.
   static const char* kind_name(JsonValue::Kind k);
+  /// What a value was, for "expected ..., got X" messages: the number itself ("-600", "2.5"),
+  /// else its kind ("a string").
+  static std::string describe(const JsonValue& v);
 
 private:
   friend struct FlatSax;

@@ -41,7 +41,7 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
     if (!v[k].is_number() || v[k].number < 0 || (k != kTimestamp && v[k].kind != JsonValue::Kind::kInteger))
       return bad(0, kNames[k],
                  std::string("expected a non-negative ") + (k == kTimestamp ? "number (ms)" : "integer (tokens)") +
-                     ", got " + FlatJsonParser::kind_name(v[k].kind));
+                     ", got " + FlatJsonParser::describe(v[k]));
   }
   if (v[kHashIds].kind != JsonValue::Kind::kArray)
     return bad(0, "hash_ids",
@@ -51,8 +51,8 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
   double ms = v[kTimestamp].number;
   if (ms < last_ms_)
     return bad(0, "timestamp",
-               "timestamps must not decrease (" + std::to_string(ms) + " ms after " + std::to_string(last_ms_) +
-                   " ms)");
+               "timestamps must not decrease (" + FlatJsonParser::describe(v[kTimestamp]) + " ms after " +
+                   FlatJsonParser::describe(JsonValue{JsonValue::Kind::kFloat, 0, last_ms_}) + " ms)");
   last_ms_ = ms;
   out.id = next_id_++;
   out.arrival = core::Seconds(ms * 1e-3);

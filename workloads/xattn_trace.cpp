@@ -75,7 +75,7 @@ bool XattnTraceReader::next(Request& out)
       if (v[k].kind == JsonValue::Kind::kMissing) core::fail(file, n, 0, kNames[k], "missing field");
       if (v[k].kind != JsonValue::Kind::kInteger || v[k].integer < 0)
         core::fail(file, n, 0, kNames[k],
-                   std::string("expected a non-negative integer, got ") + FlatJsonParser::kind_name(v[k].kind));
+                   std::string("expected a non-negative integer, got ") + FlatJsonParser::describe(v[k]));
       return v[k].integer;
     };
     auto need_seconds = [&](int k, bool optional) -> double {
@@ -84,7 +84,7 @@ bool XattnTraceReader::next(Request& out)
       if (!v[k].is_number() || !(v[k].number >= 0))
         core::fail(file, n, 0, kNames[k],
                    std::string("expected a non-negative number of seconds, got ") +
-                       FlatJsonParser::kind_name(v[k].kind));
+                       FlatJsonParser::describe(v[k]));
       return v[k].number;
     };
     std::int64_t id = need_int(kId, false);

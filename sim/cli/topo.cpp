@@ -1,10 +1,12 @@
 // `xattn topo TOPOLOGY [--json] [--path GPU GPU] [--dot FILE] [--describe]`: inspect a topology file
 // or preset (DESIGN.md §4).
 #include "sim/cli/command.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/resources.hpp"
 #include "topologies/report.hpp"
 
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 
@@ -47,10 +49,10 @@ void add_topo(CLI::App& app, Action& action)
     std::optional<std::pair<topo::GpuId, topo::GpuId>> pair;
     if (!o->path.empty())
       pair.emplace(topo::parse_gpu(t, o->path[0], "--path"), topo::parse_gpu(t, o->path[1], "--path"));
-    if (!o->dot.empty()) {
-      std::ofstream out(o->dot);
-      if (!out) core::fail(o->dot, 0, 0, "--dot", "cannot write file");
-      t.write_dot(out);
+    if (!o->dot.empty()) { // written atomically: an interrupted export never leaves half a graph
+      std::ostringstream dot;
+      t.write_dot(dot);
+      core::write_file_atomically(o->dot, dot.str(), "--dot");
     }
     if (o->json) {
       nlohmann::json j = topo::summary_json(t);

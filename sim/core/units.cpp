@@ -76,6 +76,8 @@ std::pair<double, std::string_view> split_number(std::string_view text)
   if (number.front() == '+')
     number.erase(0, 1);
   auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec == std::errc::result_out_of_range && ptr == number.data() + number.size())
+    throw UnitError("number " + quoted(s) + " is out of range");
   if (ec != std::errc() || ptr != number.data() + number.size())
     throw UnitError("expected a number, got " + quoted(s));
   if (!std::isfinite(value))

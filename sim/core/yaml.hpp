@@ -80,6 +80,9 @@ public:
 
   double number(std::string_view key); ///< kQuantity with kCount, or kInteger
   std::int64_t integer(std::string_view key);
+  /// An integer that must fit an `int` (a count of GPUs, layers, streams): larger is an error,
+  /// never a silent wrap-around.
+  int count(std::string_view key);
   Seconds seconds(std::string_view key);
   Bytes bytes(std::string_view key);
   BytesPerSec rate(std::string_view key);

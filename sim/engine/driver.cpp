@@ -57,6 +57,26 @@ std::string read_file(const fs::path& p)
   _exit(code);
 }
 
+// Catches SIGINT and SIGTERM for the whole run, from before the corpus is planned (a large trace
+// takes seconds), and puts the previous handlers back however the run ends.
+struct SignalGuard {
+  struct sigaction old_int{}, old_term{};
+  SignalGuard()
+  {
+    g_stop = 0;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalGuard()
+  {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
 } // namespace
 
 void write_atomically(const std::string& path, const std::string& text)
@@ -75,6 +95,7 @@ void write_atomically(const std::string& path, const std::string& text)
 
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
+  const SignalGuard signals;
   CorpusPlan plan = plan_corpus(sc); // bad input surfaces here, before anything is written
   RunOutcome outcome;
   outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
@@ -90,13 +111,6 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   const fs::path tmp = fs::path(outcome.out_dir) / (".partial-" + std::to_string(getpid()));
   fs::create_directories(tmp);
 
-  g_stop = 0;
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int{}, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
 
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::pair<pid_t, PolicyKind>> running;
@@ -145,14 +159,10 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     s["signal"]      = static_cast<int>(g_stop);
     write_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(), s.dump(2) + "\n");
     fs::remove_all(tmp, ec);
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
     outcome.exit_code = 130;
     outcome.summary   = s;
     return outcome;
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   if (!failures.empty()) {
     fs::remove_all(tmp, ec);
     for (const fs::path& p : created)

@@ -262,6 +262,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
   core::Section inst = top.section("instances");
   sc.tp               = inst.count("tp");
+  if (sc.tp <= 0)
+    sc.tp = 1; // already reported; keeps the instance arithmetic below from dividing by zero
   auto req_sel        = inst.strings("requesters");
   auto hold_sel       = inst.strings("holders");
   if (sc.topology) {
@@ -292,7 +294,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   if (wl.has("trace"))
     sc.workload.trace = resolve_relative(wl.string("trace"), name);
   std::string fmt = wl.choice("format");
-  if (!sc.workload.trace.empty()) {
+  if (!sc.workload.trace.empty() && !std::filesystem::is_regular_file(sc.workload.trace)) {
+    wl.error("trace", "no such file '" + sc.workload.trace + "'");
+  } else if (!sc.workload.trace.empty()) {
     if (fmt == "auto") {
       try {
         sc.workload.format = workloads::guess_format(sc.workload.trace);
@@ -302,8 +306,6 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     } else {
       sc.workload.format = *workloads::parse_format(fmt);
     }
-    if (!std::filesystem::is_regular_file(sc.workload.trace))
-      wl.error("trace", "no such file '" + sc.workload.trace + "'");
   }
   if (wl.has("generator")) {
     core::Section g = wl.section("generator");

@@ -47,15 +47,15 @@ ModelSpec read_model(core::Section& s)
   ModelSpec m;
   m.name         = s.string("name");
   m.source       = s.string("source");
-  m.layers       = static_cast<int>(s.integer("layers"));
-  m.heads        = static_cast<int>(s.integer("heads"));
-  m.kv_lora_rank = static_cast<int>(s.integer("kv_lora_rank"));
-  m.rope_dim     = static_cast<int>(s.integer("rope_dim"));
+  m.layers       = s.count("layers");
+  m.heads        = s.count("heads");
+  m.kv_lora_rank = s.count("kv_lora_rank");
+  m.rope_dim     = s.count("rope_dim");
   m.kv_dtype     = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
   core::Section idx = s.section("index");
-  m.index.topk      = static_cast<int>(idx.integer("topk"));
-  m.index.heads     = static_cast<int>(idx.integer("heads"));
-  m.index.head_dim  = static_cast<int>(idx.integer("head_dim"));
+  m.index.topk      = idx.count("topk");
+  m.index.heads     = idx.count("heads");
+  m.index.head_dim  = idx.count("head_dim");
   if (m.index.sparse() && (m.index.heads <= 0 || m.index.head_dim <= 0))
     idx.error("topk", "a sparse indexer (topk > 0) needs heads and head_dim > 0");
   if (m.kv_dtype == KvDtype::kFp8FlashMla && m.kv_lora_rank % 128 != 0)

@@ -1,0 +1,48 @@
+// xattn_bench: the figures of issue 9 in one run (see BENCHMARKS.md at the top of the repository).
+// Each measurement returns a JSON object; anything that creates a SimGrid engine runs in its own
+// forked process (DESIGN.md §3.2: one simulation per process), and its peak memory is that
+// child's maximum resident set.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace xattn::bench
+{
+
+/// Wall seconds since `start`.
+inline double since(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Runs `measure` in a forked child and returns its JSON, plus "peak_rss_mib" (the child's maximum
+/// resident set) and "ok". A child that dies or throws gives {"ok": false, "error": ...}.
+nlohmann::json in_child(const std::function<nlohmann::json()>& measure);
+
+/// Peak resident set of this process so far, MiB.
+double peak_rss_mib();
+
+/// Closed-form predicate: price_call + decide over `n` varied call shapes; decisions per second.
+nlohmann::json predicate_rate(std::uint64_t n);
+
+/// Streams a trace `repeat` times; requests and block references per second.
+nlohmann::json trace_import(const std::string& path, const std::string& format, int repeat);
+
+/// Graph and SimGrid platform build of a topology file (call in a child).
+nlohmann::json platform_build(const std::string& topology);
+
+/// The ceiling: `messages` actor-less comms of `bytes` each between requester and holder GPUs of
+/// the topology, chained from Activity::on_completion with at most `in_flight` at once (call in a
+/// child).
+nlohmann::json bare_simgrid(const std::string& topology, std::uint64_t messages, std::uint64_t bytes, int in_flight);
+
+/// `xattn run` of a scenario (one policy, one job): wall time and the engine's own counters.
+nlohmann::json engine_replay(const std::string& xattn, const std::string& scenario, const std::string& policy,
+                             const std::string& extra_args);
+
+} // namespace xattn::bench
