@@ -347,7 +347,9 @@ void IterationSteps::finish()
       in.cache->insert(k, mv.key_bytes);
   const double t    = now();
   const double step = t - plan->start;
-  if (step < plan->lower_bound * (1 - 1e-9) - 1e-12) {
+  // SimGrid solves max-min to a relative precision of 1e-5 (maxmin/precision): a shared transfer
+  // may end that much early.
+  if (step < plan->lower_bound * (1 - 1e-5) - 1e-12) {
     ++sim.invariant_violations_;
     if (sim.problems_.size() < 10)
       sim.problems_.push_back("a step lasted " + std::to_string(step) + " s, below its idle closed form " +

@@ -95,47 +95,192 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double ta
   ++stats_.transfers;
   stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
 
-  bool fits = fast_path_;
-  for (std::uint32_t r : route.resources) {
+  for (std::uint32_t r : route.resources)
     link_bytes_[r] += bytes;
-    Resource& res = resources_[r];
-    // Fused transfers whose bytes have all moved (now only in their tail) no longer load links.
-    for (std::size_t i = 0; i < res.legs.size();) {
-      const Leg& other = legs_[res.legs[i]];
-      if (!other.real && other.end <= leg.start)
-        release(res.legs[i]); // removes it from res.legs
+  leg.schedule.clear();
+  leg.group = -1;
+  pending_.push_back(id);
+  if (!flush_scheduled_) {
+    // Place every transfer of this instant together.
+    flush_scheduled_ = true;
+    after(0.0, [this] { flush(); });
+  }
+}
+
+void Network::purge(std::uint32_t r, double t)
+{
+  // Fused transfers whose bytes have all moved (now only in their tail) no longer load links.
+  Resource& res = resources_[r];
+  for (std::size_t i = 0; i < res.legs.size();) {
+    const Leg& other = legs_[res.legs[i]];
+    if (!other.real && other.end <= t)
+      release(res.legs[i]); // removes it from res.legs
+    else
+      ++i;
+  }
+}
+
+void Network::flush()
+{
+  flush_scheduled_ = false;
+  std::vector<std::uint32_t> batch;
+  batch.swap(pending_);
+  const double t = now();
+  if (batch_load_.size() != resources_.size()) {
+    batch_load_.assign(resources_.size(), 0.0);
+    resource_class_.assign(resources_.size(), 0);
+    resource_owner_.assign(resources_.size(), -1);
+  }
+  enum { kFree = 0, kInternal = 1, kConflict = 2 };
+  std::vector<std::uint32_t> touched;
+  for (std::uint32_t id : batch)
+    for (std::uint32_t r : legs_[id].route->resources) {
+      if (batch_load_[r] == 0.0) {
+        touched.push_back(r);
+        purge(r, t);
+      }
+      batch_load_[r] += legs_[id].alone;
+    }
+  for (std::uint32_t r : touched) {
+    const Resource& res = resources_[r];
+    if (!fast_path_)
+      resource_class_[r] = kConflict;
+    else if (res.reserved + batch_load_[r] <= res.capacity * kFit)
+      resource_class_[r] = kFree;
+    else
+      resource_class_[r] = res.legs.empty() ? kInternal : kConflict;
+  }
+  // Groups: transfers of this batch joined by links that bind only them (union-find).
+  std::vector<std::size_t> parent(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    parent[i] = i;
+  auto root = [&](std::size_t i) {
+    while (parent[i] != i)
+      i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    for (std::uint32_t r : legs_[batch[i]].route->resources) {
+      if (resource_class_[r] != kInternal)
+        continue;
+      if (resource_owner_[r] < 0)
+        resource_owner_[r] = static_cast<int>(i);
       else
-        ++i;
+        parent[root(i)] = root(static_cast<std::size_t>(resource_owner_[r]));
     }
-    if (res.reserved + leg.alone > res.capacity * kFit) {
-      fits = false;
-      // This link can now bind: everyone on it must share through SimGrid.
-      for (std::uint32_t other : std::vector<std::uint32_t>(res.legs))
-        if (!legs_[other].real)
+  std::vector<bool> real_root(batch.size(), false);
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    for (std::uint32_t r : legs_[batch[i]].route->resources)
+      if (resource_class_[r] == kConflict)
+        real_root[root(i)] = true;
+  // Contention with earlier traffic: everyone on those links shares through SimGrid.
+  for (std::uint32_t r : touched)
+    if (resource_class_[r] == kConflict)
+      for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs))
+        if (!legs_[other].real && !legs_[other].released)
           demote(other);
+  for (std::uint32_t id : batch)
+    for (std::uint32_t r : legs_[id].route->resources) {
+      resources_[r].reserved += legs_[id].alone;
+      resources_[r].legs.push_back(id);
+    }
+  // Launch: each fused group solved exactly, the rest to SimGrid.
+  std::vector<std::vector<std::size_t>> members(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    members[root(i)].push_back(i);
+  for (std::size_t g = 0; g < batch.size(); ++g) {
+    if (members[g].empty())
+      continue;
+    if (real_root[g]) {
+      for (std::size_t i : members[g]) {
+        ++stats_.real;
+        go_real(batch[i], legs_[batch[i]].bytes);
+      }
+      continue;
+    }
+    std::vector<Schedule> sched;
+    if (members[g].size() == 1) {
+      const Leg& l = legs_[batch[members[g][0]]];
+      sched.push_back({{t + l.bytes / l.alone, l.alone}});
+    } else {
+      std::vector<FlowSpec> flows;
+      std::vector<double> capacity;
+      std::vector<std::int64_t> local(resources_.size(), -1);
+      for (std::size_t i : members[g]) {
+        FlowSpec f;
+        f.bytes = legs_[batch[i]].bytes;
+        f.cap   = legs_[batch[i]].alone;
+        for (std::uint32_t r : legs_[batch[i]].route->resources) {
+          if (resource_class_[r] != kInternal)
+            continue; // links that cannot bind are left out of the solve
+          if (local[r] < 0) {
+            local[r] = static_cast<std::int64_t>(capacity.size());
+            capacity.push_back(resources_[r].capacity);
+          }
+          f.links.push_back(static_cast<std::uint32_t>(local[r]));
+        }
+        flows.push_back(std::move(f));
+      }
+      sched = maxmin_schedule(flows, capacity, t);
+    }
+    int gid = -1;
+    if (members[g].size() > 1) {
+      if (free_groups_.empty()) {
+        gid = static_cast<int>(groups_.size());
+        groups_.emplace_back();
+      } else {
+        gid = free_groups_.back();
+        free_groups_.pop_back();
+      }
+      stats_.grouped += members[g].size();
+    }
+    for (std::size_t k = 0; k < members[g].size(); ++k) {
+      const std::uint32_t id = batch[members[g][k]];
+      Leg& l                 = legs_[id];
+      l.schedule             = std::move(sched[k]);
+      l.end                  = l.schedule.back().first;
+      l.group                = gid;
+      if (gid >= 0)
+        groups_[gid].push_back(id);
+      l.timer = after(l.end - t + l.tail, [this, id] {
+        legs_[id].timer = nullptr;
+        ++stats_.fused;
+        finish(id);
+      });
     }
   }
-  for (std::uint32_t r : route.resources) {
-    resources_[r].reserved += leg.alone;
-    resources_[r].legs.push_back(id);
-  }
-  if (fits) {
-    legs_[id].timer = after(bytes / leg.alone + tail_s, [this, id] {
-      legs_[id].timer = nullptr;
-      ++stats_.fused;
-      finish(id);
-    });
-  } else {
-    ++stats_.real;
-    go_real(id, bytes);
+  for (std::uint32_t r : touched) {
+    batch_load_[r]     = 0.0;
+    resource_class_[r] = kFree;
+    resource_owner_[r] = -1;
   }
 }
 
 void Network::demote(std::uint32_t id)
 {
+  const int g = legs_[id].group;
+  if (g < 0) {
+    demote_one(id);
+    return;
+  }
+  // A group's schedule assumed all its members: it leaves the fast path whole.
+  std::vector<std::uint32_t> members;
+  members.swap(groups_[g]);
+  free_groups_.push_back(g);
+  for (std::uint32_t m : members) {
+    legs_[m].group = -1;
+    if (legs_[m].end <= now())
+      release(m); // all bytes moved: only its tail is left, and its timer stays
+    else
+      demote_one(m);
+  }
+}
+
+void Network::demote_one(std::uint32_t id)
+{
   Leg& leg = legs_[id];
   cancel(leg.timer);
-  const double moved = (now() - leg.start) * leg.alone;
+  const double moved = moved_by(leg.schedule, leg.start, now());
   ++stats_.demoted;
   go_real(id, std::max(0.0, leg.bytes - moved));
 }
@@ -226,6 +371,13 @@ void Network::finish(std::uint32_t id)
 {
   release(id);
   Leg& leg = legs_[id];
+  if (leg.group >= 0) {
+    auto& g = groups_[leg.group];
+    g.erase(std::find(g.begin(), g.end(), id));
+    if (g.empty())
+      free_groups_.push_back(leg.group);
+    leg.group = -1;
+  }
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.bytes;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release

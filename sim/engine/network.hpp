@@ -4,15 +4,19 @@
 //
 // The proof is a reservation rule. Each active transfer reserves its alone-rate (what it would
 // get by itself: min(blocks x per-block rate, path bottleneck)) on every link direction it
-// crosses. A transfer is fused when, on every one of its links, the reservations including its
-// own fit in the link's capacity: then no link can bind anyone, and max-min gives every transfer
-// exactly its alone-rate. Otherwise it becomes a real SimGrid comm, and every fused transfer on
-// the links that no longer fit is demoted: its remaining bytes, exact because it ran alone until
-// now, continue as real comms. SimGrid links carry no latency (latency and probes are the
-// caller's delays), so a demoted transfer continues without paying latency twice.
+// crosses. Transfers that start at the same instant are looked at together. On a link where all
+// reservations fit in the capacity nobody can be limited. A link that would overflow but carries
+// only transfers of this instant binds them among themselves alone: such a group is solved
+// exactly (max-min with caps, re-solved as members finish, maxmin.hpp) and fused into timers. A
+// link that would overflow with earlier traffic on it is contention: the new transfers become
+// real SimGrid comms, and every fused transfer on that link is demoted: its remaining bytes,
+// exact because its schedule was exact until now, continue as real comms (a group is demoted
+// whole). SimGrid links carry no latency (latency and probes are the caller's delays), so a
+// demoted transfer continues without paying latency twice.
 #pragma once
 
 #include "calibrate/profile.hpp"
+#include "sim/engine/maxmin.hpp"
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 
@@ -33,6 +37,7 @@ struct NetworkStats {
   std::uint64_t fused     = 0; ///< finished as a fused timer
   std::uint64_t real      = 0; ///< started as real SimGrid comms
   std::uint64_t demoted   = 0; ///< started fused, continued as real comms
+  std::uint64_t grouped   = 0; ///< fused as members of a group that shares links among itself
   std::uint64_t comms     = 0; ///< SimGrid comms launched (one per thread block of a real transfer)
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{}; ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers
@@ -78,6 +83,8 @@ private:
     int blocks = 1;
     bool real = false;
     bool released = false; ///< its reservations are gone (the bytes have all moved)
+    int group     = -1;    ///< the fused group it belongs to, if any
+    Schedule schedule;     ///< rate over time while fused
     int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -93,7 +100,10 @@ private:
   const CachedPath& cached(GpuId src, GpuId dst);
   std::uint32_t new_leg();
   void go_real(std::uint32_t leg, double bytes);
+  void flush();
   void demote(std::uint32_t leg);
+  void demote_one(std::uint32_t leg);
+  void purge(std::uint32_t resource, double t);
   void release(std::uint32_t leg);
   void finish(std::uint32_t leg);
   void on_comm_done(const simgrid::s4u::Activity& a);
@@ -110,6 +120,13 @@ private:
   std::size_t active_ = 0;
   std::uint64_t comms_in_flight_ = 0;
   std::vector<simgrid::s4u::CommPtr> retired_;
+  std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
+  bool flush_scheduled_ = false;
+  std::vector<std::vector<std::uint32_t>> groups_;
+  std::vector<int> free_groups_;
+  std::vector<double> batch_load_;  ///< scratch, per resource
+  std::vector<int> resource_class_; ///< scratch, per resource
+  std::vector<int> resource_owner_; ///< scratch, per resource
   bool in_completion_ = false;
   NetworkStats stats_;
 };

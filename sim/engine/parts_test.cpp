@@ -3,6 +3,7 @@
 #include "sim/engine/cache.hpp"
 #include "sim/engine/clock.hpp"
 #include "sim/engine/compute.hpp"
+#include "sim/engine/maxmin.hpp"
 #include "sim/engine/network.hpp"
 
 #include "sim/core/resources.hpp"
@@ -139,4 +140,27 @@ TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones 
   CHECK(net.stats().real == 1);
   CHECK(net.stats().simgrid_bytes_handed == Approx(net.stats().simgrid_bytes_completed));
   CHECK(net.stats().simgrid_bytes_handed == Approx(12.5e6 + 25e6));
+}
+
+TEST_CASE("engine parts: max-min with caps, solved over time")
+{
+  // Three flows on one 30-unit link: A capped at 5, B and C uncapped: A 5, B and C 12.5 each.
+  // A has 10 bytes (done at 2), B 25 (done at 2), C 50: after 2 it runs alone at 30.
+  std::vector<FlowSpec> flows{{10, 5, {0}}, {25, 1e9, {0}}, {50, 1e9, {0}}};
+  auto rates = maxmin_rates(flows, {30}, {true, true, true});
+  CHECK(rates[0] == Approx(5));
+  CHECK(rates[1] == Approx(12.5));
+  CHECK(rates[2] == Approx(12.5));
+  auto s = maxmin_schedule(flows, {30}, 0.0);
+  CHECK(s[0].back().first == Approx(2.0));
+  CHECK(s[1].back().first == Approx(2.0));
+  // C moved 25 by t = 2, then 25 more at 30: done at 2 + 25/30.
+  CHECK(s[2].back().first == Approx(2.0 + 25.0 / 30.0));
+  CHECK(moved_by(s[2], 0.0, 1.0) == Approx(12.5));
+  // Two links: D on both (cap 100), E on link 0, F on link 1; link 0 = 10, link 1 = 4:
+  // link 1 binds D and F at 2 each; E takes 10 - 2 = 8 on link 0.
+  auto r2 = maxmin_rates({{1, 100, {0, 1}}, {1, 100, {0}}, {1, 100, {1}}}, {10, 4}, {true, true, true});
+  CHECK(r2[0] == Approx(2));
+  CHECK(r2[1] == Approx(8));
+  CHECK(r2[2] == Approx(2));
 }
