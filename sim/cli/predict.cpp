@@ -1,6 +1,8 @@
 // `xattn predict`: prices one attention call shape in closed form (DESIGN.md §4).
 #include "sim/cli/command.hpp"
+#include "sim/core/resources.hpp"
 #include "sim/model/sweep.hpp"
+#include "topologies/topology.hpp"
 
 #include <iostream>
 #include <memory>
@@ -13,6 +15,7 @@ struct PredictOptions {
   std::string fabric  = "ib-spine";
   std::string transport = "gpu";
   std::string sweep;
+  std::string topology;
   int blocks = 0;
   bool json  = false;
   sim::PredictRequest req;
@@ -39,6 +42,8 @@ void add_predict(CLI::App& app, Action& action)
       ->check(CLI::IsMember({"gpu", "proxy"}))
       ->capture_default_str();
   sub->add_option("--sweep", o->sweep, "Sweep one variable and print the crossover: VAR=FROM:TO, VAR in mq ct holders reuse");
+  sub->add_option("--topology", o->topology,
+                  "Price the first GPU pair of this fabric class in a topology (its path's bottleneck and latency)");
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   on_run(sub, action, [o, sub] {
     sim::ModelSpec model       = sim::load_model(o->model);
@@ -48,12 +53,27 @@ void add_predict(CLI::App& app, Action& action)
     req.transport              = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
     if (sub->count("--blocks") > 0)
       req.blocks = o->blocks;
+    std::optional<sim::PathCost> path;
+    if (!o->topology.empty()) {
+      auto file = core::resolve_preset(o->topology, "topologies");
+      if (!file)
+        core::fail("command line", 0, 0, "--topology", "no topology file or preset named '" + o->topology + "'");
+      topo::Topology t = topo::load_topology(*file);
+      for (topo::GpuId b = 0; b < t.gpu_count() && !path; ++b)
+        if (t.fabric_class(0, b) == req.fabric) {
+          topo::Path p = t.path(0, b);
+          path         = sim::PathCost{p.fabric, p.bottleneck, p.latency};
+        }
+      if (!path)
+        core::fail("command line", 0, 0, "--fabric",
+                   "topology '" + t.name() + "' has no GPU pair of class " + o->fabric);
+    }
     if (!o->sweep.empty()) {
-      sim::SweepResult r = sim::sweep(model, profile, req, sim::parse_sweep(o->sweep));
+      sim::SweepResult r = sim::sweep(model, profile, req, sim::parse_sweep(o->sweep), path);
       std::cout << (o->json ? sim::to_json(r).dump(2) + "\n" : sim::to_table(r));
       return 0;
     }
-    sim::Prediction p = sim::predict(model, profile, req);
+    sim::Prediction p = sim::predict(model, profile, req, path);
     std::cout << (o->json ? sim::to_json(p, model, profile).dump(2) + "\n" : sim::to_table(p, model, profile));
     return 0;
   });

@@ -53,7 +53,8 @@ SweepSpec parse_sweep(std::string_view text)
   return s;
 }
 
-SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& base, const SweepSpec& spec)
+SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& base, const SweepSpec& spec,
+                  std::optional<PathCost> path)
 {
   SweepResult r;
   r.spec = spec;
@@ -71,7 +72,7 @@ SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& ba
     r.values.push_back(spec.to);
   }
   for (double x : r.values)
-    r.points.push_back(predict(m, p, with(base, spec.var, x)));
+    r.points.push_back(predict(m, p, with(base, spec.var, x), path));
 
   for (std::size_t i = 1; i < r.points.size(); ++i) {
     Primitive a = r.points[i - 1].decision.choice, b = r.points[i].decision.choice;
@@ -83,12 +84,12 @@ SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& ba
       if (is_integer_var(spec.var) ? hi - lo <= 1 : hi - lo <= 1e-9 * std::max(1.0, hi))
         break;
       double mid = is_integer_var(spec.var) ? std::floor((lo + hi) / 2) : (lo + hi) / 2;
-      if (predict(m, p, with(base, spec.var, mid)).decision.choice == a)
+      if (predict(m, p, with(base, spec.var, mid), path).decision.choice == a)
         lo = mid;
       else
         hi = mid;
     }
-    r.crossovers.push_back({hi, a, predict(m, p, with(base, spec.var, hi)).decision.choice});
+    r.crossovers.push_back({hi, a, predict(m, p, with(base, spec.var, hi), path).decision.choice});
   }
   return r;
 }

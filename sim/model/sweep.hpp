@@ -32,7 +32,8 @@ struct SweepResult {
 
 /// Evaluates the points (doubling for mq, ct and reuse; each integer for holders up to 64 steps)
 /// and locates every change of decision by bisection between neighbouring points.
-SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& base, const SweepSpec& spec);
+SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& base, const SweepSpec& spec,
+                  std::optional<PathCost> path = std::nullopt);
 
 std::string to_table(const SweepResult& r);
 nlohmann::json to_json(const SweepResult& r);
