@@ -18,6 +18,9 @@ int main(int argc, char** argv)
   xattn::cli::add_topo(app, action);
   xattn::cli::add_calibrate(app, action);
   xattn::cli::add_run(app, action);
+  xattn::cli::add_sweep(app, action);
+  xattn::cli::add_plan(app, action);
+  xattn::cli::add_report(app, action);
 
   try {
     app.parse(argc, argv);

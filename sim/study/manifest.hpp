@@ -1,0 +1,63 @@
+// A sweep folder on disk, shared by the local and Slurm back ends, `collect`, `resubmit`, the
+// planner and the report:
+//
+//   DIR/sweep.json          the manifest: name, base scenario, swept keys, points and their --set lists
+//   DIR/points/<id>/        one `xattn run` output folder per point (+ run.log, its stdout and stderr)
+//   DIR/results.csv         the tidy table: one row per point x policy
+//   DIR/sweep.log           the run log
+//   DIR/slurm/              array.sh, tasks.txt, jobs.txt, logs/<task>.out (Slurm back end)
+//
+// A point is complete iff DIR/points/<id>/summary.json exists (`xattn run` renames it into place
+// last), so a resumed sweep skips exactly the points that finished.
+#pragma once
+
+#include "sim/study/spec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace xattn::sim::study
+{
+
+struct ManifestPoint {
+  std::string id;
+  std::vector<std::pair<std::string, std::string>> values;
+  std::int64_t seed = 0;
+  std::vector<std::string> sets; ///< the `--set` assignments
+};
+
+struct Manifest {
+  std::string name;
+  std::string base; ///< absolute scenario path
+  std::vector<std::string> keys;
+  std::vector<ManifestPoint> points;
+  std::string exe; ///< the xattn binary that runs the points
+};
+
+Manifest make_manifest(const SweepSpec& s, const std::vector<Point>& points, const std::string& exe);
+
+/// Writes DIR/sweep.json atomically (creating DIR). A manifest already there must have the same base
+/// and give each shared point id the same --set list, else throws core::InputError (results of
+/// another question must not be mixed in); new points may be added.
+void write_manifest(const Manifest& m, const std::string& dir);
+/// Reads DIR/sweep.json; throws core::InputError when DIR is not a sweep folder.
+Manifest read_manifest(const std::string& dir);
+
+std::string point_dir(const std::string& dir, const std::string& id);
+bool point_complete(const std::string& dir, const std::string& id);
+
+/// Arguments of `xattn run` (without the binary) for one point.
+std::vector<std::string> run_args(const Manifest& m, const ManifestPoint& p, const std::string& dir, int jobs);
+
+/// Appends one time-stamped line to DIR/sweep.log.
+void log_line(const std::string& dir, const std::string& line);
+
+/// The running binary (readlink /proc/self/exe).
+std::string self_exe();
+
+/// The last `lines` lines of a text file ("" when absent).
+std::string tail_file(const std::string& path, int lines);
+
+} // namespace xattn::sim::study

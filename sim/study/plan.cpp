@@ -1,0 +1,292 @@
+#include "sim/study/plan.hpp"
+
+#include "sim/study/manifest.hpp"
+#include "sim/study/table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace xattn::sim::study
+{
+namespace fs = std::filesystem;
+using core::FieldKind;
+using core::kNoDefault;
+using nlohmann::json;
+
+namespace
+{
+const core::Schema kSloSchema{
+    {.key = "metric",
+     .kind = FieldKind::kChoice,
+     .def = "step_latency_s.p99",
+     .meaning = "the latency figure bounded",
+     .choices = "step_latency_s.mean|step_latency_s.p50|step_latency_s.p90|step_latency_s.p99|step_latency_s.max|"
+                "request_latency_s.mean|request_latency_s.p50|request_latency_s.p90|request_latency_s.p99|"
+                "request_latency_s.max"},
+    {.key = "max",
+     .kind = FieldKind::kQuantity,
+     .dim = core::Dimension::kSeconds,
+     .meaning = "its bound (inclusive)",
+     .check = core::Check::kPositive},
+};
+const core::Schema kSizeSchema{
+    {.key = "key", .kind = FieldKind::kString, .meaning = "scenario key the size sets (e.g. instances.holders)"},
+    {.key = "label", .kind = FieldKind::kString, .def = "size", .meaning = "what the size counts, for the answer"},
+    {.key = "values", .kind = FieldKind::kList, .meaning = "its values, smallest configuration first"},
+    {.key = "sizes", .kind = FieldKind::kList, .def = kNoDefault, .meaning = "the size of each value (default 1..n)"},
+};
+const core::Schema kSchema{
+    {.key = "name", .kind = FieldKind::kString, .meaning = "plan name (names the output folder)"},
+    {.key = "base", .kind = FieldKind::kString, .meaning = "base scenario file (relative to this file)"},
+    {.key = "slo", .kind = FieldKind::kSection, .def = "{}", .meaning = "the objective", .sub = &kSloSchema},
+    {.key = "policy", .kind = FieldKind::kString, .def = "predicate", .meaning = "the policy whose figure is judged"},
+    {.key = "size", .kind = FieldKind::kSection, .def = "{}", .meaning = "the knob to minimise", .sub = &kSizeSchema},
+    {.key = "knobs",
+     .kind = FieldKind::kMap,
+     .def = kNoDefault,
+     .meaning = "KEY.PATH: [v1, ...] (or policy: [...]): other knobs, every combination tried in order"},
+    {.key = "seeds", .kind = FieldKind::kList, .def = "[1]", .meaning = "seeds; the SLO must hold for each"},
+    {.key = "workers", .kind = FieldKind::kInteger, .def = "0", .meaning = "simulations at once (0: one per core)"},
+    {.key = "out", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
+};
+
+int line_of(const YAML::Node& n)
+{
+  return n.Mark().is_null() ? 0 : n.Mark().line + 1;
+}
+} // namespace
+
+const core::Schema& plan_schema()
+{
+  return kSchema;
+}
+
+PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets)
+{
+  core::Document doc = core::load_yaml(path);
+  for (const std::string& a : sets)
+    core::apply_override(doc, a);
+  const fs::path dir = fs::absolute(path).parent_path();
+  core::Diagnostics d;
+  core::Section top(doc.file, doc.root, "", kSchema, d);
+  PlanSpec s;
+  s.file = doc.file;
+  s.name = top.string("name");
+  if (std::string b = top.string("base"); !b.empty()) {
+    fs::path p = fs::path(b).is_absolute() ? fs::path(b) : dir / b;
+    if (!fs::exists(p)) top.error("base", "no such scenario file: " + p.string());
+    s.base = fs::absolute(p).lexically_normal().string();
+  }
+  core::Section slo = top.section("slo");
+  s.metric = slo.choice("metric");
+  s.max_s = slo.seconds("max").value();
+  s.policy = top.string("policy");
+  core::Section size = top.section("size");
+  s.size.key = size.string("key");
+  s.size_label = size.string("label");
+  if (!s.size.key.empty() && !scenario_has_key(s.size.key))
+    size.error("key", "not a key of the scenario schema (see xattn run --describe)");
+  YAML::Node values = doc.root["size"]["values"];
+  if (!values.IsSequence() || values.size() < 2)
+    size.error("values", "expected a list of at least two values, smallest first");
+  else
+    for (const YAML::Node& v : values)
+      s.size.values.push_back(flow(v));
+  if (size.has("sizes")) {
+    s.sizes = size.numbers("sizes", core::Dimension::kCount);
+    if (s.sizes.size() != s.size.values.size()) size.error("sizes", "one size per value expected");
+  }
+  for (std::size_t i = s.sizes.size(); i < s.size.values.size(); ++i)
+    s.sizes.push_back(static_cast<double>(i + 1));
+  YAML::Node knobs = doc.root["knobs"];
+  if (knobs.IsMap())
+    for (auto it = knobs.begin(); it != knobs.end(); ++it) {
+      Axis a{.key = it->first.Scalar(), .values = {}};
+      if (a.key != "policy" && !scenario_has_key(a.key))
+        d.add({doc.file, line_of(it->first), 0, "knobs." + a.key, "not a key of the scenario schema, nor 'policy'"});
+      if (a.key == s.size.key) d.add({doc.file, line_of(it->first), 0, "knobs." + a.key, "already the size knob"});
+      if (!it->second.IsSequence() || it->second.size() == 0)
+        d.add({doc.file, line_of(it->second), 0, "knobs." + a.key, "expected a non-empty list of values"});
+      else
+        for (const YAML::Node& v : it->second)
+          a.values.push_back(flow(v));
+      s.knobs.push_back(std::move(a));
+    }
+  for (double v : top.numbers("seeds", core::Dimension::kCount))
+    s.seeds.push_back(static_cast<std::int64_t>(v));
+  if (s.seeds.empty()) top.error("seeds", "at least one seed");
+  s.workers = static_cast<int>(top.integer("workers"));
+  if (top.has("out")) {
+    std::string o = top.string("out");
+    s.out = fs::path(o).is_absolute() ? o : (dir / o).lexically_normal().string();
+  }
+  d.throw_if_any();
+  return s;
+}
+
+namespace
+{
+/// The sweep machinery's view of a plan: the size and the scenario knobs are the swept keys.
+struct Space {
+  SweepSpec sweep;
+  std::vector<std::vector<std::pair<std::string, std::string>>> combos;
+
+  /// Points of (combo, size index), one per seed.
+  std::vector<Point> points(std::size_t combo, std::size_t index, const PlanSpec& p) const
+  {
+    std::vector<Point> out;
+    for (std::int64_t seed : p.seeds) {
+      Point pt{.id = "", .values = {{p.size.key, p.size.values[index]}}, .seed = seed};
+      for (const auto& kv : combos[combo])
+        if (kv.first != "policy") pt.values.push_back(kv);
+      std::vector<std::string> a;
+      for (const auto& [k, v] : pt.values)
+        a.push_back(k + "=" + v);
+      a.push_back("seed=" + std::to_string(seed));
+      pt.id = point_id(a);
+      out.push_back(std::move(pt));
+    }
+    return out;
+  }
+  std::string judged(std::size_t combo, const PlanSpec& p) const
+  {
+    for (const auto& [k, v] : combos[combo])
+      if (k == "policy") return v;
+    return p.policy;
+  }
+};
+
+Space make_space(const PlanSpec& p)
+{
+  Space s;
+  s.sweep.name = p.name;
+  s.sweep.file = p.file;
+  s.sweep.base = p.base;
+  s.sweep.grid.push_back(p.size);
+  std::set<std::string> policies{p.policy};
+  s.combos = {{}};
+  for (const Axis& k : p.knobs) {
+    if (k.key == "policy") {
+      policies.erase(p.policy);
+      policies.insert(k.values.begin(), k.values.end());
+    } else {
+      s.sweep.grid.push_back(k);
+    }
+    std::vector<std::vector<std::pair<std::string, std::string>>> next;
+    for (const auto& c : s.combos)
+      for (const std::string& v : k.values) {
+        next.push_back(c);
+        next.back().emplace_back(k.key, v);
+      }
+    s.combos = std::move(next);
+  }
+  s.sweep.policies.assign(policies.begin(), policies.end());
+  return s;
+}
+
+double figure(const std::string& dir, const std::string& id, const std::string& policy, const std::string& metric,
+              bool& invariants_ok)
+{
+  std::ifstream in(fs::path(point_dir(dir, id)) / "summary.json");
+  json s = json::parse(in);
+  std::string path =
+      "/policies/" + policy + "/" + metric.substr(0, metric.find('.')) + "/" + metric.substr(metric.find('.') + 1);
+  invariants_ok = invariants_ok && s["invariants"].value("ok", false);
+  return s.at(json::json_pointer(path)).get<double>();
+}
+} // namespace
+
+PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, bool progress)
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  Space space = make_space(spec);
+  PlanResult r;
+  r.dir = fs::absolute(!out.empty() ? out : !spec.out.empty() ? spec.out : "out/" + spec.name).lexically_normal();
+  r.combos = space.combos;
+  for (std::size_t c = 0; c < space.combos.size(); ++c) // every candidate loads before anything runs
+    for (std::size_t i = 0; i < spec.size.values.size(); ++i)
+      check_points(space.sweep, space.points(c, i, spec));
+
+  const std::size_t n = spec.size.values.size();
+  struct Search {
+    long lo = -1, hi; // lo: largest index known to fail; hi: smallest known to meet
+    bool done = false, feasible = true;
+  };
+  std::vector<Search> search(space.combos.size(), Search{.hi = static_cast<long>(n)});
+  std::vector<Point> all;
+  auto evaluate = [&](const std::vector<std::pair<std::size_t, std::size_t>>& batch) {
+    for (const auto& [c, i] : batch)
+      for (const Point& p : space.points(c, i, spec))
+        if (std::none_of(all.begin(), all.end(), [&](const Point& q) { return q.id == p.id; })) all.push_back(p);
+    Manifest m = make_manifest(space.sweep, all, self_exe());
+    write_manifest(m, r.dir);
+    std::vector<std::string> only;
+    for (const auto& [c, i] : batch)
+      for (const Point& p : space.points(c, i, spec))
+        only.push_back(p.id);
+    LocalOutcome lo =
+        run_local(m, r.dir, {.workers = workers > 0 ? workers : spec.workers, .progress = progress, .only = only});
+    r.simulations += lo.ran;
+    if (lo.interrupted) {
+      r.interrupted = true;
+      return;
+    }
+    if (!lo.failed_ids.empty())
+      throw std::runtime_error("point " + lo.failed_ids.front() + " failed: see " +
+                               point_dir(r.dir, lo.failed_ids.front()) + "/run.log");
+    for (const auto& [c, i] : batch) {
+      Evaluation e;
+      e.combo = c;
+      e.index = i;
+      for (const Point& p : space.points(c, i, spec)) {
+        e.point_ids.push_back(p.id);
+        e.worst_s = std::max(e.worst_s, figure(r.dir, p.id, space.judged(c, spec), spec.metric, e.invariants_ok));
+      }
+      e.meets = e.worst_s <= spec.max_s;
+      r.evaluations.push_back(e);
+      Search& s = search[c];
+      if (e.meets)
+        s.hi = std::min(s.hi, static_cast<long>(i));
+      else
+        s.lo = std::max(s.lo, static_cast<long>(i));
+    }
+  };
+
+  // Both ends first, then bisection rounds over every live combination at once.
+  std::vector<std::pair<std::size_t, std::size_t>> batch;
+  for (std::size_t c = 0; c < search.size(); ++c)
+    batch.push_back({c, n - 1});
+  for (std::size_t c = 0; c < search.size(); ++c)
+    batch.push_back({c, 0});
+  evaluate(batch);
+  while (!r.interrupted) {
+    batch.clear();
+    for (std::size_t c = 0; c < search.size(); ++c) {
+      Search& s = search[c];
+      s.feasible = s.hi < static_cast<long>(n);
+      s.done = !s.feasible || s.hi == s.lo + 1 || s.hi == 0;
+      if (!s.done) batch.push_back({c, static_cast<std::size_t>((s.lo + s.hi) / 2)});
+    }
+    if (batch.empty()) break;
+    evaluate(batch);
+  }
+  for (std::size_t c = 0; c < search.size() && !r.interrupted; ++c) {
+    const Search& s = search[c];
+    if (!s.feasible || (r.answer && spec.sizes[s.hi] >= spec.sizes[r.answer->index])) continue;
+    for (const Evaluation& e : r.evaluations) {
+      if (e.combo == c && static_cast<long>(e.index) == s.hi) r.answer = e;
+    }
+    r.next_smaller.reset();
+    for (const Evaluation& e : r.evaluations)
+      if (e.combo == c && static_cast<long>(e.index) == s.hi - 1) r.next_smaller = e;
+  }
+  write_table(make_manifest(space.sweep, all, self_exe()), r.dir);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+} // namespace xattn::sim::study

@@ -1,0 +1,93 @@
+// What `xattn plan` prints and writes: the answer, the failing next smaller configuration, and
+// every simulated configuration as evidence.
+#include "sim/core/units.hpp"
+#include "sim/study/plan.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace xattn::sim::study
+{
+using nlohmann::json;
+
+namespace
+{
+std::string knobs_text(const PlanResult& r, std::size_t combo)
+{
+  std::string s;
+  for (const auto& [k, v] : r.combos[combo])
+    s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s;
+}
+
+std::string row(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
+{
+  std::string ids;
+  for (const std::string& id : e.point_ids)
+    ids += (ids.empty() ? "" : " ") + id;
+  return fmt::format("  {:>8g}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", spec.sizes[e.index], spec.size.values[e.index],
+                     knobs_text(r, e.combo).empty() ? "-" : knobs_text(r, e.combo),
+                     core::format_seconds(core::Seconds(e.worst_s)), e.meets ? "meets" : "FAILS",
+                     ids + (e.invariants_ok ? "" : " (an engine invariant failed)"));
+}
+
+json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
+{
+  json knobs = json::object();
+  for (const auto& [k, v] : r.combos[e.combo])
+    knobs[k] = v;
+  return {{"size", spec.sizes[e.index]},
+          {spec.size.key, spec.size.values[e.index]},
+          {"knobs", knobs},
+          {spec.metric + " (worst over seeds)", e.worst_s},
+          {"meets", e.meets},
+          {"invariants_ok", e.invariants_ok},
+          {"points", e.point_ids}};
+}
+} // namespace
+
+std::string plan_text(const PlanSpec& spec, const PlanResult& r)
+{
+  const std::string slo =
+      fmt::format("{} of {} <= {}", spec.metric, spec.policy, core::format_seconds(core::Seconds(spec.max_s)));
+  std::string s = fmt::format("plan {}: smallest {} with {}\n", spec.name, spec.size_label, slo);
+  s += fmt::format("{} simulations run ({} configurations judged, {} seed{} each) in {:.1f} s; folder {}\n\n",
+                   r.simulations, r.evaluations.size(), spec.seeds.size(), spec.seeds.size() == 1 ? "" : "s", r.wall_s,
+                   r.dir);
+  const std::string head = fmt::format("  {:>8}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", "size", spec.size.key, "knobs",
+                                       "worst", "", "points");
+  if (r.answer) {
+    s += "ANSWER: " + spec.size_label + " = " + fmt::format("{:g}", spec.sizes[r.answer->index]) + " (" +
+         spec.size.key + "=" + spec.size.values[r.answer->index] + ")" +
+         (knobs_text(r, r.answer->combo).empty() ? "" : " with " + knobs_text(r, r.answer->combo)) + "\n";
+    s += head + row(spec, r, *r.answer);
+    if (r.next_smaller)
+      s += "next smaller configuration, which fails the SLO:\n" + head + row(spec, r, *r.next_smaller);
+    else
+      s += "(the smallest candidate already meets the SLO: there is no smaller one to show failing)\n";
+  } else {
+    s += "NO ANSWER: no candidate meets the SLO, even the largest of every combination\n";
+  }
+  s += "\nevery configuration simulated (worst of the judged metric over the seeds):\n" + head;
+  for (const Evaluation& e : r.evaluations)
+    s += row(spec, r, e);
+  return s;
+}
+
+json plan_json(const PlanSpec& spec, const PlanResult& r)
+{
+  json j{{"plan", spec.name},
+         {"base", spec.base},
+         {"slo", {{"metric", spec.metric}, {"policy", spec.policy}, {"max_s", spec.max_s}}},
+         {"size_key", spec.size.key},
+         {"seeds", spec.seeds},
+         {"simulations", r.simulations},
+         {"answer", r.answer ? eval_json(spec, r, *r.answer) : json(nullptr)},
+         {"next_smaller", r.next_smaller ? eval_json(spec, r, *r.next_smaller) : json(nullptr)},
+         {"evaluations", json::array()}};
+  for (const Evaluation& e : r.evaluations)
+    j["evaluations"].push_back(eval_json(spec, r, e));
+  return j;
+}
+
+} // namespace xattn::sim::study

@@ -1,0 +1,139 @@
+#include "sim/study/report.hpp"
+
+#include "sim/core/resources.hpp"
+#include "sim/engine/driver.hpp"
+#include "sim/model/predict.hpp"
+#include "sim/study/manifest.hpp"
+#include "sim/study/table.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace xattn::sim::study
+{
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string crossover_csv(const engine::Scenario& sc)
+{
+  std::string out = "fabric,mq,ct,reuse,decision,route_s,fetch_s,local_s,break_even_reuse\n";
+  for (core::FabricClass f : core::kAllFabrics) {
+    if (f == core::FabricClass::kSameGpu) continue;
+    std::string rows;
+    try {
+      for (double mq = 16; mq <= 16384; mq *= 2)
+        for (double ct = 64; ct <= 131072; ct *= 2) {
+          PredictRequest r;
+          r.mq = mq;
+          r.ct = ct;
+          r.transport = sc.transport;
+          r.reuse = sc.predicate_prior_steps;
+          r.fabric = f;
+          Prediction p = predict(sc.model, sc.profile, r);
+          rows += fmt::format("{},{:g},{:g},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", core::to_string(f), mq, ct, r.reuse,
+                              to_string(p.decision.choice), p.route.total().value(), p.fetch.total().value(),
+                              p.local.total().value(), p.decision.break_even_reuse);
+        }
+    } catch (const std::exception&) {
+      continue; // the profile does not price this fabric class: no map for it
+    }
+    out += rows;
+  }
+  return out;
+}
+
+namespace
+{
+std::string slurp(const fs::path& p)
+{
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The scenario a run folder came from, as its report.md names it ("Scenario `path`").
+std::string scenario_of_run(const fs::path& dir)
+{
+  std::smatch m;
+  std::string md = slurp(dir / "report.md");
+  if (std::regex_search(md, m, std::regex("Scenario `([^`]+)`")))
+    for (fs::path p : {fs::path(m[1].str()), dir / m[1].str()})
+      if (fs::exists(p)) return p.string();
+  return "";
+}
+
+std::string python()
+{
+  const char* env = std::getenv("XATTN_PYTHON");
+  return env != nullptr && *env != '\0' ? env : "/usr/bin/python3";
+}
+
+int shell(const std::string& cmd)
+{
+  int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+std::string quote(const std::string& s)
+{
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+} // namespace
+
+std::string write_report(const std::string& dir_in, const std::string& scenario)
+{
+  const fs::path dir = fs::absolute(dir_in).lexically_normal();
+  const bool is_sweep = fs::exists(dir / "sweep.json");
+  const bool is_run = fs::exists(dir / "summary.json");
+  if (!is_sweep && !is_run)
+    core::fail(dir.string(), 0, 0, "", "neither a run folder (summary.json) nor a sweep folder (sweep.json)");
+  auto script = core::find_data("sim/study/report.py");
+  if (!script) core::fail("command line", 0, 0, "report", "sim/study/report.py is not installed beside xattn");
+  if (shell(quote(python()) + " -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    core::fail("command line", 0, 0, "report",
+               "plots need Debian's python3-matplotlib for " + python() +
+                   " (apt-get install python3-matplotlib, or .ci/install-deps.sh python3-matplotlib)");
+
+  json meta{{"kind", is_sweep ? "sweep" : "run"}, {"dir", dir.string()}, {"notes", json::array()}};
+  std::string scen = scenario;
+  if (is_sweep) {
+    Manifest m = read_manifest(dir.string());
+    write_table(m, dir.string());
+    meta["title"] = "xattn sweep: " + m.name;
+    meta["keys"] = m.keys;
+    if (scen.empty()) scen = m.base;
+  } else {
+    meta["title"] = "xattn run: " + json::parse(slurp(dir / "summary.json")).value("scenario", std::string("?"));
+    if (scen.empty()) scen = scenario_of_run(dir);
+  }
+  const fs::path rd = dir / "report";
+  fs::create_directories(rd);
+  if (!scen.empty()) {
+    engine::Scenario sc = engine::load_scenario(scen);
+    engine::write_atomically((rd / "crossover.csv").string(), crossover_csv(sc));
+    meta["scenario"] = scen;
+    meta["model"] = sc.model.name;
+    meta["profile"] = sc.profile.name;
+    meta["reuse"] = sc.predicate_prior_steps;
+  } else {
+    fs::remove(rd / "crossover.csv");
+    meta["notes"].push_back("no crossover map: the scenario file is unknown (pass --scenario FILE)");
+  }
+  engine::write_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
+  if (int rc = shell(quote(python()) + " " + quote(script->string()) + " " + quote(dir.string())); rc != 0)
+    throw std::runtime_error("the plotting script " + script->string() + " failed (exit " + std::to_string(rc) + ")");
+  return (dir / "report.html").string();
+}
+
+} // namespace xattn::sim::study

@@ -1,0 +1,34 @@
+// The tidy table of a sweep: one row per point x policy, in manifest order then policy name order.
+//
+// Columns: point, each swept key (its value as written in the sweep file), seed, policy,
+// requests, steps, step_{mean,p50,p90,p99,max}_s, request_{mean,p50,p90,p99,max}_s, wire_bytes,
+// wire_bytes_<fabric class> (same-gpu, nvlink, pcie, ib-same-leaf, ib-spine),
+// decisions_{route,fetch,local,cached,same_gpu}, simulated_time_s, invariants_ok.
+// Numbers are copied from each point's summary.json as JSON writes them (shortest round trip), so
+// two back ends that ran the same points give byte-identical tables.
+#pragma once
+
+#include "sim/study/manifest.hpp"
+
+#include <string>
+#include <vector>
+
+namespace xattn::sim::study
+{
+
+struct Table {
+  std::string csv;
+  int rows = 0;
+  int points_complete = 0;
+  std::vector<std::string> missing; ///< ids of points without summary.json
+};
+
+Table gather(const Manifest& m, const std::string& dir);
+
+/// Gathers and writes DIR/results.csv atomically.
+Table write_table(const Manifest& m, const std::string& dir);
+
+/// A CSV field: quoted when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s);
+
+} // namespace xattn::sim::study
