@@ -19,6 +19,7 @@ void add_trace(CLI::App& app, Action& action);
 void add_topo(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
+void add_validate(CLI::App& app, Action& action);
 void add_sweep(CLI::App& app, Action& action);
 void add_plan(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);

@@ -18,6 +18,7 @@ int main(int argc, char** argv)
   xattn::cli::add_topo(app, action);
   xattn::cli::add_calibrate(app, action);
   xattn::cli::add_run(app, action);
+  xattn::cli::add_validate(app, action);
   xattn::cli::add_sweep(app, action);
   xattn::cli::add_plan(app, action);
   xattn::cli::add_report(app, action);

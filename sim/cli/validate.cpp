@@ -1,0 +1,122 @@
+// `xattn validate`: how far the simulator is from measurements, and whether it reproduces the paper.
+//   xattn validate MEASURED [--profile P] [--topology T] [--max-mape PCT] [--out DIR]
+//   xattn validate --paper [--reference FILE] [--profile P] [--topology T] [--details]
+//   xattn validate --regression EXPECTED.yaml
+// A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
+// expected value), 2 on bad input.
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "validate/measured.hpp"
+#include "validate/paper.hpp"
+#include "validate/regression.hpp"
+#include "validate/validator.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace xattn::cli
+{
+namespace
+{
+struct ValidateOptions {
+  std::string measured;
+  std::string profile = std::string(calibrate::kDefaultProfile);
+  std::string topology;
+  double max_mape = -1;
+  std::string out;
+  std::string format = "auto";
+  std::string fabric;
+  std::string inter_node = "ib-same-leaf";
+  bool paper = false;
+  std::string reference;
+  bool details = false;
+  std::string regression;
+  std::size_t worst = 10;
+};
+
+int run_measured(const ValidateOptions& o)
+{
+  calibrate::ImportOptions imp;
+  imp.format = *calibrate::parse_format(o.format);
+  if (!o.fabric.empty()) imp.fabric = core::parse_fabric(o.fabric);
+  imp.inter_node_fabric = *core::parse_fabric(o.inter_node);
+  validate::MeasuredData data = validate::read_measured(o.measured, imp);
+  validate::MicroRunner runner(o.profile, o.topology);
+  validate::ValidationReport r = validate::validate_measured(data, runner, true);
+  r.topology = o.topology;
+  const std::string out = o.out.empty() ? "out/validate/" + std::filesystem::path(o.measured).stem().string() : o.out;
+  std::cout << validate::report_table(r, o.worst);
+  std::cout << validate::write_report(r, out, o.worst) << "\nreport: " << out << "/report.md\n";
+  if (o.max_mape >= 0 && 100 * r.overall.mape > o.max_mape) {
+    std::cout << fmt::format("FAIL: overall MAPE {:.2f}% is above --max-mape {}%\n", 100 * r.overall.mape, o.max_mape);
+    return 1;
+  }
+  return r.invariants_ok ? 0 : 1;
+}
+
+int run_paper(const ValidateOptions& o)
+{
+  validate::Reference ref = validate::load_reference(o.reference);
+  validate::MicroRunner runner(o.profile, o.topology);
+  auto results = validate::check_paper(ref, runner);
+  std::cout << "xattn validate --paper: " << ref.source << "\nprofile " << runner.profile_path() << ", "
+            << (o.topology.empty() ? "nominal topologies from the profile" : "topology " + o.topology) << "; "
+            << runner.runs() << " engine runs\n\n";
+  std::cout << validate::paper_table(results, o.details);
+  for (const auto& r : results)
+    if (!r.holds) return 1;
+  return 0;
+}
+
+int run_regression(const ValidateOptions& o)
+{
+  validate::RegressionSpec spec = validate::load_regression(o.regression);
+  validate::RegressionOutcome r = validate::run_regression(spec);
+  if (r.skipped) {
+    std::cout << spec.scenario << ": " << r.report;
+    return 77; // ctest SKIP_RETURN_CODE
+  }
+  std::cout << spec.scenario << ":\n" << r.report << (r.ok ? "all expected values hold\n" : "FAIL\n");
+  return r.ok ? 0 : 1;
+}
+} // namespace
+
+void add_validate(CLI::App& app, Action& action)
+{
+  auto o = std::make_shared<ValidateOptions>();
+  auto* sub = app.add_subcommand("validate", "Compare the engine with measured data, the paper's figures, or a "
+                                             "scenario's expected outputs");
+  sub->add_option("MEASURED", o->measured,
+                  "Measured data: xattn CSV/JSONL (validate/README.md) or any `calibrate fit` input format");
+  sub->add_option("--profile", o->profile, "Calibration profile preset name or file")->capture_default_str();
+  sub->add_option("--topology", o->topology, "Topology preset or file (default: nominal paths from the profile)");
+  sub->add_option("--max-mape", o->max_mape, "Fail (exit 1) when the overall MAPE is above this many percent")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--out", o->out, "Report folder (default out/validate/<MEASURED stem>)");
+  sub->add_option("--format", o->format, "Measured-data format of a calibrate input (auto|probe|nccl-tests|...)")
+      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->capture_default_str();
+  sub->add_option("--fabric", o->fabric, "Fabric class for formats that do not say")
+      ->check(CLI::IsMember({"nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+  sub->add_option("--inter-node-fabric", o->inter_node, "vidur: class of a one-rank-per-node pair")
+      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->capture_default_str();
+  sub->add_option("--worst", o->worst, "Worst points listed")->capture_default_str();
+  sub->add_flag("--paper", o->paper, "Reproduce the paper's published figures (validate/reference/paper.yaml)");
+  sub->add_option("--reference", o->reference, "With --paper: another reference file");
+  sub->add_flag("--details", o->details, "With --paper: how each figure was obtained and the accepted range");
+  sub->add_option("--regression", o->regression, "Run a scenario and check validate/regression/<name>.yaml");
+  on_run(sub, action, [o] {
+    const int modes = !o->measured.empty() + o->paper + !o->regression.empty();
+    if (modes != 1)
+      core::fail("command line", 0, 0, "validate", "give exactly one of MEASURED, --paper, --regression FILE");
+    if (o->paper) return run_paper(*o);
+    if (!o->regression.empty()) return run_regression(*o);
+    return run_measured(*o);
+  });
+}
+
+} // namespace xattn::cli

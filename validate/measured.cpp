@@ -1,0 +1,299 @@
+#include "validate/measured.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace xattn::validate
+{
+namespace
+{
+
+const std::vector<std::string> kKeys = {"primitive", "fabric",  "src",         "dst",        "mq",
+                                        "ct",        "holders", "concurrency", "blocks",     "transport",
+                                        "bytes",     "latency", "latency_s",   "wire_bytes", "group"};
+
+std::string trim(std::string_view s)
+{
+  const auto b = s.find_first_not_of(" \t\r\n");
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+std::vector<std::string> split(std::string_view line)
+{
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= line.size(); ++i)
+    if (i == line.size() || line[i] == ',') {
+      out.push_back(trim(line.substr(start, i - start)));
+      start = i + 1;
+    }
+  return out;
+}
+
+/// Builds one row from key -> text cells, reporting every problem to `diags`.
+MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::string& file, int line,
+                     core::Diagnostics& diags)
+{
+  MeasuredRow r;
+  r.line = line;
+  auto err = [&](const std::string& key, const std::string& what) { diags.add({file, line, 0, key, what}); };
+  auto get = [&](const std::string& key) -> const std::string* {
+    auto it = cell.find(key);
+    return it == cell.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  auto integer = [&](const std::string& key, std::int64_t def, std::int64_t min) -> std::int64_t {
+    const std::string* v = get(key);
+    if (!v) return def;
+    std::int64_t x = 0;
+    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
+    if (ec != std::errc() || p != v->data() + v->size() || x < min) {
+      err(key, "expected an integer >= " + std::to_string(min) + ", got '" + *v + "'");
+      return def;
+    }
+    return x;
+  };
+  auto bytes = [&](const std::string& key) -> std::optional<double> {
+    const std::string* v = get(key);
+    if (!v) return std::nullopt;
+    double x = 0;
+    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
+    if (ec == std::errc() && p == v->data() + v->size() && x >= 0) return x; // a plain byte count
+    try {
+      return core::parse_bytes(*v).value();
+    } catch (const std::exception& e) {
+      err(key, e.what());
+      return std::nullopt;
+    }
+  };
+
+  const std::string* prim = get("primitive");
+  if (!prim)
+    err("primitive", "missing (route|fetch|local|transfer)");
+  else if (*prim == "route")
+    r.op = Op::kRoute;
+  else if (*prim == "fetch")
+    r.op = Op::kFetch;
+  else if (*prim == "local")
+    r.op = Op::kLocal;
+  else if (*prim == "transfer")
+    r.op = Op::kTransfer;
+  else
+    err("primitive", "unknown primitive '" + *prim + "' (expected route|fetch|local|transfer)");
+  if (const std::string* f = get("fabric")) {
+    r.fabric = core::parse_fabric(*f);
+    if (!r.fabric)
+      err("fabric", "unknown fabric class '" + *f + "' (same-gpu|nvlink|pcie|ib-same-leaf|ib-spine)");
+    else if (*r.fabric == core::FabricClass::kSameGpu)
+      err("fabric", "same-gpu has no transfer to simulate");
+  }
+  if (const std::string* s = get("src")) r.src = *s;
+  if (const std::string* d = get("dst")) r.dst = *d;
+  if (!r.fabric && (r.src.empty() || r.dst.empty())) err("fabric", "give a fabric class or both endpoints (src, dst)");
+  if (r.src.empty() != r.dst.empty()) err(r.src.empty() ? "src" : "dst", "give both endpoints or neither");
+  r.mq = static_cast<double>(integer("mq", 256, 1));
+  r.ct = integer("ct", 2048, 1);
+  r.holders = static_cast<int>(integer("holders", 1, 1));
+  r.concurrency = static_cast<int>(integer("concurrency", 1, 1));
+  r.blocks = static_cast<int>(integer("blocks", 0, 0));
+  if (r.ct % r.holders != 0)
+    err("ct", "ct = " + std::to_string(r.ct) + " does not split evenly over " + std::to_string(r.holders) + " holders");
+  if (const std::string* t = get("transport")) {
+    if (*t == "gpu" || *t == "proxy")
+      r.transport = *t == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
+    else
+      err("transport", "expected gpu or proxy, got '" + *t + "'");
+  }
+  r.bytes = bytes("bytes").value_or(0);
+  if (r.op == Op::kTransfer && r.bytes < 4) err("bytes", "a transfer needs its size (at least 4 B)");
+  r.wire_bytes = bytes("wire_bytes");
+  if (const std::string* l = get("latency")) {
+    try {
+      r.latency_s = core::parse_seconds(*l).value();
+    } catch (const std::exception& e) {
+      err("latency", e.what());
+    }
+  } else if (const std::string* ls = get("latency_s")) {
+    double x = 0;
+    auto [p, ec] = std::from_chars(ls->data(), ls->data() + ls->size(), x);
+    if (ec != std::errc() || p != ls->data() + ls->size())
+      err("latency_s", "expected a number of seconds, got '" + *ls + "'");
+    r.latency_s = x;
+  } else {
+    err("latency", "missing (a time with a unit: 45.1us)");
+  }
+  if (!(r.latency_s > 0) && (get("latency") || get("latency_s"))) err("latency", "must be positive");
+  if (const std::string* g = get("group"))
+    r.group = *g;
+  else
+    r.group = std::string(to_string(r.op)) + "/" +
+              (r.fabric ? std::string(core::to_string(*r.fabric)) : r.src + "->" + r.dst);
+  return r;
+}
+
+bool looks_like_own(const std::string& text, bool& jsonl)
+{
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    jsonl = t[0] == '{';
+    if (jsonl) return t.find("\"primitive\"") != std::string::npos;
+    for (const std::string& c : split(t))
+      if (c == "primitive") return true;
+    return false;
+  }
+  return false;
+}
+} // namespace
+
+std::string_view to_string(Op op)
+{
+  switch (op) {
+  case Op::kRoute:
+    return "route";
+  case Op::kFetch:
+    return "fetch";
+  case Op::kLocal:
+    return "local";
+  case Op::kTransfer:
+    return "transfer";
+  }
+  return "?";
+}
+
+MeasuredData parse_measured_csv(const std::string& text, const std::string& name)
+{
+  MeasuredData d{name, "xattn-csv", {}, {}};
+  core::Diagnostics diags;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    std::vector<std::string> cells = split(t);
+    if (header.empty()) {
+      header = cells;
+      for (const std::string& h : header)
+        if (std::find(kKeys.begin(), kKeys.end(), h) == kKeys.end())
+          diags.add({name, n, 0, h,
+                     "unknown column (expected some of: primitive, fabric, src, dst, mq, ct, holders, "
+                     "concurrency, blocks, transport, bytes, latency, wire_bytes, group)"});
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      diags.add(
+          {name, n, 0, "", std::to_string(cells.size()) + " cells, the header has " + std::to_string(header.size())});
+      continue;
+    }
+    std::map<std::string, std::string> cell;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      cell[header[i]] = cells[i];
+    d.rows.push_back(make_row(cell, name, n, diags));
+  }
+  if (header.empty() || (d.rows.empty() && diags.empty()))
+    diags.add({name, 0, 0, "", "no measured rows (expected a header line and one line per measured operation)"});
+  diags.throw_if_any();
+  return d;
+}
+
+MeasuredData parse_measured_jsonl(const std::string& text, const std::string& name)
+{
+  MeasuredData d{name, "xattn-jsonl", {}, {}};
+  core::Diagnostics diags;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    nlohmann::json j = nlohmann::json::parse(t, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      diags.add({name, n, 0, "", "not a JSON object"});
+      continue;
+    }
+    std::map<std::string, std::string> cell;
+    for (const auto& [k, v] : j.items()) {
+      if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end())
+        diags.add({name, n, 0, k, "unknown key"});
+      else
+        cell[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+    d.rows.push_back(make_row(cell, name, n, diags));
+  }
+  if (d.rows.empty() && diags.empty()) diags.add({name, 0, 0, "", "no measured rows"});
+  diags.throw_if_any();
+  return d;
+}
+
+MeasuredData from_measurements(const calibrate::Measurements& m)
+{
+  MeasuredData d{m.file, m.format, {}, m.notes};
+  for (const calibrate::Series& s : m.series) {
+    if (s.measured != calibrate::Measured::kTransfer || !s.fabric || s.features.empty()) {
+      d.notes.push_back("series '" + s.name + "' (" + std::string(calibrate::to_string(s.measured)) +
+                        ") skipped: only transfer series map to an engine micro-scenario");
+      continue;
+    }
+    for (const calibrate::Point& p : s.points) {
+      MeasuredRow r;
+      r.op = Op::kTransfer;
+      r.fabric = s.fabric;
+      r.transport = s.transport.value_or(core::Transport::kGpu);
+      r.blocks = s.single_block ? 1 : 0;
+      r.bytes = p.x[0];
+      r.latency_s = p.t_s;
+      r.group = s.name;
+      r.line = p.line;
+      d.rows.push_back(r);
+    }
+  }
+  if (d.rows.empty()) core::fail(m.file, 0, 0, "", "no transfer series to validate in this " + m.format + " file");
+  return d;
+}
+
+MeasuredData parse_measured(const std::string& text, const std::string& name, const calibrate::ImportOptions& opt)
+{
+  bool jsonl = false;
+  if (looks_like_own(text, jsonl)) return jsonl ? parse_measured_jsonl(text, name) : parse_measured_csv(text, name);
+  return from_measurements(calibrate::import_text(text, name, opt));
+}
+
+MeasuredData read_measured(const std::filesystem::path& path, const calibrate::ImportOptions& opt)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) core::fail(path.string(), 0, 0, "", "cannot read the measured-data file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_measured(ss.str(), path.string(), opt);
+}
+
+std::string to_csv(const std::vector<MeasuredRow>& rows)
+{
+  std::ostringstream o;
+  o << "primitive,fabric,src,dst,mq,ct,holders,concurrency,blocks,transport,bytes,latency_s,wire_bytes,group\n";
+  o.precision(10);
+  for (const MeasuredRow& r : rows) {
+    o << to_string(r.op) << "," << (r.fabric ? core::to_string(*r.fabric) : "") << "," << r.src << "," << r.dst << ","
+      << r.mq << "," << r.ct << "," << r.holders << "," << r.concurrency << "," << r.blocks << ","
+      << (r.transport == core::Transport::kGpu ? "gpu" : "proxy") << "," << r.bytes << "," << r.latency_s << ",";
+    if (r.wire_bytes) o << *r.wire_bytes;
+    o << "," << r.group << "\n";
+  }
+  return o.str();
+}
+
+} // namespace xattn::validate
