@@ -2,6 +2,7 @@
 // and without --skip-bad (the first byte chooses), and every request checked for what the
 // importers promise downstream. A finding is a crash, a sanitizer report, an exception other than
 // core::InputError, or a request with a negative or non-finite arrival.
+#include "sim/core/error.hpp"
 #include "sim/core/fuzz_file.hpp"
 #include "workloads/claude_code.hpp"
 

@@ -44,6 +44,8 @@ void XattnTraceReader::read_header()
     h = nlohmann::json::parse(line.begin(), line.end());
   } catch (const nlohmann::json::parse_error& e) {
     core::fail(file, 1, static_cast<int>(e.byte), "", "invalid JSON in the header line");
+  } catch (const nlohmann::json::exception& e) { // a number beyond a double (found by xattn_trace_fuzz)
+    core::fail(file, 1, 0, "", "invalid JSON in the header line: " + json_error_text(e.what()));
   }
   if (!h.is_object() || !h.contains("xattn_trace"))
     core::fail(file, 1, 0, "xattn_trace", "not an xattn trace: the first line must be {\"xattn_trace\": 1, ...}");

@@ -20,6 +20,10 @@ inline double since(std::chrono::steady_clock::time_point start)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// CPU seconds this process has used (on a shared machine, rates per CPU second are the figures
+/// that do not depend on what else runs; wall rates are reported beside them).
+double cpu_seconds();
+
 /// Runs `measure` in a forked child and returns its JSON, plus "peak_rss_mib" (the child's maximum
 /// resident set) and "ok". A child that dies or throws gives {"ok": false, "error": ...}.
 nlohmann::json in_child(const std::function<nlohmann::json()>& measure);

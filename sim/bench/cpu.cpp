@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <ctime>
 
 namespace xattn::bench
 {
@@ -15,6 +16,13 @@ double peak_rss_mib()
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+double cpu_seconds()
+{
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 nlohmann::json predicate_rate(std::uint64_t n)
@@ -30,6 +38,7 @@ nlohmann::json predicate_rate(std::uint64_t n)
   // is hoisted out of the loop; the checksum keeps the compiler from dropping the work.
   std::array<std::uint64_t, 3> chosen{};
   double checksum = 0;
+  const double cpu0 = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < n; ++i) {
     sim::CallShape s;
@@ -45,9 +54,12 @@ nlohmann::json predicate_rate(std::uint64_t n)
     checksum += d.route_total.value();
   }
   const double s = since(start);
+  const double cpu = cpu_seconds() - cpu0;
   return {{"decisions", n},
           {"seconds", s},
+          {"cpu_seconds", cpu},
           {"decisions_per_s", static_cast<double>(n) / s},
+          {"decisions_per_cpu_s", static_cast<double>(n) / cpu},
           {"chosen", {{"route", chosen[0]}, {"fetch", chosen[1]}, {"local", chosen[2]}}},
           {"checksum", checksum}};
 }
@@ -56,6 +68,7 @@ nlohmann::json trace_import(const std::string& path, const std::string& format, 
 {
   const workloads::TraceFormat f = *workloads::parse_format(format);
   std::uint64_t requests = 0, refs = 0;
+  const double cpu0 = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < repeat; ++i) {
     auto src = workloads::open_trace(path, f);
@@ -66,7 +79,10 @@ nlohmann::json trace_import(const std::string& path, const std::string& format, 
     }
   }
   const double s = since(start);
+  const double cpu = cpu_seconds() - cpu0;
   return {{"file", path},
+          {"cpu_seconds", cpu},
+          {"block_refs_per_cpu_s", static_cast<double>(refs) / cpu},
           {"format", format},
           {"passes", repeat},
           {"requests", requests},
