@@ -98,7 +98,8 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double ta
   for (std::uint32_t r : route.resources)
     link_bytes_[r] += bytes;
   leg.schedule.clear();
-  leg.group = -1;
+  leg.group  = -1;
+  leg.offset = 0;
   pending_.push_back(id);
   if (!flush_scheduled_) {
     // Place every transfer of this instant together.
@@ -173,7 +174,24 @@ void Network::flush()
     for (std::uint32_t r : legs_[batch[i]].route->resources)
       if (resource_class_[r] == kConflict)
         real_root[root(i)] = true;
-  // Contention with earlier traffic: everyone on those links shares through SimGrid.
+  // Contention with earlier traffic. When only fused transfers are coupled, re-solve them with the
+  // newcomers; else everyone on those links shares through SimGrid.
+  std::vector<std::uint32_t> seeds;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (real_root[root(i)])
+      seeds.push_back(batch[i]);
+  std::vector<bool> handled(batch.size(), false);
+  std::vector<std::uint32_t> settled;
+  if (fast_path_ && !seeds.empty() && regroup(seeds, batch, t, settled)) {
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (std::find(settled.begin(), settled.end(), batch[i]) != settled.end())
+        handled[i] = true;
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      real_root[root(i)] = false;
+    for (std::uint32_t r : touched)
+      if (resource_class_[r] == kConflict)
+        resource_class_[r] = kFree; // settled by the re-solve
+  }
   for (std::uint32_t r : touched)
     if (resource_class_[r] == kConflict)
       for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs))
@@ -187,7 +205,8 @@ void Network::flush()
   // Launch: each fused group solved exactly, the rest to SimGrid.
   std::vector<std::vector<std::size_t>> members(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i)
-    members[root(i)].push_back(i);
+    if (!handled[i])
+      members[root(i)].push_back(i);
   for (std::size_t g = 0; g < batch.size(); ++g) {
     if (members[g].empty())
       continue;
@@ -256,6 +275,124 @@ void Network::flush()
   }
 }
 
+void Network::dissolve(int g)
+{
+  for (std::uint32_t m : groups_[g])
+    legs_[m].group = -1;
+  groups_[g].clear();
+  free_groups_.push_back(g);
+}
+
+bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector<std::uint32_t>& batch, double t,
+                      std::vector<std::uint32_t>& settled)
+{
+  constexpr std::size_t kMaxGroup = 64; // past this SimGrid solves it
+  std::vector<std::uint32_t> set;       // new and old transfers coupled with the seeds
+  std::unordered_map<std::uint32_t, bool> in_set;
+  std::vector<std::uint32_t> binding;   // links that bind within the set
+  std::unordered_map<std::uint32_t, bool> seen_link;
+  std::vector<std::uint32_t> queue;
+  auto add = [&](std::uint32_t id) {
+    if (in_set.count(id))
+      return;
+    if (!legs_[id].schedule.empty() && legs_[id].end <= t) {
+      release(id); // its bytes have all moved: only its tail is left
+      return;
+    }
+    in_set[id] = true;
+    set.push_back(id);
+    for (std::uint32_t r : legs_[id].route->resources)
+      queue.push_back(r);
+  };
+  auto add_with_group = [&](std::uint32_t id) {
+    add(id);
+    if (legs_[id].group >= 0)
+      for (std::uint32_t m : groups_[legs_[id].group])
+        if (!legs_[m].released)
+          add(m);
+  };
+  for (std::uint32_t id : seeds)
+    add(id);
+  while (!queue.empty()) {
+    const std::uint32_t r = queue.back();
+    queue.pop_back();
+    if (seen_link.count(r))
+      continue;
+    seen_link[r] = true;
+    purge(r, t);
+    Resource& res = resources_[r];
+    if (res.reserved + batch_load_[r] <= res.capacity * kFit)
+      continue; // cannot bind
+    binding.push_back(r);
+    for (std::uint32_t other : std::vector<std::uint32_t>(res.legs)) {
+      if (legs_[other].real)
+        return false; // coupled with SimGrid traffic: SimGrid decides
+      add_with_group(other);
+    }
+    for (std::uint32_t id : batch)
+      if (!in_set.count(id) &&
+          std::find(legs_[id].route->resources.begin(), legs_[id].route->resources.end(), r) !=
+              legs_[id].route->resources.end())
+        add(id);
+    if (set.size() > kMaxGroup)
+      return false;
+  }
+  // Old members restart their schedules now, with what they have left.
+  std::vector<FlowSpec> flows;
+  std::vector<double> capacity;
+  std::unordered_map<std::uint32_t, std::uint32_t> local;
+  for (std::uint32_t r : binding) {
+    local[r] = static_cast<std::uint32_t>(capacity.size());
+    capacity.push_back(resources_[r].capacity);
+  }
+  for (std::uint32_t id : set) {
+    Leg& l = legs_[id];
+    if (!l.schedule.empty()) { // an old, fused transfer
+      l.offset += moved_by(l.schedule, l.start, t);
+      cancel(l.timer);
+      if (l.group >= 0)
+        dissolve(l.group);
+      l.start = t;
+      ++stats_.regrouped;
+    }
+    FlowSpec f;
+    f.bytes = std::max(l.bytes - l.offset, 1e-9);
+    f.cap   = l.alone;
+    for (std::uint32_t r : l.route->resources)
+      if (auto it = local.find(r); it != local.end())
+        f.links.push_back(it->second);
+    flows.push_back(std::move(f));
+  }
+  std::vector<Schedule> sched = maxmin_schedule(flows, capacity, t);
+  int gid = -1;
+  if (set.size() > 1) {
+    if (free_groups_.empty()) {
+      gid = static_cast<int>(groups_.size());
+      groups_.emplace_back();
+    } else {
+      gid = free_groups_.back();
+      free_groups_.pop_back();
+    }
+    stats_.grouped += set.size();
+  }
+  for (std::size_t k = 0; k < set.size(); ++k) {
+    const std::uint32_t id = set[k];
+    Leg& l                 = legs_[id];
+    l.schedule             = std::move(sched[k]);
+    l.end                  = l.schedule.back().first;
+    l.group                = gid;
+    if (gid >= 0)
+      groups_[gid].push_back(id);
+    l.timer = after(l.end - t + l.tail, [this, id] {
+      legs_[id].timer = nullptr;
+      ++stats_.fused;
+      finish(id);
+    });
+  }
+  settled = std::move(set);
+  return true;
+}
+
 void Network::demote(std::uint32_t id)
 {
   const int g = legs_[id].group;
@@ -264,11 +401,9 @@ void Network::demote(std::uint32_t id)
     return;
   }
   // A group's schedule assumed all its members: it leaves the fast path whole.
-  std::vector<std::uint32_t> members;
-  members.swap(groups_[g]);
-  free_groups_.push_back(g);
+  std::vector<std::uint32_t> members = groups_[g];
+  dissolve(g);
   for (std::uint32_t m : members) {
-    legs_[m].group = -1;
     if (legs_[m].end <= now())
       release(m); // all bytes moved: only its tail is left, and its timer stays
     else
@@ -280,7 +415,7 @@ void Network::demote_one(std::uint32_t id)
 {
   Leg& leg = legs_[id];
   cancel(leg.timer);
-  const double moved = moved_by(leg.schedule, leg.start, now());
+  const double moved = leg.offset + moved_by(leg.schedule, leg.start, now());
   ++stats_.demoted;
   go_real(id, std::max(0.0, leg.bytes - moved));
 }
@@ -373,7 +508,8 @@ void Network::finish(std::uint32_t id)
   Leg& leg = legs_[id];
   if (leg.group >= 0) {
     auto& g = groups_[leg.group];
-    g.erase(std::find(g.begin(), g.end(), id));
+    if (auto it = std::find(g.begin(), g.end(), id); it != g.end())
+      g.erase(it);
     if (g.empty())
       free_groups_.push_back(leg.group);
     leg.group = -1;

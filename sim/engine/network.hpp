@@ -11,7 +11,8 @@
 // link that would overflow with earlier traffic on it is contention: the new transfers become
 // real SimGrid comms, and every fused transfer on that link is demoted: its remaining bytes,
 // exact because its schedule was exact until now, continue as real comms (a group is demoted
-// whole). SimGrid links carry no latency (latency and probes are the caller's delays), so a
+// whole), unless everything on the links it couples is fused: then the coupled set is re-solved
+// exactly from now as one group. SimGrid links carry no latency (latency and probes are the caller's delays), so a
 // demoted transfer continues without paying latency twice.
 #pragma once
 
@@ -38,6 +39,7 @@ struct NetworkStats {
   std::uint64_t real      = 0; ///< started as real SimGrid comms
   std::uint64_t demoted   = 0; ///< started fused, continued as real comms
   std::uint64_t grouped   = 0; ///< fused as members of a group that shares links among itself
+  std::uint64_t regrouped = 0; ///< fused transfers re-solved with newcomers instead of demoted
   std::uint64_t comms     = 0; ///< SimGrid comms launched (one per thread block of a real transfer)
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{}; ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers
@@ -84,7 +86,8 @@ private:
     bool real = false;
     bool released = false; ///< its reservations are gone (the bytes have all moved)
     int group     = -1;    ///< the fused group it belongs to, if any
-    Schedule schedule;     ///< rate over time while fused
+    Schedule schedule;     ///< rate over time while fused, from `start`
+    double offset = 0;     ///< bytes moved before `start` (a re-solved transfer restarts its schedule)
     int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -101,6 +104,9 @@ private:
   std::uint32_t new_leg();
   void go_real(std::uint32_t leg, double bytes);
   void flush();
+  bool regroup(const std::vector<std::uint32_t>& seeds, const std::vector<std::uint32_t>& batch, double t,
+               std::vector<std::uint32_t>& settled);
+  void dissolve(int group);
   void demote(std::uint32_t leg);
   void demote_one(std::uint32_t leg);
   void purge(std::uint32_t resource, double t);

@@ -61,7 +61,7 @@ nlohmann::json Simulation::results()
                     {"cached", cached_hits_},    {"same_gpu", same_gpu_}};
   j["simulated_time_s"] = now();
   j["engine"] = {{"transfers", ns.transfers}, {"fused", ns.fused},        {"real", ns.real},
-                 {"demoted", ns.demoted},     {"grouped", ns.grouped},     {"simgrid_comms", ns.comms},
+                 {"demoted", ns.demoted},     {"grouped", ns.grouped},     {"regrouped", ns.regrouped},     {"simgrid_comms", ns.comms},
                  {"max_comms_in_flight", ns.max_in_flight}};
   j["skipped_trace_entries"] = source_->skipped();
 
