@@ -224,7 +224,7 @@ void Network::flush()
     } else {
       std::vector<FlowSpec> flows;
       std::vector<double> capacity;
-      std::vector<std::int64_t> local(resources_.size(), -1);
+      const std::uint32_t ep = next_epoch();
       for (std::size_t i : members[g]) {
         FlowSpec f;
         f.bytes = legs_[batch[i]].bytes;
@@ -232,11 +232,12 @@ void Network::flush()
         for (std::uint32_t r : legs_[batch[i]].route->resources) {
           if (resource_class_[r] != kInternal)
             continue; // links that cannot bind are left out of the solve
-          if (local[r] < 0) {
-            local[r] = static_cast<std::int64_t>(capacity.size());
+          if (local_mark_[r] != ep) {
+            local_mark_[r]  = ep;
+            local_index_[r] = static_cast<std::uint32_t>(capacity.size());
             capacity.push_back(resources_[r].capacity);
           }
-          f.links.push_back(static_cast<std::uint32_t>(local[r]));
+          f.links.push_back(local_index_[r]);
         }
         flows.push_back(std::move(f));
       }
@@ -275,6 +276,18 @@ void Network::flush()
   }
 }
 
+std::uint32_t Network::next_epoch()
+{
+  if (leg_mark_.size() < legs_.size())
+    leg_mark_.resize(legs_.size() * 2, 0);
+  if (link_mark_.size() != resources_.size()) {
+    link_mark_.assign(resources_.size(), 0);
+    local_mark_.assign(resources_.size(), 0);
+    local_index_.assign(resources_.size(), 0);
+  }
+  return ++epoch_;
+}
+
 void Network::dissolve(int g)
 {
   for (std::uint32_t m : groups_[g])
@@ -287,19 +300,19 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
                       std::vector<std::uint32_t>& settled)
 {
   constexpr std::size_t kMaxGroup = 64; // past this SimGrid solves it
+  const std::uint32_t ep = next_epoch();
   std::vector<std::uint32_t> set;       // new and old transfers coupled with the seeds
-  std::unordered_map<std::uint32_t, bool> in_set;
   std::vector<std::uint32_t> binding;   // links that bind within the set
-  std::unordered_map<std::uint32_t, bool> seen_link;
   std::vector<std::uint32_t> queue;
+  auto in_set = [&](std::uint32_t id) { return leg_mark_[id] == ep; };
   auto add = [&](std::uint32_t id) {
-    if (in_set.count(id))
+    if (in_set(id))
       return;
     if (!legs_[id].schedule.empty() && legs_[id].end <= t) {
       release(id); // its bytes have all moved: only its tail is left
       return;
     }
-    in_set[id] = true;
+    leg_mark_[id] = ep;
     set.push_back(id);
     for (std::uint32_t r : legs_[id].route->resources)
       queue.push_back(r);
@@ -316,9 +329,9 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
   while (!queue.empty()) {
     const std::uint32_t r = queue.back();
     queue.pop_back();
-    if (seen_link.count(r))
+    if (link_mark_[r] == ep)
       continue;
-    seen_link[r] = true;
+    link_mark_[r] = ep;
     purge(r, t);
     Resource& res = resources_[r];
     if (res.reserved + batch_load_[r] <= res.capacity * kFit)
@@ -330,7 +343,7 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
       add_with_group(other);
     }
     for (std::uint32_t id : batch)
-      if (!in_set.count(id) &&
+      if (!in_set(id) &&
           std::find(legs_[id].route->resources.begin(), legs_[id].route->resources.end(), r) !=
               legs_[id].route->resources.end())
         add(id);
@@ -340,9 +353,10 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
   // Old members restart their schedules now, with what they have left.
   std::vector<FlowSpec> flows;
   std::vector<double> capacity;
-  std::unordered_map<std::uint32_t, std::uint32_t> local;
+  const std::uint32_t lep = next_epoch();
   for (std::uint32_t r : binding) {
-    local[r] = static_cast<std::uint32_t>(capacity.size());
+    local_mark_[r]  = lep;
+    local_index_[r] = static_cast<std::uint32_t>(capacity.size());
     capacity.push_back(resources_[r].capacity);
   }
   for (std::uint32_t id : set) {
@@ -359,8 +373,8 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     f.bytes = std::max(l.bytes - l.offset, 1e-9);
     f.cap   = l.alone;
     for (std::uint32_t r : l.route->resources)
-      if (auto it = local.find(r); it != local.end())
-        f.links.push_back(it->second);
+      if (local_mark_[r] == lep)
+        f.links.push_back(local_index_[r]);
     flows.push_back(std::move(f));
   }
   std::vector<Schedule> sched = maxmin_schedule(flows, capacity, t);
