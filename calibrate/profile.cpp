@@ -163,7 +163,8 @@ core::Document load_with_extends(const std::filesystem::path& path, std::vector<
   if (!base_path) {
     // A relative path is read relative to the file that names it.
     auto sibling = path.parent_path() / base_name;
-    if (std::filesystem::is_regular_file(sibling))
+    std::error_code ec; // a name the file system refuses (too long) is simply not found
+    if (std::filesystem::is_regular_file(sibling, ec))
       base_path = sibling;
   }
   if (!base_path)
