@@ -101,3 +101,27 @@ TEST_CASE("engine: a fetched chunk is cached and later steps attend it locally")
   CHECK(fetch["step_latency_s"]["max"].get<double>() == Approx(cf.fetch.total().value()).epsilon(0.01));
   CHECK(fetch["step_latency_s"]["p50"].get<double>() == Approx(later).epsilon(0.01));
 }
+
+TEST_CASE("engine: a dense fetch from several holders pays one splice per chunk, one after another")
+{
+  // Four 2048-token chunks on four holders across the spine: the closed form with --holders 4.
+  auto topo = topo::load_topology(*core::resolve_preset("testbed-ndr200", "topologies"));
+  const std::string scen = "name: gather\n"
+                           "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
+                           "topology: testbed-ndr200\n"
+                           "instances: {requesters: [node0.gpu0], holders: [node2.gpu0-3]}\n"
+                           "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
+                           "workload: {trace: trace.jsonl}\n"
+                           "policies: [fetch]\n";
+  nlohmann::json s = run(scen, request(0, 0.0, 0, 0, 128, 1));
+  // Four splices of 3 ms (plus 0.17 ns per token) per layer, in sequence, dominate the step.
+  const double splices = 61 * 4 * (3e-3 + 2048 * 0.17e-9);
+  CHECK(step_mean(s, "fetch") > splices);
+  CHECK(step_mean(s, "fetch") < splices * 1.05);
+  sim::PredictRequest r;
+  r.mq = 128, r.ct = 2048, r.layers = 61, r.holders = 4, r.fabric = core::FabricClass::kIbSpine;
+  topo::Path path = topo.path(*topo.find_gpu("node0.gpu0"), *topo.find_gpu("node2.gpu0"));
+  auto cf = sim::predict(sim::load_model("deepseek-v3"), calibrate::load_profile("h100-ndr200-ibgda"), r,
+                         sim::PathCost{path.fabric, path.bottleneck, path.latency});
+  CHECK(step_mean(s, "fetch") == Approx(cf.fetch.total().value()).epsilon(0.01));
+}

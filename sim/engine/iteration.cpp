@@ -215,11 +215,15 @@ void IterationSteps::build()
   if (any_merge)
     plan->merge_work += p.merge_fixed.value();
 
-  double round_bound = 0;
+  double round_bound = 0, splices = 0;
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
-  for (const Move& mv : plan->moves)
+  for (const Move& mv : plan->moves) {
     round_bound = std::max(round_bound, move_idle(mv));
+    if (!mv.prefill)
+      splices += plan->scale * p.splice_time(mv.runs, mv.tokens).value();
+  }
+  round_bound = std::max(round_bound, splices); // splices run one after another
   round_bound += plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
 }
@@ -303,19 +307,26 @@ void IterationSteps::launch_move(const Move& mv, int rank)
   const topo::Path& path = sim.net_->path(them, me);
   const double L         = plan->scale;
   const double probe     = p.fabric(path.fabric).probe(sc().transport).value();
-  double tail = probe + path.latency.value() + p.host_overhead.value() + p.splice_time(mv.runs, mv.tokens).value();
+  double tail            = probe + path.latency.value() + p.host_overhead.value();
   if (sc().selection.sparse)
-    tail += probe + 2 * path.latency.value();
+    tail += probe + 2 * path.latency.value(); // the block-id round trip before the gather
   tail *= L;
-  const double bytes = L * sc().model.latent_per_token().value() * mv.tokens;
-  StreamPool* pool   = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
-  Network* net       = sim.net_.get();
-  const int blocks   = p.fetch_blocks;
+  const double splice = L * p.splice_time(mv.runs, mv.tokens).value();
+  const double bytes  = L * sc().model.latent_per_token().value() * mv.tokens;
+  StreamPool* pool    = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
+  Network* net        = sim.net_.get();
+  double* free_at     = &instance().splice_free_at[rank];
+  const int blocks    = p.fetch_blocks;
   pool->acquire([=]() mutable {
-    // The copy stream is free when the bytes have moved; the splice follows on the requester.
+    // The copy stream is free when the bytes have moved; the splice follows on the requester,
+    // one splice at a time per GPU (DESIGN.md §3.1: one per contiguous run, summed).
     net->transfer(them, me, bytes, blocks, 0.0, [=]() mutable {
       pool->release();
-      after(tail, [=]() mutable { self.op_done(); });
+      after(tail, [=]() mutable {
+        const double start = std::max(now(), *free_at);
+        *free_at           = start + splice;
+        after(*free_at - now(), [=]() mutable { self.op_done(); });
+      });
     });
   });
 }

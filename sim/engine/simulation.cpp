@@ -81,6 +81,7 @@ Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& 
     in->index = i;
     in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
     in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
+    in->splice_free_at.assign(sc.tp, 0.0);
     instances_.push_back(std::move(in));
   }
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)

@@ -68,6 +68,7 @@ struct Simulation::Instance {
   std::deque<std::unique_ptr<Active>> active; ///< arrival order
   std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
   bool busy = false;
+  std::vector<double> splice_free_at; ///< per rank: splices run one after another on the GPU
 };
 
 } // namespace xattn::sim::engine
