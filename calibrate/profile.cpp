@@ -24,6 +24,11 @@ const core::Schema kFabricSchema{
      .dim     = Dimension::kBytesPerSec,
      .meaning = "nominal per-direction link rate, used without a topology",
      .check   = Check::kPositive},
+    {.key     = "wire_latency",
+     .dim     = Dimension::kSeconds,
+     .def     = "0us",
+     .meaning = "one-way wire latency of the path the probe was measured on (already inside the probe: a "
+                "topology adds only what its paths have beyond it)"},
 };
 
 const core::Schema kFabricsSchema{
@@ -211,9 +216,10 @@ Profile read_profile(const core::Document& doc)
     c.probe_proxy   = s.seconds("probe_proxy");
     c.block_rate    = s.rate("block_rate");
     c.bandwidth     = s.rate("bandwidth");
+    c.wire_latency  = s.seconds("wire_latency");
   }
   // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
-  p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30)};
+  p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30), Seconds(0)};
 
   core::Section dispatch = top.section("dispatch");
   p.route_blocks         = dispatch.count("route_blocks");

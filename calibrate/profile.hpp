@@ -28,6 +28,10 @@ struct FabricCosts {
   Seconds probe_proxy;    ///< the same through a CPU proxy (host-mediated)
   BytesPerSec block_rate; ///< what one thread block issuing transfers sustains
   BytesPerSec bandwidth;  ///< nominal per-direction link rate (predict without a topology)
+  /// One-way wire latency of the path the probe was measured on. The probe already contains it,
+  /// so a topology's path adds only (its latency - this) to each leg, and the profile's nominal
+  /// path (no topology) adds nothing.
+  Seconds wire_latency;
 
   Seconds probe(core::Transport t) const { return t == core::Transport::kGpu ? probe_gpu : probe_proxy; }
 };

@@ -57,6 +57,11 @@ struct IterationSteps {
   void launch_exchange(const Exchange& e, int rank);
   void launch_move(const Move& m, int rank);
   double exchange_idle(const Exchange& e);
+  /// What a leg on `path` adds to the probe: the path's latency beyond the probe's measured path.
+  double leg_latency(const topo::Path& path) const
+  {
+    return sim::leg_latency(sc().profile, {path.fabric, path.bottleneck, path.latency}).value();
+  }
   double move_idle(const Move& m);
   double exchange_work(const Exchange& e) const
   {
@@ -235,9 +240,9 @@ double IterationSteps::exchange_idle(const Exchange& e)
   const topo::Path& out = sim.net_->path(me, them);
   const topo::Path& back = sim.net_->path(them, me);
   const double probe = p.fabric(out.fabric).probe(sc().transport).value();
-  double t = query_bytes(e) / sim.net_->alone_rate(me, them, p.route_blocks) + probe + out.latency.value() +
+  double t = query_bytes(e) / sim.net_->alone_rate(me, them, p.route_blocks) + probe + leg_latency(out) +
              p.host_overhead.value() + exchange_work(e) + answer_bytes(e) / sim.net_->alone_rate(them, me, p.route_blocks) +
-             back.latency.value() + (sc().what_if.collapsed_response ? 0.0 : probe);
+             leg_latency(back) + (sc().what_if.collapsed_response ? 0.0 : probe);
   return plan->scale * t;
 }
 
@@ -251,9 +256,9 @@ double IterationSteps::move_idle(const Move& mv)
   const topo::Path& path = sim.net_->path(them, me);
   const double probe     = p.fabric(path.fabric).probe(sc().transport).value();
   double t = m.latent_per_token().value() * mv.tokens / sim.net_->alone_rate(them, me, p.fetch_blocks) + probe +
-             path.latency.value() + p.host_overhead.value() + p.splice_time(mv.runs, mv.tokens).value();
+             leg_latency(path) + p.host_overhead.value() + p.splice_time(mv.runs, mv.tokens).value();
   if (sc().selection.sparse)
-    t += probe + 2 * path.latency.value(); // the block-id round trip before the gather
+    t += probe + 2 * leg_latency(path); // the block-id round trip before the gather
   return plan->scale * t;
 }
 
@@ -280,9 +285,9 @@ void IterationSteps::launch_exchange(const Exchange& e, int rank)
   const topo::Path& out  = sim.net_->path(me, them);
   const double L         = plan->scale;
   const double probe     = p.fabric(out.fabric).probe(sc().transport).value();
-  const double after_query = L * (probe + out.latency.value() + p.host_overhead.value());
+  const double after_query = L * (probe + leg_latency(out) + p.host_overhead.value());
   const double after_answer =
-      L * (sim.net_->path(them, me).latency.value() + (sc().what_if.collapsed_response ? 0.0 : probe));
+      L * (leg_latency(sim.net_->path(them, me)) + (sc().what_if.collapsed_response ? 0.0 : probe));
   const double work   = L * exchange_work(e);
   const double answer = L * answer_bytes(e);
   ComputeUnit* gpu    = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
@@ -307,9 +312,9 @@ void IterationSteps::launch_move(const Move& mv, int rank)
   const topo::Path& path = sim.net_->path(them, me);
   const double L         = plan->scale;
   const double probe     = p.fabric(path.fabric).probe(sc().transport).value();
-  double tail            = probe + path.latency.value() + p.host_overhead.value();
+  double tail            = probe + leg_latency(path) + p.host_overhead.value();
   if (sc().selection.sparse)
-    tail += probe + 2 * path.latency.value(); // the block-id round trip before the gather
+    tail += probe + 2 * leg_latency(path); // the block-id round trip before the gather
   tail *= L;
   const double splice = L * p.splice_time(mv.runs, mv.tokens).value();
   const double bytes  = L * sc().model.latent_per_token().value() * mv.tokens;

@@ -23,19 +23,25 @@ Breakdown Breakdown::scaled(double k) const
   return {probe * k, transfer * k, compute * k, ret * k, merge * k, splice * k, prefill * k, index * k, host * k};
 }
 
-PathCost nominal_path(const Profile& p, core::FabricClass f) { return {f, p.fabric(f).bandwidth, Seconds(0)}; }
+PathCost nominal_path(const Profile& p, core::FabricClass f) { return {f, p.fabric(f).bandwidth, p.fabric(f).wire_latency}; }
+
+Seconds leg_latency(const Profile& p, const PathCost& path)
+{
+  // A path shorter than the probe's own is priced like it: the probe cannot be taken apart.
+  return std::max(Seconds(0), path.latency - p.fabric(path.fabric).wire_latency);
+}
 
 BytesPerSec dispatch_rate(const Profile& p, const PathCost& path, int blocks)
 {
   return std::min(p.fabric(path.fabric).block_rate * static_cast<double>(blocks), path.bottleneck);
 }
 
-Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const PathCost& path)
+Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const PathCost& path, Seconds latency)
 {
   if (path.fabric == core::FabricClass::kSameGpu || bytes_each.value() == 0)
     return Seconds(0);
   BytesPerSec share = std::min(cap, path.bottleneck / static_cast<double>(holders));
-  return path.latency + bytes_each / share;
+  return latency + bytes_each / share;
 }
 
 CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, const PathCost& path)
@@ -46,6 +52,7 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const BytesPerSec r_rate = dispatch_rate(p, path, p.route_blocks);
   const BytesPerSec f_rate = dispatch_rate(p, path, p.fetch_blocks);
   const Seconds attend     = p.kernel_time(s.tokens, s.rows);
+  const Seconds lat        = leg_latency(p, path);
   // Under selection the indexer runs where the keys are: the query carries the indexer query of
   // each decoded token (rows / heads tokens) along with the query rows.
   const Bytes index_query = s.sparse ? m.index_query_per_token() * (s.rows / m.heads) : Bytes(0);
@@ -54,9 +61,9 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
 
   CallCost c;
   c.route.probe    = probe;
-  c.route.transfer = parallel_transfer(query_each, h, r_rate, path);
+  c.route.transfer = parallel_transfer(query_each, h, r_rate, path, lat);
   c.route.compute  = p.kernel_time(per_holder, s.rows);
-  c.route.ret      = parallel_transfer(answer_each, h, r_rate, path);
+  c.route.ret      = parallel_transfer(answer_each, h, r_rate, path, lat);
   c.route.merge    = p.merge_time(h, s.rows);
   c.route.host     = p.host_overhead;
   c.route_wire     = (query_each + answer_each) * static_cast<double>(h);
@@ -66,10 +73,10 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   if (s.sparse) {
     // One extra round trip for block ids: the indexer query out, top-k ids (4 B each) back.
     const Bytes ids = Bytes(4.0 * s.tokens / h);
-    c.fetch.index   = probe + parallel_transfer(index_query, h, r_rate, path) + parallel_transfer(ids, h, r_rate, path);
+    c.fetch.index   = probe + parallel_transfer(index_query, h, r_rate, path, lat) + parallel_transfer(ids, h, r_rate, path, lat);
     c.fetch_wire    = (index_query + ids) * static_cast<double>(h);
   }
-  c.fetch.transfer = parallel_transfer(moved / static_cast<double>(h), h, f_rate, path);
+  c.fetch.transfer = parallel_transfer(moved / static_cast<double>(h), h, f_rate, path, lat);
   c.fetch.splice   = p.splice_time(s.runs, s.tokens);
   c.fetch.compute  = attend;
   c.fetch.host     = p.host_overhead;

@@ -27,7 +27,7 @@ std::string_view to_string(Primitive p);
 struct PathCost {
   core::FabricClass fabric = core::FabricClass::kIbSpine;
   BytesPerSec bottleneck;   ///< slowest link on the path, per direction
-  Seconds latency;          ///< one-way wire latency sum (0 for the profile's nominal path)
+  Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
 };
 /// The profile's nominal path for a fabric class (predict without --topology).
 PathCost nominal_path(const Profile& p, core::FabricClass f);
@@ -58,9 +58,12 @@ struct CallCost {
 
 /// Per-flow rate of a transfer dispatched by `blocks` thread blocks on `path`.
 BytesPerSec dispatch_rate(const Profile& p, const PathCost& path, int blocks);
+/// Latency a leg adds to the probe on `path`: the path's beyond the probe's own measured path
+/// (never negative: a shorter path is priced like the measured one).
+Seconds leg_latency(const Profile& p, const PathCost& path);
 /// Time for `holders` equal parallel flows of `bytes_each` through the requester's link (the
-/// shared first hop): max-min gives each min(cap, bottleneck / holders).
-Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const PathCost& path);
+/// shared first hop): max-min gives each min(cap, bottleneck / holders). `latency` is the leg's.
+Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const PathCost& path, Seconds latency);
 
 /// Prices one attention call under each primitive.
 CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, const PathCost& path);

@@ -186,3 +186,16 @@ TEST_CASE("cost model: a topology path adds its wire latency to every transfer l
   auto b = c.route.scaled(61);
   CHECK(b.total().value() == Approx(61 * c.route.total().value()));
 }
+
+TEST_CASE("cost model: the probe's own wire latency is not counted twice on a topology path")
+{
+  auto p                                        = hand_profile();
+  p.fabric(FabricClass::kIbSpine).wire_latency = core::Seconds(4e-6);
+  auto nominal = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  // The probe was measured over 4 us of wire each way: the nominal path adds nothing to it...
+  CHECK(nominal.route.transfer.value() == Approx(294912.0 / 25e9));
+  // ...and a path of 5 us adds the 1 us beyond it to each leg.
+  sim::PathCost longer{FabricClass::kIbSpine, core::BytesPerSec(25e9), core::Seconds(5e-6)};
+  auto c = sim::price_call(dsv3(), p, sim::CallShape{}, longer);
+  CHECK(c.route.total().value() == Approx(nominal.route.total().value() + 2e-6));
+}
