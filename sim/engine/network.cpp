@@ -243,36 +243,44 @@ void Network::flush()
       }
       sched = maxmin_schedule(flows, capacity, t);
     }
-    int gid = -1;
-    if (members[g].size() > 1) {
-      if (free_groups_.empty()) {
-        gid = static_cast<int>(groups_.size());
-        groups_.emplace_back();
-      } else {
-        gid = free_groups_.back();
-        free_groups_.pop_back();
-      }
-      stats_.grouped += members[g].size();
-    }
-    for (std::size_t k = 0; k < members[g].size(); ++k) {
-      const std::uint32_t id = batch[members[g][k]];
-      Leg& l                 = legs_[id];
-      l.schedule             = std::move(sched[k]);
-      l.end                  = l.schedule.back().first;
-      l.group                = gid;
-      if (gid >= 0)
-        groups_[gid].push_back(id);
-      l.timer = after(l.end - t + l.tail, [this, id] {
-        legs_[id].timer = nullptr;
-        ++stats_.fused;
-        finish(id);
-      });
-    }
+    std::vector<std::uint32_t> ids;
+    for (std::size_t i : members[g])
+      ids.push_back(batch[i]);
+    fuse(ids, sched, t);
   }
   for (std::uint32_t r : touched) {
     batch_load_[r]     = 0.0;
     resource_class_[r] = kFree;
     resource_owner_[r] = -1;
+  }
+}
+
+void Network::fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>& sched, double t)
+{
+  int gid = -1;
+  if (ids.size() > 1) {
+    if (free_groups_.empty()) {
+      gid = static_cast<int>(groups_.size());
+      groups_.emplace_back();
+    } else {
+      gid = free_groups_.back();
+      free_groups_.pop_back();
+    }
+    stats_.grouped += ids.size();
+  }
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const std::uint32_t id = ids[k];
+    Leg& l                 = legs_[id];
+    l.schedule             = std::move(sched[k]);
+    l.end                  = l.schedule.back().first;
+    l.group                = gid;
+    if (gid >= 0)
+      groups_[gid].push_back(id);
+    l.timer = after(l.end - t + l.tail, [this, id] {
+      legs_[id].timer = nullptr;
+      ++stats_.fused;
+      finish(id);
+    });
   }
 }
 
@@ -378,31 +386,7 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     flows.push_back(std::move(f));
   }
   std::vector<Schedule> sched = maxmin_schedule(flows, capacity, t);
-  int gid = -1;
-  if (set.size() > 1) {
-    if (free_groups_.empty()) {
-      gid = static_cast<int>(groups_.size());
-      groups_.emplace_back();
-    } else {
-      gid = free_groups_.back();
-      free_groups_.pop_back();
-    }
-    stats_.grouped += set.size();
-  }
-  for (std::size_t k = 0; k < set.size(); ++k) {
-    const std::uint32_t id = set[k];
-    Leg& l                 = legs_[id];
-    l.schedule             = std::move(sched[k]);
-    l.end                  = l.schedule.back().first;
-    l.group                = gid;
-    if (gid >= 0)
-      groups_[gid].push_back(id);
-    l.timer = after(l.end - t + l.tail, [this, id] {
-      legs_[id].timer = nullptr;
-      ++stats_.fused;
-      finish(id);
-    });
-  }
+  fuse(set, sched, t);
   settled = std::move(set);
   return true;
 }

@@ -107,6 +107,8 @@ private:
   bool regroup(const std::vector<std::uint32_t>& seeds, const std::vector<std::uint32_t>& batch, double t,
                std::vector<std::uint32_t>& settled);
   void dissolve(int group);
+  /// Gives each transfer its exact schedule from `t` and its timer (a group when several).
+  void fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>& sched, double t);
   void demote(std::uint32_t leg);
   void demote_one(std::uint32_t leg);
   void purge(std::uint32_t resource, double t);

@@ -33,6 +33,26 @@ void one_host()
 }
 } // namespace
 
+// The testbed's platform as the engine builds it (dispatch caps, copy-engine endpoints, no
+// SimGrid latency) and a fast-path network over it.
+struct TestNetwork {
+  std::unique_ptr<simgrid::s4u::Engine> engine = make_engine();
+  topo::Topology topo = topo::load_topology(*core::resolve_preset("testbed-ndr200", "topologies"));
+  calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
+  topo::Platform platform;
+  std::unique_ptr<Network> net;
+  TestNetwork()
+  {
+    topo::HostSpec spec;
+    spec.dispatch          = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
+    spec.copy_engine_hosts = true;
+    platform               = topo::build_platform(topo, *engine, spec);
+    for (auto* l : platform.links)
+      l->set_latency(0);
+    net = std::make_unique<Network>(topo, platform, prof, true);
+  }
+};
+
 TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
 {
   auto e = make_engine();
@@ -108,16 +128,10 @@ TEST_CASE("engine parts: the LRU cache evicts the least recently used entry")
 
 TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones to SimGrid")
 {
-  auto e    = make_engine();
-  auto topo = topo::load_topology(*core::resolve_preset("testbed-ndr200", "topologies"));
-  topo::HostSpec spec;
-  spec.dispatch          = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
-  spec.copy_engine_hosts = true;
-  topo::Platform platform = topo::build_platform(topo, *e, spec);
-  for (auto* l : platform.links)
-    l->set_latency(0);
-  calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
-  Network net(topo, platform, prof, true);
+  TestNetwork tn;
+  Network& net    = *tn.net;
+  const auto& topo = tn.topo;
+  auto& e          = tn.engine;
   const auto a = *topo.find_gpu("node0.gpu0"), b = *topo.find_gpu("node2.gpu0"), c = *topo.find_gpu("node2.gpu1");
   const auto d = *topo.find_gpu("node0.gpu1");
   double t1 = 0, t2 = 0, t3 = 0;
@@ -143,16 +157,10 @@ TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones 
 
 TEST_CASE("engine parts: past 64 coupled transfers the network hands them to SimGrid, exactly")
 {
-  auto e    = make_engine();
-  auto topo = topo::load_topology(*core::resolve_preset("testbed-ndr200", "topologies"));
-  topo::HostSpec spec;
-  spec.dispatch          = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
-  spec.copy_engine_hosts = true;
-  topo::Platform platform = topo::build_platform(topo, *e, spec);
-  for (auto* l : platform.links)
-    l->set_latency(0);
-  calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
-  Network net(topo, platform, prof, true);
+  TestNetwork tn;
+  Network& net    = *tn.net;
+  const auto& topo = tn.topo;
+  auto& e          = tn.engine;
   const auto a = *topo.find_gpu("node0.gpu0");
   // 80 transfers of 10 MB from one GPU to the GPUs of node 2 and 3, one every microsecond: they
   // all queue on node0.gpu0's 25 GB/s NIC, which never idles: the last byte leaves at
