@@ -112,7 +112,9 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
       if (!it->second.IsSequence() || it->second.size() == 0)
         d.add({doc.file, line_of(it->second), 0, "knobs." + a.key, "expected a non-empty list of values"});
       else
-        for (const YAML::Node& v : it->second)
+        // A copy: `it->second` lives in the iterator's temporary proxy, gone before the loop body
+        // (ASan: stack-use-after-scope in YAML::Node::begin()).
+        for (const YAML::Node values = it->second; const YAML::Node& v : values)
           a.values.push_back(flow(v));
       s.knobs.push_back(std::move(a));
     }

@@ -113,7 +113,9 @@ std::vector<Axis> read_axes(const core::Document& doc, const char* name, core::D
       d.add({doc.file, line_of(it->second), col_of(it->second), at, "expected a non-empty list of values"});
       continue;
     }
-    for (const YAML::Node& v : it->second)
+    // A copy: `it->second` lives in the iterator's temporary proxy, gone before the loop body
+    // (ASan: stack-use-after-scope in YAML::Node::begin()).
+    for (const YAML::Node values = it->second; const YAML::Node& v : values)
       a.values.push_back(flow(v));
     out.push_back(std::move(a));
   }
