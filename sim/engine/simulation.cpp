@@ -107,6 +107,8 @@ nlohmann::json Simulation::run()
   if (pending_live_)
     after(pending_.arrival.value(), [this] { on_arrival(); });
   engine_->run();
+  if (progress_shown_ && isatty(STDERR_FILENO))
+    std::fputc('\n', stderr); // end the line rewritten in place
   return results();
 }
 
@@ -144,11 +146,16 @@ void Simulation::on_arrival()
       start_iteration(inst);
   }
   schedule_next_arrival();
-  if (opt_.progress && wall_now() - last_progress_ > 10.0) {
+  // Progress for runs longer than a few seconds: rewritten in place on a terminal, one line per
+  // 10 s in a log.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (opt_.progress && wall_now() - last_progress_ > (tty ? 2.0 : 10.0)) {
     last_progress_ = wall_now();
-    std::fprintf(stderr, "[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps\n",
-                 std::string(to_string(policy_)).c_str(), now(), static_cast<unsigned long long>(arrived_),
-                 static_cast<unsigned long long>(finished_), static_cast<unsigned long long>(steps_));
+    std::fprintf(stderr, "%s[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps%s",
+                 tty ? "\r" : "", std::string(to_string(policy_)).c_str(), now(),
+                 static_cast<unsigned long long>(arrived_), static_cast<unsigned long long>(finished_),
+                 static_cast<unsigned long long>(steps_), tty ? "   " : "\n");
+    progress_shown_ = true;
   }
 }
 

@@ -96,6 +96,7 @@ private:
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;
   double wall_start_ = 0, last_progress_ = 0;
+  bool progress_shown_ = false;
 };
 
 } // namespace xattn::sim::engine
