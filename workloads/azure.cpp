@@ -57,7 +57,7 @@ std::optional<DateTime> parse_datetime(std::string_view s)
   return DateTime{days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec, frac};
 }
 
-AzureReader::AzureReader(const std::string& path, ImportOptions options) : lines_(path), skips_(options.skip_bad)
+AzureReader::AzureReader(const std::string& path, ImportOptions options) : LineRequestSource(path, options)
 {
   std::string_view header;
   if (!lines_.next(header))
@@ -70,16 +70,6 @@ AzureReader::AzureReader(const std::string& path, ImportOptions options) : lines
                    std::string(header.substr(0, 80)) + "'");
 }
 
-bool AzureReader::next(Request& out)
-{
-  std::string_view line;
-  while (lines_.next(line)) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    if (read_line(line, out)) return true;
-  }
-  if (next_id_ == 0 && skips_.count() == 0) core::fail(lines_.path(), 0, 0, "", "the trace holds no requests");
-  return false;
-}
 
 bool AzureReader::read_line(std::string_view line, Request& out)
 {

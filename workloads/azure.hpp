@@ -13,19 +13,13 @@ namespace xattn::workloads
 /// Streams an Azure trace. Arrivals count from the first row; the format carries no block ids
 /// (block_tokens 0, blocks empty: such a trace needs a synthetic corpus) and no sessions (each
 /// request its own session and agent). Errors name the file, line and column.
-class AzureReader : public RequestSource
+class AzureReader : public LineRequestSource
 {
 public:
   explicit AzureReader(const std::string& path, ImportOptions options = {});
-  bool next(Request& out) override;
-  std::uint64_t skipped() const override { return skips_.count(); }
-  std::vector<std::string> skip_messages() const override { return skips_.messages(); }
 
 private:
-  bool read_line(std::string_view line, Request& out);
-  LineReader lines_;
-  SkipLog skips_;
-  std::uint64_t next_id_ = 0;
+  bool read_line(std::string_view line, Request& out) override;
   bool have_origin_ = false;
   std::int64_t origin_whole_s_ = 0;
   double origin_frac_s_ = 0.0, last_s_ = 0.0;

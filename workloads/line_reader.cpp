@@ -63,4 +63,15 @@ void SkipLog::bad(core::Diagnostic d)
   if (messages_.size() < kKeep) messages_.push_back(d.str());
 }
 
+bool LineRequestSource::next(Request& out)
+{
+  std::string_view line;
+  while (lines_.next(line)) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (read_line(line, out)) return true;
+  }
+  if (next_id_ == 0 && skips_.count() == 0) core::fail(lines_.path(), 0, 0, "", "the trace holds no requests");
+  return false;
+}
+
 } // namespace xattn::workloads

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/core/error.hpp"
+#include "workloads/request.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -54,6 +55,27 @@ private:
   bool skip_bad_;
   std::uint64_t count_ = 0;
   std::vector<std::string> messages_;
+};
+
+/// A request source with one request per text line (Mooncake JSONL, Azure CSV): blank lines are
+/// skipped, unreadable lines are errors or, under `--skip-bad`, counted skips, and a trace that
+/// yields no request at all is an error.
+class LineRequestSource : public RequestSource
+{
+public:
+  bool next(Request& out) final;
+  std::uint64_t skipped() const override { return skips_.count(); }
+  std::vector<std::string> skip_messages() const override { return skips_.messages(); }
+
+protected:
+  LineRequestSource(const std::string& path, ImportOptions options) : lines_(path), skips_(options.skip_bad) {}
+  /// Fills `out` from one non-blank line; returns false (after recording a skip) when the line is
+  /// bad and `--skip-bad` is on. Sets `out.id` from next_id_.
+  virtual bool read_line(std::string_view line, Request& out) = 0;
+
+  LineReader lines_;
+  SkipLog skips_;
+  std::uint64_t next_id_ = 0;
 };
 
 } // namespace xattn::workloads

@@ -8,21 +8,11 @@ enum Key { kTimestamp, kInput, kOutput, kHashIds };
 } // namespace
 
 MooncakeReader::MooncakeReader(const std::string& path, ImportOptions options)
-    : lines_(path), skips_(options.skip_bad),
+    : LineRequestSource(path, options),
       parser_({"timestamp", "input_length", "output_length", "hash_ids"}, "hash_ids")
 {
 }
 
-bool MooncakeReader::next(Request& out)
-{
-  std::string_view line;
-  while (lines_.next(line)) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    if (read_line(line, out)) return true;
-  }
-  if (next_id_ == 0 && skips_.count() == 0) core::fail(lines_.path(), 0, 0, "", "the trace holds no requests");
-  return false;
-}
 
 // Returns false (after recording a skip) when the line is bad and --skip-bad is on.
 bool MooncakeReader::read_line(std::string_view line, Request& out)
