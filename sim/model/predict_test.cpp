@@ -90,8 +90,11 @@ TEST_CASE("predict: an integer sweep finds the first value with the new decision
 {
   Fixture f;
   sim::PredictRequest r;
-  r.reuse = 200; // fetch wins at small chunks, but a bigger chunk costs more to move
+  r.reuse = 50; // below the break-even at M_q 256: route wins small batches, fetch large ones
   sim::SweepResult s = sim::sweep(f.model, f.profile, r, sim::parse_sweep("mq=1:65536"));
+  REQUIRE(s.crossovers.size() == 1);
+  CHECK(s.crossovers[0].before == sim::Primitive::kRoute);
+  CHECK(s.crossovers[0].after == sim::Primitive::kFetch);
   for (const sim::Crossover& c : s.crossovers) {
     auto at     = r;
     at.mq       = c.at;
