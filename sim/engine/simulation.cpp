@@ -60,7 +60,6 @@ Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& 
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
   engine_             = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
   topo::HostSpec host;
-  host.cores = sc.profile.compute_concurrency;
   host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate, sc.profile.fabric(core::FabricClass::kPcie).block_rate,
                    sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
   host.copy_engine_hosts = true;
@@ -102,7 +101,7 @@ Simulation::~Simulation()
 
 nlohmann::json Simulation::run()
 {
-  wall_start_ = last_progress_ = wall_now();
+  last_progress_ = wall_now();
   pending_live_ = source_->next(pending_);
   if (pending_live_)
     after(pending_.arrival.value(), [this] { on_arrival(); });

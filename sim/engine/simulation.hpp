@@ -95,7 +95,7 @@ private:
   double completed_output_ = 0; ///< sum of output lengths of finished requests (predicate)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;
-  double wall_start_ = 0, last_progress_ = 0;
+  double last_progress_ = 0; ///< wall time of the last progress line
   bool progress_shown_ = false;
 };
 
