@@ -282,25 +282,4 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
   return text + out.c_str() + "\n";
 }
 
-void write_atomically(const std::filesystem::path& path, const std::string& text)
-{
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      core::fail(path.string(), 0, 0, "--out", "cannot write here");
-    out << text;
-    out.flush();
-    if (!out)
-      core::fail(path.string(), 0, 0, "--out", "write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    core::fail(path.string(), 0, 0, "--out", "cannot replace the file: " + ec.message());
-  }
-}
-
 } // namespace xattn::calibrate

@@ -62,9 +62,6 @@ struct ProfileHeader {
 /// The profile YAML text (profile_schema() compatible).
 std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileHeader& header);
 
-/// Writes `text` to `path` atomically: a temporary file beside it, then rename.
-void write_atomically(const std::filesystem::path& path, const std::string& text);
-
 /// Quantity text with a unit, as the profile parser reads it: "16.0123us", "25.1GBps".
 std::string seconds_text(double s);
 std::string rate_text(double bytes_per_s);

@@ -1,4 +1,5 @@
 #include "validate/validator.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/core/units.hpp"
 #include "sim/engine/driver.hpp"
@@ -165,7 +166,7 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
                        p.row.fabric ? core::to_string(*p.row.fabric) : "", p.row.mq, p.row.ct, p.row.holders,
                        p.row.concurrency, p.row.bytes, p.row.line, p.row.latency_s, p.simulated_s, p.error);
   const std::string points = (fs::path(dir) / "points.csv").string();
-  sim::engine::write_atomically(points, csv);
+  core::write_file_atomically(points, csv);
 
   // The plot: Debian's matplotlib (DESIGN.md §8), drawn under a temporary name, then renamed.
   std::string plot_status = "plot skipped: /usr/bin/python3 with matplotlib not found (points.csv has the data)";
@@ -184,7 +185,7 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
         "ax.set_xscale('log');ax.set_yscale('log');ax.set_xlabel('measured (us)');ax.set_ylabel('simulated (us)')\n"
         "ax.set_title(sys.argv[3]);ax.legend(fontsize=7);fig.tight_layout();fig.savefig(sys.argv[2],dpi=110)\n";
     const fs::path py = fs::path(dir) / ".plot.py";
-    sim::engine::write_atomically(py.string(), script);
+    core::write_file_atomically(py.string(), script);
     const std::string title = fmt::format("overall MAPE {:.1f}%", 100 * r.overall.mape);
     const std::string cmd = "/usr/bin/python3 '" + py.string() + "' '" + points + "' '" + tmp.string() + "' '" + title +
                             "' >/dev/null 2>&1";
@@ -202,7 +203,7 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
                    "Columns of points.csv: group, primitive, fabric, mq, ct, holders, concurrency, bytes (transfers), "
                    "line (in the measured file), measured_s, simulated_s (engine step latency), error (relative).\n\n" +
                    plot_status + "\n";
-  sim::engine::write_atomically((fs::path(dir) / "report.md").string(), md);
+  core::write_file_atomically((fs::path(dir) / "report.md").string(), md);
   return plot_status;
 }
 

@@ -1,6 +1,7 @@
 // Calibrate-then-validate round trips through the engine, and the failure of a deliberately wrong
 // profile (exit 1 from `xattn validate --max-mape`).
 #include "validate/validator.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "calibrate/fitter.hpp"
 #include "calibrate/importers.hpp"
@@ -34,7 +35,7 @@ std::string fitted_profile(const calibrate::Measurements& m, const std::string& 
 {
   auto fits = calibrate::fit_measurements(m);
   const fs::path p = temp(name + ".yaml");
-  calibrate::write_atomically(p, calibrate::render_profile(fits, {name, "h100-ndr200-ibgda", "test fit"}));
+  core::write_file_atomically(p, calibrate::render_profile(fits, {name, "h100-ndr200-ibgda", "test fit"}));
   return p.string();
 }
 

@@ -5,6 +5,7 @@
 // exchanges per wall second on a replay against a bare SimGrid loop of as many messages of the
 // same mean size (the ceiling); the peak memory of each. BENCHMARKS.md records a run.
 #include "sim/bench/bench.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
 
@@ -146,7 +147,7 @@ int main(int argc, char** argv)
   r["targets"] = {{"predicate_decisions_per_s", 10e6}, {"import_block_refs_per_s", 1e6}};
   r["bench_peak_rss_mib"] = bench::peak_rss_mib();
   try {
-    sim::engine::write_atomically(out, r.dump(2) + "\n");
+    core::write_file_atomically(out, r.dump(2) + "\n");
   } catch (const std::exception& e) {
     std::cerr << "xattn_bench: cannot write " << out << ": " << e.what() << "\n";
     return 2;

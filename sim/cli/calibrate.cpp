@@ -2,6 +2,7 @@
 // cost model's constants, writes a profile that extends a base for what was not measured
 // (DESIGN.md §5). A thin layer over calibrate/fitter.hpp.
 #include "calibrate/fitter.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "calibrate/importers.hpp"
 #include "calibrate/profile.hpp"
 #include "sim/cli/command.hpp"
@@ -57,7 +58,7 @@ int run_fit(const CalibrateOptions& o)
   std::string text = calibrate::render_profile(fits, {name, o.base, "fitted by xattn calibrate fit from " + sources});
   // Check what we are about to write reads back (and that the base resolves) before touching --out.
   std::filesystem::path tmp = o.out + ".check.yaml";
-  calibrate::write_atomically(tmp, text);
+  core::write_file_atomically(tmp, text, "--out");
   try {
     (void)calibrate::load_profile(tmp.string());
   } catch (...) {
@@ -65,7 +66,7 @@ int run_fit(const CalibrateOptions& o)
     throw;
   }
   std::filesystem::remove(tmp);
-  calibrate::write_atomically(o.out, text);
+  core::write_file_atomically(o.out, text, "--out");
 
   for (const calibrate::FittedSeries& f : fits) {
     std::fprintf(stdout, "%-32s %-14s n=%-4zu R2=%.4f MAPE=%.2f%% max=%.2f%% LOO-MAPE=%.2f%%  %s\n", f.name.c_str(),

@@ -1,6 +1,7 @@
 // `xattn plan PLAN.yaml`: the smallest configuration meeting a latency SLO, found by bisection over
 // real simulations, printed with its evidence (sim/study/plan.hpp).
 #include "sim/study/plan.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/engine/driver.hpp"
 
@@ -44,8 +45,8 @@ void add_plan(CLI::App& app, Action& action)
       return 130;
     }
     const std::string text = sim::study::plan_text(spec, r);
-    sim::engine::write_atomically((std::filesystem::path(r.dir) / "plan.txt").string(), text);
-    sim::engine::write_atomically((std::filesystem::path(r.dir) / "plan.json").string(),
+    core::write_file_atomically((std::filesystem::path(r.dir) / "plan.txt").string(), text);
+    core::write_file_atomically((std::filesystem::path(r.dir) / "plan.json").string(),
                                   sim::study::plan_json(spec, r).dump(2) + "\n");
     std::cout << text << "\nwritten: " << r.dir << "/plan.txt, plan.json, results.csv (report: xattn report " << r.dir
               << ")\n";

@@ -1,4 +1,5 @@
 #include "sim/engine/driver.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/output.hpp"
 #include "sim/engine/simulation.hpp"
@@ -79,20 +80,6 @@ struct SignalGuard {
 
 } // namespace
 
-void write_atomically(const std::string& path, const std::string& text)
-{
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out)
-      core::fail(tmp.string(), 0, 0, "", "cannot write");
-  }
-  fs::rename(tmp, target);
-}
-
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
   const SignalGuard signals;
@@ -157,7 +144,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     nlohmann::json s = make_summary(sc, policies);
     s["interrupted"] = true;
     s["signal"]      = static_cast<int>(g_stop);
-    write_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(), s.dump(2) + "\n");
+    core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(), s.dump(2) + "\n");
     fs::remove_all(tmp, ec);
     outcome.exit_code = 130;
     outcome.summary   = s;

@@ -29,7 +29,4 @@ struct RunOutcome {
 /// holders.csv and report.md. Throws core::InputError before anything is written.
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt);
 
-/// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
-void write_atomically(const std::string& path, const std::string& text);
-
 } // namespace xattn::sim::engine

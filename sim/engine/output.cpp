@@ -1,4 +1,5 @@
 #include "sim/engine/output.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/driver.hpp"
 
@@ -94,8 +95,8 @@ void write_outputs(const Scenario& sc, const nlohmann::json& summary, const fs::
             "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "
             "(per holder GPU: kernels, busy fraction, sharing delay, copy-stream queueing). Columns: see "
             "sim/engine/README.md.\n";
-  write_atomically((dir / "report.md").string(), report);
-  write_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); // last: its presence means complete
+  core::write_file_atomically((dir / "report.md").string(), report);
+  core::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); // last: its presence means complete
 }
 
 } // namespace xattn::sim::engine

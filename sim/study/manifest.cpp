@@ -1,4 +1,5 @@
 #include "sim/study/manifest.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/driver.hpp"
 
@@ -64,7 +65,7 @@ void write_manifest(const Manifest& m, const std::string& dir)
                  "this folder holds another sweep (another base scenario or policies); "
                  "choose another --out or remove the folder");
   }
-  engine::write_atomically(file.string(), to_json(m).dump(2) + "\n");
+  core::write_file_atomically(file.string(), to_json(m).dump(2) + "\n");
 }
 
 Manifest read_manifest(const std::string& dir)

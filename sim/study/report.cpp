@@ -1,4 +1,5 @@
 #include "sim/study/report.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
@@ -121,7 +122,7 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
   fs::create_directories(rd);
   if (!scen.empty()) {
     engine::Scenario sc = engine::load_scenario(scen);
-    engine::write_atomically((rd / "crossover.csv").string(), crossover_csv(sc));
+    core::write_file_atomically((rd / "crossover.csv").string(), crossover_csv(sc));
     meta["scenario"] = scen;
     meta["model"] = sc.model.name;
     meta["profile"] = sc.profile.name;
@@ -130,7 +131,7 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
     fs::remove(rd / "crossover.csv");
     meta["notes"].push_back("no crossover map: the scenario file is unknown (pass --scenario FILE)");
   }
-  engine::write_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
+  core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
   if (int rc = shell(quote(python()) + " " + quote(script->string()) + " " + quote(dir.string())); rc != 0)
     throw std::runtime_error("the plotting script " + script->string() + " failed (exit " + std::to_string(rc) + ")");
   return (dir / "report.html").string();

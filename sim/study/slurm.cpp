@@ -1,4 +1,5 @@
 #include "sim/study/slurm.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/driver.hpp"
 
@@ -74,9 +75,9 @@ void write_slurm_files(const Manifest& m, const std::string& dir, const SlurmOpt
     std::string args;
     for (const std::string& a : run_args(m, p, dir, opt.cpus_per_task))
       args += a + "\n";
-    engine::write_atomically(point_dir(dir, p.id) + "/args", args);
+    core::write_file_atomically(point_dir(dir, p.id) + "/args", args);
   }
-  engine::write_atomically((sd / "tasks.txt").string(), tasks);
+  core::write_file_atomically((sd / "tasks.txt").string(), tasks);
   std::string script = "#!/bin/bash\n"
                        "# Written by `xattn sweep --backend slurm`: array task i runs point i of tasks.txt.\n"
                        "set -u\n"
@@ -88,14 +89,14 @@ void write_slurm_files(const Manifest& m, const std::string& dir, const SlurmOpt
                        "mapfile -t ARGS < \"$DIR/points/$ID/args\"\n"
                        "exec " +
                        quote(m.exe) + " \"${ARGS[@]}\"\n";
-  engine::write_atomically((sd / "array.sh").string(), script);
+  core::write_file_atomically((sd / "array.sh").string(), script);
   fs::permissions(sd / "array.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
   std::string sargs = "--job-name=xattn-" + m.name + "\n--cpus-per-task=" + std::to_string(opt.cpus_per_task) + "\n";
   if (!opt.partition.empty()) sargs += "--partition=" + opt.partition + "\n";
   if (!opt.time.empty()) sargs += "--time=" + opt.time + "\n";
   for (const std::string& e : opt.extra)
     sargs += e + "\n";
-  engine::write_atomically((sd / "sbatch.args").string(), sargs);
+  core::write_file_atomically((sd / "sbatch.args").string(), sargs);
 }
 
 std::string ranges(const std::vector<int>& tasks)

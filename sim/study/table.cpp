@@ -1,4 +1,5 @@
 #include "sim/study/table.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include "sim/core/fabric.hpp"
 #include "sim/engine/driver.hpp"
@@ -100,7 +101,7 @@ Table gather(const Manifest& m, const std::string& dir)
 Table write_table(const Manifest& m, const std::string& dir)
 {
   Table t = gather(m, dir);
-  engine::write_atomically((fs::path(dir) / "results.csv").string(), t.csv);
+  core::write_file_atomically((fs::path(dir) / "results.csv").string(), t.csv);
   return t;
 }
 
