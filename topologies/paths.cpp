@@ -73,6 +73,25 @@ std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
   return out;
 }
 
+std::optional<GpuId> Topology::rail_relay(GpuId striping, GpuId other) const
+{
+  if (!spec_.fabric || node_of(striping) == node_of(other)) return std::nullopt;
+  const int rail = nic_of(other);
+  if (rail == nic_of(striping) || nic_owner_[rail] < 0) return std::nullopt;
+  return static_cast<GpuId>(node_of(striping)) * gpus_per_node_ + static_cast<GpuId>(nic_owner_[rail]);
+}
+
+Path Topology::path_via(GpuId a, GpuId via, GpuId b) const
+{
+  Path p = path(a, via);
+  const Path second = path(via, b);
+  p.hops.insert(p.hops.end(), second.hops.begin(), second.hops.end());
+  p.fabric = fabric_class(a, b);
+  p.latency += second.latency;
+  p.bottleneck = std::min(p.bottleneck, second.bottleneck);
+  return p;
+}
+
 Path Topology::path(GpuId a, GpuId b) const
 {
   Path p;

@@ -25,6 +25,13 @@ std::vector<InRoute> to_route(const std::vector<Hop>& hops, const Platform& p)
 
 } // namespace
 
+s4u::Host* Platform::endpoint(GpuId g, int nic, bool copy_engine) const
+{
+  const auto& relays = copy_engine ? relay_ce_hosts : relay_hosts;
+  s4u::Host* relay   = nic < 0 || relays.empty() ? nullptr : relays[g * nics_per_node + nic];
+  return relay != nullptr ? relay : (copy_engine ? ce_hosts[g] : hosts[g]);
+}
+
 void configure_network(s4u::Engine& engine)
 {
   engine.set_config("network/model:CM02");
@@ -40,6 +47,15 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
   if (host.copy_engine_hosts)
     p.ce_hosts.resize(topo.gpu_count());
   p.links.resize(topo.link_count());
+  p.nics_per_node = topo.spec().nics ? topo.spec().nics->count : 0;
+  std::vector<bool> striping(topo.gpu_count(), false);
+  for (GpuId g : host.striping)
+    striping.at(g) = true;
+  if (!host.striping.empty() && topo.spec().fabric) {
+    p.relay_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
+    if (host.copy_engine_hosts)
+      p.relay_ce_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
+  }
   const int leaves = std::max<int>(1, static_cast<int>(topo.leaf_count()));
   const int gpn = static_cast<int>(topo.spec().gpus_per_node);
 
@@ -98,6 +114,27 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
       if (host.copy_engine_hosts) {
         p.ce_hosts[g] = zone->create_host(topo.gpu_name(g) + ".ce", host.speed.value())->seal();
         zone->add_route(p.ce_hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
+      }
+      if (p.relay_hosts.empty() || !striping[g])
+        continue;
+      // One relay endpoint per rail this GPU reaches through another GPU of its node.
+      for (int other = 0; other < gpn; ++other) {
+        const auto owner = static_cast<GpuId>(node * gpn + other);
+        const int nic     = topo.nic_of(owner);
+        if (nic == topo.nic_of(g) || p.relay_hosts[g * p.nics_per_node + nic] != nullptr)
+          continue;
+        std::vector<Hop> hops = topo.path(g, owner).hops;
+        const std::vector<Hop> up = topo.gpu_to_leaf(owner);
+        hops.insert(hops.end(), up.begin(), up.end());
+        const std::string rail = ".rail" + std::to_string(nic);
+        s4u::Host* r = zone->create_host(topo.gpu_name(g) + rail, host.speed.value())->seal();
+        zone->add_route(r->get_netpoint(), nullptr, nullptr, nullptr, capped(to_route(hops, p), local, 2), true);
+        p.relay_hosts[g * p.nics_per_node + nic] = r;
+        if (host.copy_engine_hosts) {
+          s4u::Host* ce = zone->create_host(topo.gpu_name(g) + ".ce" + rail, host.speed.value())->seal();
+          zone->add_route(ce->get_netpoint(), nullptr, nullptr, nullptr, to_route(hops, p), true);
+          p.relay_ce_hosts[g * p.nics_per_node + nic] = ce;
+        }
       }
     }
     for (int a = 0; a < gpn; ++a)

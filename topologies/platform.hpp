@@ -38,6 +38,12 @@ struct HostSpec {
   /// Also give every GPU a copy-engine endpoint, host "<gpu>.ce", routed over the same hops
   /// without dispatch caps: bulk copies that the link, not a thread block, limits.
   bool copy_engine_hosts = false;
+  /// GPUs that spread their inter-node traffic over all of their node's NICs, rail-matched
+  /// (Topology::rail_relay). Each gets a relay endpoint per other NIC k of its node, host
+  /// "<gpu>.rail<k>" (and "<gpu>.ce.rail<k>" with copy-engine hosts), routed over the same
+  /// dispatch cap, then NVLink (or PCIe) to the GPU that owns NIC k, then up that NIC: a comm
+  /// between it and a GPU on another node takes Topology::path_via either way.
+  std::vector<GpuId> striping;
 };
 
 struct Platform {
@@ -45,6 +51,11 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> ce_hosts; ///< GpuId -> copy-engine endpoint (HostSpec::copy_engine_hosts)
   std::vector<simgrid::s4u::Link*> links; ///< LinkId -> split-duplex link (its two directions are
                                           ///< `<name>_UP` and `<name>_DOWN`, matching Direction)
+  int nics_per_node = 0;
+  std::vector<simgrid::s4u::Host*> relay_hosts;    ///< GpuId * nics_per_node + NIC -> relay endpoint, or null
+  std::vector<simgrid::s4u::Host*> relay_ce_hosts; ///< same, for copy-engine endpoints
+  /// The endpoint of `g` on the rail of NIC `nic` (its own host when that is its own NIC).
+  simgrid::s4u::Host* endpoint(GpuId g, int nic, bool copy_engine) const;
 };
 
 /// Sets the network configuration (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0:

@@ -6,6 +6,8 @@
 
 #include <simgrid/s4u/Host.hpp>
 
+#include <algorithm>
+
 using namespace xattn;
 using topo::GpuId;
 
@@ -13,7 +15,10 @@ TEST_CASE("topo: every SimGrid route is the graph's routed path")
 {
   topo::Topology t = topo::test::small(true, "[0, 0, 0, 0]"); // shared NIC across switches too
   auto engine = topo::test::make_engine();
-  topo::Platform p = topo::build_platform(t, *engine, {core::FlopsPerSec(1e12), 8});
+  topo::HostSpec spec;
+  spec.speed = core::FlopsPerSec(1e12);
+  spec.cores = 8;
+  topo::Platform p = topo::build_platform(t, *engine, spec);
   REQUIRE(p.hosts.size() == 16);
   CHECK(p.hosts[13]->get_name() == "node3.gpu1");
   CHECK(p.hosts[13]->get_core_count() == 8);
@@ -81,4 +86,78 @@ TEST_CASE("topo: two equal flows on one NVLink port split it evenly")
   CHECK(flows[0].seconds == Approx(2.2e-6 + 4.5e9 / 225e9).epsilon(1e-3));
   CHECK(flows[1].seconds == Approx(2.2e-6 + 4.5e9 / 225e9).epsilon(1e-3));
   CHECK(flows[2].seconds == Approx(2.2e-6 + 4.5e9 / 450e9).epsilon(1e-3));
+}
+
+namespace
+{
+std::vector<std::string> names(const topo::Topology& t, const topo::Path& path)
+{
+  std::vector<std::string> out;
+  for (const topo::Hop& h : path.hops)
+    out.push_back(t.link(h.link).name + (h.dir == topo::Direction::kUp ? "_UP" : "_DOWN"));
+  return out;
+}
+std::vector<std::string> route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double& latency)
+{
+  std::vector<simgrid::s4u::Link*> links;
+  latency = 0;
+  a->route_to(b, links, &latency);
+  std::vector<std::string> out;
+  for (auto* l : links)
+    out.push_back(l->get_name());
+  return out;
+}
+} // namespace
+
+TEST_CASE("topo: a striping GPU's relay endpoints route over NVLink to the rail's NIC, both ways")
+{
+  topo::Topology t = topo::test::small(); // NIC 0 serves GPUs 0-1, NIC 1 GPUs 2-3 of each node
+  auto engine = topo::test::make_engine();
+  topo::HostSpec spec;
+  spec.copy_engine_hosts = true;
+  spec.striping = {0};
+  topo::Platform p = topo::build_platform(t, *engine, spec);
+  REQUIRE(p.nics_per_node == 2);
+  // GPU 0 uses NIC 0 itself; rail 1 is reached through node0.gpu2, the first GPU on NIC 1.
+  CHECK(p.endpoint(0, 0, false) == p.hosts[0]);
+  CHECK(p.endpoint(0, 1, false)->get_name() == "node0.gpu0.rail1");
+  CHECK(p.endpoint(0, 1, true)->get_name() == "node0.gpu0.ce.rail1");
+  CHECK(p.endpoint(1, 1, false) == p.hosts[1]); // not striping: no relay endpoints
+  for (GpuId b : {GpuId{6}, GpuId{10}, GpuId{15}}) { // node1.gpu2 (same leaf), node2.gpu2, node3.gpu3 (spine)
+    auto via = t.rail_relay(0, b);
+    REQUIRE(via);
+    CHECK(*via == 2);
+    double lat = 0;
+    const topo::Path out = t.path_via(0, 2, b), back = t.path_via(b, 2, 0);
+    INFO(t.gpu_name(b));
+    CHECK(out.fabric == t.fabric_class(0, b));
+    CHECK(route(p.endpoint(0, 1, true), p.ce_hosts[b], lat) == names(t, out));
+    CHECK(lat == Approx(out.latency.value()).epsilon(1e-12));
+    CHECK(route(p.ce_hosts[b], p.endpoint(0, 1, true), lat) == names(t, back));
+    CHECK(lat == Approx(back.latency.value()).epsilon(1e-12));
+    // The relayed path crosses NVLink to gpu2 and leaves through NIC 1, never NIC 0.
+    const auto hops = names(t, out);
+    CHECK(hops[0] == "node0.gpu0.nvlink_UP");
+    CHECK(hops[1] == "node0.gpu2.nvlink_DOWN");
+    CHECK(std::find(hops.begin(), hops.end(), "node0.nic1.ib_UP") != hops.end());
+    CHECK(std::find(hops.begin(), hops.end(), "node0.nic0.ib_UP") == hops.end());
+  }
+  CHECK_FALSE(t.rail_relay(0, 8)); // node2.gpu0 is on NIC 0: GPU 0's own rail
+  CHECK_FALSE(t.rail_relay(0, 3)); // same node: NVLink, no rail
+}
+
+TEST_CASE("topo: striping over the node's NICs doubles what one GPU sends to two rails")
+{
+  topo::Topology t = topo::test::small();
+  auto engine = topo::test::make_engine();
+  topo::HostSpec spec;
+  spec.striping = {0};
+  topo::Platform p = topo::build_platform(t, *engine, spec);
+  // node0.gpu0 sends 1 GB to node1.gpu0 (rail 0) and 1 GB to node1.gpu2 (rail 1), same leaf. Through
+  // its own NIC the two would share 25 GB/s (12.5 each); relayed, each has a 25 GB/s NIC.
+  std::vector<topo::test::Transfer> flows{{0, 4, 1e9}, {0, 6, 1e9, -1, 1}};
+  topo::test::run_concurrent(*engine, p, flows);
+  const double relay_lat = t.path_via(0, 2, 6).latency.value();
+  CHECK(flows[0].seconds == Approx(t.path(0, 4).latency.value() + 1e9 / 25e9).epsilon(1e-3));
+  CHECK(flows[1].seconds == Approx(relay_lat + 1e9 / 25e9).epsilon(1e-3));
 }

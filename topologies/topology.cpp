@@ -47,8 +47,12 @@ void Topology::build()
 
   // A NIC sits on the PCIe switch of the first GPU that uses it (else spread evenly).
   nic_switch_.assign(k_n, -1);
+  nic_owner_.assign(k_n, -1);
   for (int g = 0; g < g_n && spec_.nics; ++g)
-    if (int& sw = nic_switch_[spec_.nics->affinity[g]]; sw < 0) sw = pcie_switch_of_gpu(g);
+    if (int& owner = nic_owner_[spec_.nics->affinity[g]]; owner < 0) {
+      owner = g;
+      nic_switch_[spec_.nics->affinity[g]] = pcie_switch_of_gpu(g);
+    }
   for (int k = 0; k < k_n; ++k)
     if (nic_switch_[k] < 0) nic_switch_[k] = k * p_n / k_n;
 

@@ -133,6 +133,14 @@ public:
   /// Hops from a GPU up to its leaf (PCIe to its NIC, then the NIC's access link); empty without a
   /// fabric. The way back is the same links, reversed, each crossed kDown instead of kUp.
   std::vector<Hop> gpu_to_leaf(GpuId g) const;
+  /// Rail-matched relay (NCCL's PXN): a GPU that spreads its inter-node traffic over all of its
+  /// node's NICs exchanges with `other` through the NIC of the same index as other's NIC (the same
+  /// rail), reached over NVLink (or PCIe) from the GPU of its node that owns that NIC. Returns that
+  /// GPU; nullopt when the two share a node, when its own NIC is already on other's rail, or when
+  /// no GPU of its node uses a NIC of that index.
+  std::optional<GpuId> rail_relay(GpuId striping, GpuId other) const;
+  /// path(a, via) followed by path(via, b), classed as a to b: a relayed transfer.
+  Path path_via(GpuId a, GpuId via, GpuId b) const;
   /// A fewest-hops path between two vertices found by breadth-first search on the graph (links,
   /// in order). For cross-checks and inspection; use path() for routing.
   std::vector<LinkId> shortest_path(VertexId from, VertexId to) const;
@@ -161,6 +169,7 @@ private:
   std::uint32_t vertices_per_node_ = 0;
   std::uint32_t links_per_node_ = 0;
   std::vector<int> nic_switch_; ///< PCIe switch of each local NIC
+  std::vector<int> nic_owner_;  ///< first local GPU whose affinity is each local NIC, -1 if none
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
   Graph graph_;

@@ -83,13 +83,15 @@ Micro call_micro(FabricClass f, int mq, std::int64_t ct, int holders = 1, int re
 }
 
 /// The closed form of one call on the profile's nominal path (what `xattn predict` prints).
-sim::CallCost closed_form(const MicroRunner& run, FabricClass f, int mq, double ct, int holders = 1)
+sim::CallCost closed_form(const MicroRunner& run, FabricClass f, int mq, double ct, int holders = 1, int lanes = 1)
 {
   sim::ModelSpec m;
   m.name = "micro", m.layers = 1, m.heads = mq, m.kv_lora_rank = 512, m.rope_dim = 64;
   sim::CallShape s;
   s.rows = mq, s.tokens = ct, s.holders = holders, s.runs = holders;
-  return sim::price_call(m, run.profile(), s, sim::nominal_path(run.profile(), f));
+  sim::PathCost path = sim::nominal_path(run.profile(), f);
+  path.lanes         = lanes;
+  return sim::price_call(m, run.profile(), s, path);
 }
 
 using Experiment = std::function<ExperimentResult(const Cfg&, MicroRunner&)>;
@@ -254,16 +256,33 @@ ExperimentResult gather_growth(const Cfg& c, MicroRunner& run)
   const PolicyKind p = fetch ? PolicyKind::kFetch : PolicyKind::kRoute;
   const int ha = c.integer("holders_a", 1), hb = c.integer("holders_b", 8), mq = c.integer("mq", 256),
             ct = c.integer("ct", 2048);
-  Micro a = call_micro(c.fabric(), mq, ct, ha), b = call_micro(c.fabric(), mq, ct, hb);
-  a.policies = b.policies = {p};
-  const double ta = run.run(a).at(p).step_mean_s, tb = run.run(b).at(p).step_mean_s;
-  auto cf = [&](int h) {
-    sim::CallCost cc = closed_form(run, c.fabric(), mq, ct, h);
-    return (fetch ? cc.fetch : cc.route).total().value();
+  const std::string nics = c.str("requester_nics", "own");
+  if (nics != "own" && nics != "node")
+    core::fail("paper.yaml", c.c.line, 0, c.c.id + ".config.requester_nics", "expected own or node, got '" + nics + "'");
+  const bool striped = nics == "node" && c.fabric() != FabricClass::kNvlink && c.fabric() != FabricClass::kPcie;
+  auto ratio = [&](bool stripe, std::string& detail) {
+    Micro a = call_micro(c.fabric(), mq, ct, ha), b = call_micro(c.fabric(), mq, ct, hb);
+    a.policies = b.policies = {p};
+    a.requester_nics_node = b.requester_nics_node = stripe;
+    const double ta = run.run(a).at(p).step_mean_s, tb = run.run(b).at(p).step_mean_s;
+    auto cf = [&](int h) {
+      sim::CallCost cc = closed_form(run, c.fabric(), mq, ct, h, stripe ? h : 1);
+      return (fetch ? cc.fetch : cc.route).total().value();
+    };
+    detail = fmt::format("{} holders {}, {} holders {} (closed form: {} -> {})", ha, us(ta), hb, us(tb), us(cf(ha)),
+                         us(cf(hb)));
+    return tb / ta;
   };
-  return {tb / ta,
-          fmt::format("engine {} step: {} holders {}, {} holders {} (closed form: {} -> {})", sim::engine::to_string(p),
-                      ha, us(ta), hb, us(tb), us(cf(ha)), us(cf(hb))),
+  std::string detail, one_nic;
+  const double r = ratio(striped, detail);
+  if (striped) {
+    // What the same exchange costs when the requester sends and receives through its own NIC only.
+    const double own = ratio(false, one_nic);
+    detail += fmt::format("; through the requester's own NIC only: {:.2f}x ({})", own, one_nic);
+  }
+  return {r,
+          fmt::format("engine {} step{}: {}", sim::engine::to_string(p), striped ? ", requester NICs striped" : "",
+                      detail),
           "engine"};
 }
 

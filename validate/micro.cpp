@@ -39,6 +39,34 @@ json value_of(const std::string& text)
   if (ec == std::errc() && ptr == e) return std::floor(d) == d ? json(static_cast<long long>(d)) : json(d);
   return text;
 }
+/// The nominal InfiniBand topology of a micro-scenario: the requesters and holders `m.fabric` apart
+/// (same leaf, or leaves joined by one spine), every link but the NIC cables never binding. With one
+/// NIC per node each GPU is a node; with `requester_nics_node`, two nodes of max(R, H) GPUs, a NIC
+/// per GPU, NVLink at `nvlink_bw`: the requesters are GPUs 0.. of one, the holders of the other.
+void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink_bw, json& t,
+                std::vector<std::string>& req, std::vector<std::string>& hold)
+{
+  const int R = m.requesters, H = m.holders;
+  const bool spine = m.fabric == core::FabricClass::kIbSpine;
+  const bool multi = m.requester_nics_node;
+  const int per    = multi ? 1 : (spine ? std::max(R, H) : R + H); // nodes per leaf
+  const int gpn    = multi ? std::max(R, H) : 1;
+  t["nodes"] = multi ? 2 : (spine ? 2 * per : per), t["gpus_per_node"] = gpn;
+  if (multi) t["nvlink"] = {{"bandwidth", nvlink_bw}, {"latency", "0s"}, {"switch_latency", "0s"}};
+  t["nics"] = {{"count", gpn}, {"latency", "0s"}};
+  t["fabric"] = {{"nodes_per_leaf", multi && !spine ? 2 : per},
+                 {"leaves", spine ? 2 : 1},
+                 {"spines", 1},
+                 {"link", {{"bandwidth", bw}, {"latency", "0s"}}},
+                 {"switch_latency", "0s"}};
+  auto name = [&](int node, int gpu) {
+    return multi ? "node" + std::to_string(node) + ".gpu" + std::to_string(gpu) : "node" + std::to_string(node);
+  };
+  for (int i = 0; i < R; ++i)
+    req.push_back(multi ? name(0, i) : name(i, 0));
+  for (int i = 0; i < H; ++i)
+    hold.push_back(multi ? name(1, i) : name(spine ? per + i : R + i, 0));
+}
 } // namespace
 
 const PolicyOutcome& MicroOutcome::at(PolicyKind p) const
@@ -170,23 +198,10 @@ std::string MicroRunner::topology_yaml(const Micro& m, std::vector<std::string>&
       (i < R ? req : hold).push_back("node0.gpu" + std::to_string(i));
     break;
   case core::FabricClass::kIbSameLeaf:
-  case core::FabricClass::kIbSpine: {
-    const bool spine = m.fabric == core::FabricClass::kIbSpine;
-    const int per = spine ? std::max(R, H) : R + H;
-    t["nodes"] = spine ? 2 * per : per, t["gpus_per_node"] = 1;
+  case core::FabricClass::kIbSpine:
+    nominal_ib(m, bw, calibrate::rate_text(profile_.fabric(core::FabricClass::kNvlink).bandwidth.value()), t, req, hold);
     t["pcie"] = fast_pcie;
-    t["nics"] = {{"count", 1}, {"latency", "0s"}};
-    t["fabric"] = {{"nodes_per_leaf", per},
-                   {"leaves", spine ? 2 : 1},
-                   {"spines", 1},
-                   {"link", {{"bandwidth", bw}, {"latency", "0s"}}},
-                   {"switch_latency", "0s"}};
-    for (int i = 0; i < R; ++i)
-      req.push_back("node" + std::to_string(i));
-    for (int i = 0; i < H; ++i)
-      hold.push_back("node" + std::to_string(spine ? per + i : R + i));
     break;
-  }
   default:
     core::fail("command line", 0, 0, "fabric", "micro-scenarios need two GPUs: fabric class same-gpu is not supported");
   }
@@ -217,7 +232,8 @@ std::string MicroRunner::scenario_text(const Micro& m, const fs::path& trace, co
   sc["policies"] = pol;
   sc["engine"] = {{"transport", m.transport == core::Transport::kGpu ? "gpu" : "proxy"},
                   {"max_batch", m.max_batch},
-                  {"cache_budget", "1TB"}};
+                  {"cache_budget", "1TB"},
+                  {"requester_nics", m.requester_nics_node ? "node" : "own"}};
   sc["what_if"] = {{"batching", m.batching}};
   return sc.dump(1);
 }

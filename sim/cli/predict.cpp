@@ -37,6 +37,10 @@ void add_predict(CLI::App& app, Action& action)
       ->capture_default_str();
   sub->add_option("--reuse", o->req.reuse, "Expected later calls that attend the same tokens")->capture_default_str();
   sub->add_option("--holders", o->req.holders, "Holders concerned (one chunk each, in parallel)")->capture_default_str();
+  sub->add_option("--rails", o->req.rails,
+                  "NICs of its node the requester stripes holders over, rail-matched (InfiniBand; as "
+                  "engine.requester_nics: node)")
+      ->capture_default_str();
   sub->add_option("--blocks", o->blocks, "Sparse selection: top-k tokens in this many contiguous runs");
   sub->add_option("--transport", o->transport, "Dispatch: gpu (device-initiated) or proxy (CPU proxy)")
       ->check(CLI::IsMember({"gpu", "proxy"}))

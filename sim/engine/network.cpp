@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace xattn::sim::engine {
 namespace {
@@ -17,9 +18,11 @@ constexpr double kFit = 1.0 + 1e-9; // reservations are sums of doubles: tolerat
 } // namespace
 
 Network::Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-                 bool fast_path)
-    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path)
+                 bool fast_path, const std::vector<GpuId>& striping)
+    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path), striping_(topo.gpu_count(), false)
 {
+  for (GpuId g : striping)
+    striping_.at(g) = true;
   resources_.resize(topo.link_count() * 2);
   for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
     resources_[2 * id].capacity     = topo.link(id).bandwidth.value();
@@ -46,7 +49,13 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
   if (it != paths_.end())
     return it->second;
   CachedPath c;
-  c.path = topo_.path(src, dst);
+  // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
+  std::optional<GpuId> via;
+  if (striping_[src] && (via = topo_.rail_relay(src, dst)))
+    c.src_rail = topo_.nic_of(dst);
+  else if (striping_[dst] && (via = topo_.rail_relay(dst, src)))
+    c.dst_rail = topo_.nic_of(src);
+  c.path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
   for (const topo::Hop& h : c.path.hops)
     c.resources.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
   return paths_.emplace(key, std::move(c)).first->second;
@@ -440,8 +449,8 @@ void Network::go_real(std::uint32_t id, double bytes)
   leg.subs_left = subs;
   leg.comms.clear();
   leg.sub_bytes.clear();
-  simgrid::s4u::Host* from = link_bound ? platform_.ce_hosts[leg.src] : platform_.hosts[leg.src];
-  simgrid::s4u::Host* to   = link_bound ? platform_.ce_hosts[leg.dst] : platform_.hosts[leg.dst];
+  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.route->src_rail, link_bound);
+  simgrid::s4u::Host* to   = platform_.endpoint(leg.dst, leg.route->dst_rail, link_bound);
   for (int s = 0; s < subs; ++s) {
     std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
     auto comm          = simgrid::s4u::Comm::sendto_init(from, to);

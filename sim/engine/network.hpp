@@ -51,8 +51,11 @@ struct NetworkStats {
 class Network {
 public:
   /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
+  /// `striping`: GPUs that spread their inter-node traffic over their node's NICs (they must be the
+  /// platform's HostSpec::striping): a transfer between one of them and a GPU on another node takes
+  /// Topology::path_via through the rail-matched relay, in both directions.
   Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-          bool fast_path);
+          bool fast_path, const std::vector<GpuId>& striping = {});
   ~Network();
   Network(const Network&)            = delete;
   Network& operator=(const Network&) = delete;
@@ -63,7 +66,7 @@ public:
   /// (latency, probes), fused into the same event when the transfer is fused. src != dst, bytes > 0.
   void transfer(GpuId src, GpuId dst, double bytes, int blocks, double tail_s, std::function<void()> done);
 
-  /// The route between two GPUs as the engine uses it (cached).
+  /// The route between two GPUs as the engine uses it (cached; relayed where one end stripes).
   const topo::Path& path(GpuId src, GpuId dst);
   /// The rate a transfer of `blocks` blocks gets alone on its path, B/s.
   double alone_rate(GpuId src, GpuId dst, int blocks);
@@ -77,6 +80,7 @@ private:
   struct CachedPath {
     topo::Path path;
     std::vector<std::uint32_t> resources; ///< link * 2 + direction
+    int src_rail = -1, dst_rail = -1;     ///< the NIC whose relay endpoint each end uses, -1: its own
   };
   struct Leg {
     const CachedPath* route = nullptr;
@@ -120,6 +124,7 @@ private:
   const topo::Platform& platform_;
   const calibrate::Profile& profile_;
   bool fast_path_;
+  std::vector<bool> striping_; ///< per GPU
   std::unordered_map<std::uint64_t, CachedPath> paths_;
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;

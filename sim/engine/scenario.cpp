@@ -48,6 +48,9 @@ const core::Schema kEngineSchema{
     {.key = "max_batch", .kind = FieldKind::kInteger, .def = "64", .meaning = "requests decoded together on one requester", .check = Check::kPositive},
     {.key = "cache_budget", .dim = Dimension::kBytes, .def = "16GB", .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
     {.key = "fast_path", .kind = FieldKind::kBool, .def = "true", .meaning = "fused timers for provably uncontended transfers"},
+    {.key = "requester_nics", .kind = FieldKind::kChoice, .def = "own",
+     .meaning = "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN)",
+     .choices = "own|node"},
     {.key = "predicate_prior_steps", .def = "256", .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive},
 };
@@ -347,6 +350,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.max_batch                 = eng.count("max_batch");
   sc.cache_budget              = eng.bytes("cache_budget");
   sc.fast_path                 = eng.boolean("fast_path");
+  sc.requester_nics_node       = eng.choice("requester_nics") == "node";
   sc.predicate_prior_steps     = eng.number("predicate_prior_steps");
 
   core::Section wi                = top.section("what_if");

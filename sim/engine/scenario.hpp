@@ -62,6 +62,9 @@ struct Scenario {
   int max_batch             = 64;
   core::Bytes cache_budget{16e9}; ///< per requester GPU: fetched and re-prefilled chunks (LRU)
   bool fast_path            = true;
+  /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
+  /// (Topology::rail_relay), instead of sending everything through their own NIC.
+  bool requester_nics_node = false;
   double predicate_prior_steps = 256; ///< predicate's expected output length before any request ended
   WhatIf what_if;
   std::string out_dir; ///< empty: out/<name>

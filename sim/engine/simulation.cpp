@@ -63,11 +63,13 @@ Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& 
   host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate, sc.profile.fabric(core::FabricClass::kPcie).block_rate,
                    sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
   host.copy_engine_hosts = true;
+  if (sc.requester_nics_node)
+    host.striping = sc.requesters;
   platform_ = topo::build_platform(*sc.topology, *engine_, host);
   // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
   for (simgrid::s4u::Link* l : platform_.links)
     l->set_latency(0);
-  net_ = std::make_unique<Network>(*sc.topology, platform_, sc.profile, sc.fast_path);
+  net_ = std::make_unique<Network>(*sc.topology, platform_, sc.profile, sc.fast_path, host.striping);
 
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
   for (std::size_t i = 0; i < sc.holders.size(); ++i) {
@@ -188,7 +190,8 @@ void Simulation::record_finished(Active& a, double finish)
 PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 {
   const topo::Path& p = net_->path(from, to);
-  return {p.fabric, p.bottleneck, p.latency};
+  const bool striped  = sc_.requester_nics_node && sc_.topology->node_of(from) != sc_.topology->node_of(to);
+  return {p.fabric, p.bottleneck, p.latency, striped ? std::max(1, sc_.topology->spec().nics->count) : 1};
 }
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)

@@ -40,7 +40,9 @@ Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const 
 {
   if (path.fabric == core::FabricClass::kSameGpu || bytes_each.value() == 0)
     return Seconds(0);
-  BytesPerSec share = std::min(cap, path.bottleneck / static_cast<double>(holders));
+  // Holders share the requester's lanes evenly (a holder per lane first).
+  const int sharing = (holders + std::max(1, path.lanes) - 1) / std::max(1, path.lanes);
+  BytesPerSec share = std::min(cap, path.bottleneck / static_cast<double>(sharing));
   return latency + bytes_each / share;
 }
 

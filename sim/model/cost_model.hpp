@@ -28,6 +28,9 @@ struct PathCost {
   core::FabricClass fabric = core::FabricClass::kIbSpine;
   BytesPerSec bottleneck;   ///< slowest link on the path, per direction
   Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
+  /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
+  /// when it stripes them rail-matched, engine.requester_nics: node); 1: they share one.
+  int lanes = 1;
 };
 /// The profile's nominal path for a fabric class (predict without --topology).
 PathCost nominal_path(const Profile& p, core::FabricClass f);

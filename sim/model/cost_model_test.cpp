@@ -14,10 +14,10 @@ calibrate::Profile hand_profile()
 {
   calibrate::Profile p;
   for (FabricClass f : {FabricClass::kNvlink, FabricClass::kPcie, FabricClass::kIbSameLeaf, FabricClass::kIbSpine})
-    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9)};
+    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9), core::Seconds(0)};
   p.fabric(FabricClass::kNvlink).bandwidth = core::BytesPerSec(450e9);
   p.fabric(FabricClass::kNvlink).probe_gpu = core::Seconds(8e-6);
-  p.fabric(FabricClass::kSameGpu)          = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30), core::BytesPerSec(1e30)};
+  p.fabric(FabricClass::kSameGpu)          = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30), core::BytesPerSec(1e30), core::Seconds(0)};
   p.route_blocks         = 1;
   p.fetch_blocks         = 32;
   p.kernel_fixed         = core::Seconds(2e-6);
@@ -163,6 +163,29 @@ TEST_CASE("cost model: scattered gather grows with holders, route stays an order
   CHECK(c4.fetch.total() / c4.route.total() > 10.0);
   // Fetch under selection first asks the holders for block ids: one more probe.
   CHECK(c1.fetch.index.value() > 16e-6);
+}
+
+TEST_CASE("cost model: a requester striping over its node's NICs keeps route flat over holders")
+{
+  auto p = hand_profile();
+  auto m = dsv3();
+  m.index = {2048, 64, 128};
+  auto path = sim::nominal_path(p, FabricClass::kIbSpine);
+  sim::CallShape one{.rows = 256, .tokens = 2048, .holders = 1, .runs = 1, .sparse = true};
+  sim::CallShape eight{.rows = 256, .tokens = 2048, .holders = 8, .runs = 8, .sparse = true};
+  path.lanes = 8;
+  auto c1 = sim::price_call(m, p, one, path);
+  auto c8 = sim::price_call(m, p, eight, path);
+  // A holder per lane: each query and answer has a 25 GB/s NIC to itself.
+  CHECK(c8.route.transfer.value() == Approx((294912.0 + 2 * 8192) / 25e9));
+  CHECK(c8.route.ret.value() == Approx(c1.route.ret.value()));
+  CHECK(c8.route.total() / c1.route.total() < 1.1);
+  // Four lanes for eight holders: two share each lane.
+  path.lanes = 4;
+  auto c8on4 = sim::price_call(m, p, eight, path);
+  CHECK(c8on4.route.transfer.value() == Approx(2 * (294912.0 + 2 * 8192) / 25e9));
+  // Fetch still pays a splice per run: striping moves bytes faster, the gather penalty stays.
+  CHECK(c8.fetch.total() / c1.fetch.total() > 3.5);
 }
 
 TEST_CASE("cost model: the proxy transport pays its own probe")

@@ -26,11 +26,15 @@ Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r
     bad_flag("--layers", fmt::format("must be between 1 and the model's {} layers", m.layers));
   if (r.holders < 1)
     bad_flag("--holders", "must be at least 1");
+  if (r.rails < 1)
+    bad_flag("--rails", "must be at least 1");
   if (!(r.reuse >= 0) || !std::isfinite(r.reuse))
     bad_flag("--reuse", "must be a finite number >= 0");
   Prediction out;
   out.request = r;
   out.path    = path ? *path : nominal_path(p, r.fabric);
+  if (out.path.fabric == core::FabricClass::kIbSameLeaf || out.path.fabric == core::FabricClass::kIbSpine)
+    out.path.lanes = r.rails;
   CallShape& s = out.shape;
   s.rows      = r.mq;
   s.holders   = r.holders;
@@ -87,7 +91,8 @@ nlohmann::json to_json(const Prediction& p, const ModelSpec& m, const Profile& p
                  {"tokens", p.shape.tokens},
                  {"runs", p.shape.runs},
                  {"bottleneck_Bps", p.path.bottleneck.value()},
-                 {"path_latency_s", p.path.latency.value()}};
+                 {"path_latency_s", p.path.latency.value()},
+                 {"rails", p.path.lanes}};
   return j;
 }
 

@@ -18,6 +18,7 @@ struct PredictRequest {
   int layers                = 1;
   double reuse              = 0;
   int holders               = 1;
+  int rails                 = 1; ///< NICs of its node the requester stripes holders over (InfiniBand)
   std::optional<int> blocks; ///< selected contiguous runs (sparse selection); unset: dense
   core::Transport transport = core::Transport::kGpu;
   core::FabricClass fabric  = core::FabricClass::kIbSpine;

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace xattn;
@@ -72,6 +73,26 @@ TEST_CASE("predict: bad flags name the flag")
   sim::ModelSpec sparse = sim::load_model("deepseek-v3.2");
   r.holders = 8;
   CHECK_THROWS_WITH(sim::predict(sparse, f.profile, r), Contains("4 selected runs cannot cover 8 holders"));
+  r = {};
+  r.rails = 0;
+  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), Contains("--rails: must be at least 1"));
+}
+
+TEST_CASE("predict: --rails spreads holders over the requester's NICs on InfiniBand only")
+{
+  Fixture f;
+  sim::PredictRequest r;
+  r.holders = 8;
+  const double one_nic = sim::predict(f.model, f.profile, r).route.transfer.value();
+  r.rails = 8;
+  sim::Prediction p = sim::predict(f.model, f.profile, r);
+  // A NIC per holder instead of one for all: the dispatch rate instead of an eighth of the NIC.
+  const auto& ib    = f.profile.fabric(core::FabricClass::kIbSpine);
+  const double rate = std::min(ib.block_rate.value() * f.profile.route_blocks, ib.bandwidth.value());
+  CHECK(p.route.transfer.value() == Approx(one_nic * (ib.bandwidth.value() / 8) / rate));
+  CHECK(sim::to_json(p, f.model, f.profile)["inputs"]["rails"] == 8);
+  r.fabric = core::FabricClass::kNvlink; // one node: no rails to stripe over
+  CHECK(sim::predict(f.model, f.profile, r).path.lanes == 1);
 }
 
 TEST_CASE("predict: the reuse sweep's crossover is the closed-form break-even")
