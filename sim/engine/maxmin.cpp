@@ -6,88 +6,144 @@
 
 namespace xattn::sim::engine {
 
-std::vector<double> maxmin_rates(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity,
-                                 const std::vector<bool>& active)
+void MaxMinSolver::clear()
 {
-  const std::size_t n = flows.size();
-  std::vector<double> rate(n, 0.0);
-  std::vector<bool> frozen(n, false);
-  std::vector<double> left = capacity; // capacity not yet given to frozen flows
-  std::vector<int> users(capacity.size(), 0);
+  capacity_.clear();
+  bytes_.clear();
+  cap_.clear();
+  begin_.assign(1, 0);
+  links_.clear();
+}
+
+std::uint32_t MaxMinSolver::add_link(double capacity)
+{
+  capacity_.push_back(capacity);
+  return static_cast<std::uint32_t>(capacity_.size() - 1);
+}
+
+void MaxMinSolver::add_flow(double bytes, double cap)
+{
+  bytes_.push_back(bytes);
+  cap_.push_back(cap);
+  begin_.push_back(static_cast<std::uint32_t>(links_.size()));
+}
+
+void MaxMinSolver::cross(std::uint32_t link)
+{
+  links_.push_back(link);
+  ++begin_.back();
+}
+
+const std::vector<double>& MaxMinSolver::rates(const std::vector<char>& active)
+{
+  const std::size_t n = flows(), m = capacity_.size();
+  rate_.assign(n, 0.0);
+  frozen_.assign(n, 0);
+  left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
+  users_.assign(m, 0);
+  saturated_.resize(m);
   std::size_t unfrozen = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!active[i]) {
-      frozen[i] = true;
+      frozen_[i] = 1;
       continue;
     }
     ++unfrozen;
-    for (std::uint32_t l : flows[i].links)
-      ++users[l];
+    for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k)
+      ++users_[links_[k]];
   }
   // Progressive filling: every unfrozen flow rises together to the next limit (a link's fair
   // share or a flow's cap); the flows that hit it freeze there.
   while (unfrozen > 0) {
     double level = std::numeric_limits<double>::infinity();
-    for (std::size_t l = 0; l < capacity.size(); ++l)
-      if (users[l] > 0)
-        level = std::min(level, left[l] / users[l]);
+    for (std::size_t l = 0; l < m; ++l)
+      if (users_[l] > 0)
+        level = std::min(level, left_[l] / users_[l]);
     for (std::size_t i = 0; i < n; ++i)
-      if (!frozen[i])
-        level = std::min(level, flows[i].cap);
+      if (!frozen_[i])
+        level = std::min(level, cap_[i]);
     const double eps = 1e-12 * level;
-    std::vector<bool> saturated(capacity.size(), false);
-    for (std::size_t l = 0; l < capacity.size(); ++l)
-      saturated[l] = users[l] > 0 && left[l] / users[l] <= level + eps;
+    for (std::size_t l = 0; l < m; ++l)
+      saturated_[l] = users_[l] > 0 && left_[l] / users_[l] <= level + eps;
     for (std::size_t i = 0; i < n; ++i) {
-      if (frozen[i])
+      if (frozen_[i])
         continue;
-      bool stop = flows[i].cap <= level + eps;
-      for (std::uint32_t l : flows[i].links)
-        stop = stop || saturated[l];
+      bool stop = cap_[i] <= level + eps;
+      for (std::uint32_t k = begin_[i]; k < begin_[i + 1] && !stop; ++k)
+        stop = saturated_[links_[k]] != 0;
       if (!stop)
         continue;
-      frozen[i] = true;
-      rate[i]   = level;
+      frozen_[i] = 1;
+      rate_[i]   = level;
       --unfrozen;
-      for (std::uint32_t l : flows[i].links) {
-        left[l] -= level;
-        --users[l];
+      for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
+        left_[links_[k]] -= level;
+        --users_[links_[k]];
       }
     }
   }
-  return rate;
+  return rate_;
 }
 
-std::vector<Schedule> maxmin_schedule(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity, double start)
+void MaxMinSolver::schedule(double start, std::vector<Schedule>& out)
 {
-  const std::size_t n = flows.size();
-  std::vector<Schedule> out(n);
-  std::vector<double> remaining(n);
-  std::vector<bool> active(n, true);
-  for (std::size_t i = 0; i < n; ++i)
-    remaining[i] = flows[i].bytes;
+  const std::size_t n = flows();
+  out.resize(n);
+  for (Schedule& s : out)
+    s.clear();
+  remaining_.assign(bytes_.begin(), bytes_.end());
+  active_.assign(n, 1);
   double t          = start;
   std::size_t alive = n;
   while (alive > 0) {
-    std::vector<double> rate = maxmin_rates(flows, capacity, active);
+    const std::vector<double>& rate = rates(active_);
     double dt = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i)
-      if (active[i])
-        dt = std::min(dt, remaining[i] / rate[i]);
+      if (active_[i])
+        dt = std::min(dt, remaining_[i] / rate[i]);
     const double next = t + dt;
     for (std::size_t i = 0; i < n; ++i) {
-      if (!active[i])
+      if (!active_[i])
         continue;
       out[i].emplace_back(next, rate[i]);
-      remaining[i] -= rate[i] * dt;
+      remaining_[i] -= rate[i] * dt;
       // The flow that set dt, and any that finish within rounding of it, are done.
-      if (remaining[i] <= 1e-9 * flows[i].bytes) {
-        active[i] = false;
+      if (remaining_[i] <= 1e-9 * bytes_[i]) {
+        active_[i] = 0;
         --alive;
       }
     }
     t = next;
   }
+}
+
+namespace {
+MaxMinSolver load(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity)
+{
+  MaxMinSolver s;
+  for (double c : capacity)
+    s.add_link(c);
+  for (const FlowSpec& f : flows) {
+    s.add_flow(f.bytes, f.cap);
+    for (std::uint32_t l : f.links)
+      s.cross(l);
+  }
+  return s;
+}
+} // namespace
+
+std::vector<double> maxmin_rates(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity,
+                                 const std::vector<bool>& active)
+{
+  MaxMinSolver s = load(flows, capacity);
+  return s.rates(std::vector<char>(active.begin(), active.end()));
+}
+
+std::vector<Schedule> maxmin_schedule(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity, double start)
+{
+  MaxMinSolver s = load(flows, capacity);
+  std::vector<Schedule> out;
+  s.schedule(start, out);
   return out;
 }
 

@@ -10,21 +10,47 @@
 
 namespace xattn::sim::engine {
 
+/// One flow's rate over time: segments (until, rate) from the start, the last ending when the
+/// flow's last byte moves.
+using Schedule = std::vector<std::pair<double, double>>;
+
+/// The solver, with its buffers kept from one solve to the next (the network solves millions of
+/// small groups): links and flows are added flat, then schedule() solves them.
+class MaxMinSolver {
+public:
+  /// Forgets every link and flow.
+  void clear();
+  /// Adds a link of `capacity` B/s; returns its index.
+  std::uint32_t add_link(double capacity);
+  /// Adds a flow of `bytes` capped at `cap` B/s; cross() then names the links it crosses.
+  void add_flow(double bytes, double cap);
+  void cross(std::uint32_t link);
+  std::size_t flows() const { return bytes_.size(); }
+
+  /// Rates of the active flows at one instant (max-min with caps); inactive flows get 0.
+  const std::vector<double>& rates(const std::vector<char>& active);
+  /// Every flow's schedule from time `start`, re-solving whenever a flow finishes. `out` is
+  /// resized to flows(); each schedule is overwritten (its storage reused).
+  void schedule(double start, std::vector<Schedule>& out);
+
+private:
+  std::vector<double> capacity_, bytes_, cap_;
+  std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
+  // Scratch.
+  std::vector<double> rate_, left_, remaining_;
+  std::vector<int> users_;
+  std::vector<char> frozen_, saturated_, active_;
+};
+
 struct FlowSpec {
   double bytes = 0;                  ///< B
   double cap   = 0;                  ///< B/s, the flow's own bound
   std::vector<std::uint32_t> links;  ///< indices into the capacity vector
 };
 
-/// One flow's rate over time: segments (until, rate) from the start, the last ending when the
-/// flow's last byte moves.
-using Schedule = std::vector<std::pair<double, double>>;
-
-/// Rates of the flows at one instant (max-min with caps). `active[i]` false: flow i takes none.
+/// One-shot forms of the solver (tests, small callers).
 std::vector<double> maxmin_rates(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity,
                                  const std::vector<bool>& active);
-
-/// Every flow's schedule from time `start`, re-solving whenever a flow finishes.
 std::vector<Schedule> maxmin_schedule(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity, double start);
 
 /// Bytes a flow has moved by time `t` along its schedule (started at `start`).

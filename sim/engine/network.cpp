@@ -133,8 +133,10 @@ void Network::purge(std::uint32_t r, double t)
 void Network::flush()
 {
   flush_scheduled_ = false;
-  std::vector<std::uint32_t> batch;
-  batch.swap(pending_);
+  // Scratch kept between flushes (one flush per instant with new transfers: millions of them).
+  std::vector<std::uint32_t>& batch = fl_batch_;
+  batch.clear();
+  batch.swap(pending_); // pending_ takes the old storage
   const double t = now();
   if (batch_load_.size() != resources_.size()) {
     batch_load_.assign(resources_.size(), 0.0);
@@ -142,7 +144,8 @@ void Network::flush()
     resource_owner_.assign(resources_.size(), -1);
   }
   enum { kFree = 0, kInternal = 1, kConflict = 2 };
-  std::vector<std::uint32_t> touched;
+  std::vector<std::uint32_t>& touched = fl_touched_;
+  touched.clear();
   for (std::uint32_t id : batch)
     for (std::uint32_t r : legs_[id].route->resources) {
       if (batch_load_[r] == 0.0) {
@@ -161,7 +164,8 @@ void Network::flush()
       resource_class_[r] = res.legs.empty() ? kInternal : kConflict;
   }
   // Groups: transfers of this batch joined by links that bind only them (union-find).
-  std::vector<std::size_t> parent(batch.size());
+  std::vector<std::size_t>& parent = fl_parent_;
+  parent.resize(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i)
     parent[i] = i;
   auto root = [&](std::size_t i) {
@@ -178,32 +182,36 @@ void Network::flush()
       else
         parent[root(i)] = root(static_cast<std::size_t>(resource_owner_[r]));
     }
-  std::vector<bool> real_root(batch.size(), false);
+  std::vector<char>& real_root = fl_real_root_;
+  real_root.assign(batch.size(), 0);
   for (std::size_t i = 0; i < batch.size(); ++i)
     for (std::uint32_t r : legs_[batch[i]].route->resources)
       if (resource_class_[r] == kConflict)
-        real_root[root(i)] = true;
+        real_root[root(i)] = 1;
   // Contention with earlier traffic. When only fused transfers are coupled, re-solve them with the
   // newcomers; else everyone on those links shares through SimGrid.
-  std::vector<std::uint32_t> seeds;
+  std::vector<std::uint32_t>& seeds = fl_seeds_;
+  seeds.clear();
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (real_root[root(i)])
       seeds.push_back(batch[i]);
-  std::vector<bool> handled(batch.size(), false);
-  std::vector<std::uint32_t> settled;
+  std::vector<char>& handled = fl_handled_;
+  handled.assign(batch.size(), 0);
+  std::vector<std::uint32_t>& settled = fl_settled_;
+  settled.clear();
   if (fast_path_ && !seeds.empty() && regroup(seeds, batch, t, settled)) {
     for (std::size_t i = 0; i < batch.size(); ++i)
       if (std::find(settled.begin(), settled.end(), batch[i]) != settled.end())
-        handled[i] = true;
+        handled[i] = 1;
     for (std::size_t i = 0; i < batch.size(); ++i)
-      real_root[root(i)] = false;
+      real_root[root(i)] = 0;
     for (std::uint32_t r : touched)
       if (resource_class_[r] == kConflict)
         resource_class_[r] = kFree; // settled by the re-solve
   }
   for (std::uint32_t r : touched)
     if (resource_class_[r] == kConflict)
-      for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs))
+      for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs)) // demote edits the list
         if (!legs_[other].real && !legs_[other].released)
           demote(other);
   for (std::uint32_t id : batch)
@@ -211,49 +219,56 @@ void Network::flush()
       resources_[r].reserved += legs_[id].alone;
       resources_[r].legs.push_back(id);
     }
-  // Launch: each fused group solved exactly, the rest to SimGrid.
-  std::vector<std::vector<std::size_t>> members(batch.size());
+  // Launch: each fused group solved exactly, the rest to SimGrid. The batch's unhandled transfers
+  // ordered by group (their root), batch order kept within a group.
+  std::vector<std::size_t>& order = fl_order_;
+  order.clear();
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (!handled[i])
-      members[root(i)].push_back(i);
-  for (std::size_t g = 0; g < batch.size(); ++g) {
-    if (members[g].empty())
-      continue;
+      order.push_back(i);
+  for (std::size_t i : order)
+    parent[i] = root(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return parent[a] < parent[b]; });
+  std::vector<std::size_t>& group = fl_group_;
+  for (std::size_t first = 0; first < order.size();) {
+    const std::size_t g = parent[order[first]];
+    std::size_t last    = first;
+    while (last < order.size() && parent[order[last]] == g)
+      ++last;
+    group.assign(order.begin() + static_cast<std::ptrdiff_t>(first), order.begin() + static_cast<std::ptrdiff_t>(last));
+    first = last;
     if (real_root[g]) {
-      for (std::size_t i : members[g]) {
+      for (std::size_t i : group) {
         ++stats_.real;
         go_real(batch[i], legs_[batch[i]].bytes);
       }
       continue;
     }
-    std::vector<Schedule> sched;
-    if (members[g].size() == 1) {
-      const Leg& l = legs_[batch[members[g][0]]];
-      sched.push_back({{t + l.bytes / l.alone, l.alone}});
+    std::vector<Schedule>& sched = sched_;
+    if (group.size() == 1) {
+      const Leg& l = legs_[batch[group[0]]];
+      sched.resize(1);
+      sched[0].assign(1, {t + l.bytes / l.alone, l.alone});
     } else {
-      std::vector<FlowSpec> flows;
-      std::vector<double> capacity;
+      solver_.clear();
       const std::uint32_t ep = next_epoch();
-      for (std::size_t i : members[g]) {
-        FlowSpec f;
-        f.bytes = legs_[batch[i]].bytes;
-        f.cap   = legs_[batch[i]].alone;
+      for (std::size_t i : group) {
+        solver_.add_flow(legs_[batch[i]].bytes, legs_[batch[i]].alone);
         for (std::uint32_t r : legs_[batch[i]].route->resources) {
           if (resource_class_[r] != kInternal)
             continue; // links that cannot bind are left out of the solve
           if (local_mark_[r] != ep) {
             local_mark_[r]  = ep;
-            local_index_[r] = static_cast<std::uint32_t>(capacity.size());
-            capacity.push_back(resources_[r].capacity);
+            local_index_[r] = solver_.add_link(resources_[r].capacity);
           }
-          f.links.push_back(local_index_[r]);
+          solver_.cross(local_index_[r]);
         }
-        flows.push_back(std::move(f));
       }
-      sched = maxmin_schedule(flows, capacity, t);
+      solver_.schedule(t, sched);
     }
-    std::vector<std::uint32_t> ids;
-    for (std::size_t i : members[g])
+    std::vector<std::uint32_t>& ids = fl_ids_;
+    ids.clear();
+    for (std::size_t i : group)
       ids.push_back(batch[i]);
     fuse(ids, sched, t);
   }
@@ -280,7 +295,7 @@ void Network::fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>&
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::uint32_t id = ids[k];
     Leg& l                 = legs_[id];
-    l.schedule             = std::move(sched[k]);
+    l.schedule.swap(sched[k]); // sched[k] keeps the old storage for the next solve
     l.end                  = l.schedule.back().first;
     l.group                = gid;
     if (gid >= 0)
@@ -318,9 +333,10 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
 {
   constexpr std::size_t kMaxGroup = 64; // past this SimGrid solves it
   const std::uint32_t ep = next_epoch();
-  std::vector<std::uint32_t> set;       // new and old transfers coupled with the seeds
-  std::vector<std::uint32_t> binding;   // links that bind within the set
-  std::vector<std::uint32_t> queue;
+  std::vector<std::uint32_t>& set     = rg_set_;     // new and old transfers coupled with the seeds
+  std::vector<std::uint32_t>& binding = rg_binding_; // links that bind within the set
+  std::vector<std::uint32_t>& queue   = rg_queue_;
+  set.clear(), binding.clear(), queue.clear();
   auto in_set = [&](std::uint32_t id) { return leg_mark_[id] == ep; };
   auto add = [&](std::uint32_t id) {
     if (in_set(id))
@@ -354,7 +370,8 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     if (res.reserved + batch_load_[r] <= res.capacity * kFit)
       continue; // cannot bind
     binding.push_back(r);
-    for (std::uint32_t other : std::vector<std::uint32_t>(res.legs)) {
+    rg_legs_.assign(res.legs.begin(), res.legs.end()); // adding may release legs from the list
+    for (std::uint32_t other : rg_legs_) {
       if (legs_[other].real)
         return false; // coupled with SimGrid traffic: SimGrid decides
       add_with_group(other);
@@ -368,13 +385,11 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
       return false;
   }
   // Old members restart their schedules now, with what they have left.
-  std::vector<FlowSpec> flows;
-  std::vector<double> capacity;
+  solver_.clear();
   const std::uint32_t lep = next_epoch();
   for (std::uint32_t r : binding) {
     local_mark_[r]  = lep;
-    local_index_[r] = static_cast<std::uint32_t>(capacity.size());
-    capacity.push_back(resources_[r].capacity);
+    local_index_[r] = solver_.add_link(resources_[r].capacity);
   }
   for (std::uint32_t id : set) {
     Leg& l = legs_[id];
@@ -386,17 +401,15 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
       l.start = t;
       ++stats_.regrouped;
     }
-    FlowSpec f;
-    f.bytes = std::max(l.bytes - l.offset, 1e-9);
-    f.cap   = l.alone;
+    solver_.add_flow(std::max(l.bytes - l.offset, 1e-9), l.alone);
     for (std::uint32_t r : l.route->resources)
       if (local_mark_[r] == lep)
-        f.links.push_back(local_index_[r]);
-    flows.push_back(std::move(f));
+        solver_.cross(local_index_[r]);
   }
-  std::vector<Schedule> sched = maxmin_schedule(flows, capacity, t);
+  std::vector<Schedule>& sched = sched_;
+  solver_.schedule(t, sched);
   fuse(set, sched, t);
-  settled = std::move(set);
+  settled.assign(set.begin(), set.end());
   return true;
 }
 

@@ -135,6 +135,13 @@ private:
   std::vector<simgrid::s4u::CommPtr> retired_;
   std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
   bool flush_scheduled_ = false;
+  // Scratch of flush() and regroup(), kept to spare the allocator.
+  std::vector<std::uint32_t> fl_batch_, fl_touched_, fl_seeds_, fl_settled_, fl_ids_;
+  std::vector<std::size_t> fl_parent_, fl_order_, fl_group_;
+  std::vector<char> fl_real_root_, fl_handled_;
+  std::vector<std::uint32_t> rg_set_, rg_binding_, rg_queue_, rg_legs_;
+  MaxMinSolver solver_;          ///< reused by every exact solve
+  std::vector<Schedule> sched_;  ///< its schedules, storage reused
   std::vector<std::vector<std::uint32_t>> groups_;
   std::vector<int> free_groups_;
   std::vector<double> batch_load_;  ///< scratch, per resource
