@@ -350,12 +350,17 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     for (std::uint32_t r : legs_[id].route->resources)
       queue.push_back(r);
   };
+  if (group_mark_.size() < groups_.size())
+    group_mark_.resize(groups_.size() * 2, 0);
   auto add_with_group = [&](std::uint32_t id) {
     add(id);
-    if (legs_[id].group >= 0)
-      for (std::uint32_t m : groups_[legs_[id].group])
-        if (!legs_[m].released)
-          add(m);
+    const int g = legs_[id].group;
+    if (g < 0 || group_mark_[g] == ep)
+      return; // its group's members are in already
+    group_mark_[g] = ep;
+    for (std::uint32_t m : groups_[g])
+      if (!legs_[m].released)
+        add(m);
   };
   for (std::uint32_t id : seeds)
     add(id);

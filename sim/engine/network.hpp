@@ -149,7 +149,7 @@ private:
   std::vector<int> resource_owner_; ///< scratch, per resource
   // Scratch marks for the re-solve: entry == epoch_ means "marked in this pass".
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint32_t> leg_mark_, link_mark_, local_mark_;
+  std::vector<std::uint32_t> leg_mark_, link_mark_, local_mark_, group_mark_;
   std::vector<std::uint32_t> local_index_;
   std::uint32_t next_epoch();
   bool in_completion_ = false;
