@@ -38,49 +38,49 @@ const std::vector<double>& MaxMinSolver::rates(const std::vector<char>& active)
 {
   const std::size_t n = flows(), m = capacity_.size();
   rate_.assign(n, 0.0);
-  frozen_.assign(n, 0);
   left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
   users_.assign(m, 0);
   saturated_.resize(m);
-  std::size_t unfrozen = 0;
+  live_.clear(); // unfrozen flows, in index order
   for (std::size_t i = 0; i < n; ++i) {
-    if (!active[i]) {
-      frozen_[i] = 1;
+    if (!active[i])
       continue;
-    }
-    ++unfrozen;
+    live_.push_back(static_cast<std::uint32_t>(i));
     for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k)
       ++users_[links_[k]];
   }
+  hot_.clear(); // links with unfrozen users
+  for (std::size_t l = 0; l < m; ++l)
+    if (users_[l] > 0)
+      hot_.push_back(static_cast<std::uint32_t>(l));
   // Progressive filling: every unfrozen flow rises together to the next limit (a link's fair
   // share or a flow's cap); the flows that hit it freeze there.
-  while (unfrozen > 0) {
+  while (!live_.empty()) {
     double level = std::numeric_limits<double>::infinity();
-    for (std::size_t l = 0; l < m; ++l)
-      if (users_[l] > 0)
-        level = std::min(level, left_[l] / users_[l]);
-    for (std::size_t i = 0; i < n; ++i)
-      if (!frozen_[i])
-        level = std::min(level, cap_[i]);
+    for (std::uint32_t l : hot_)
+      level = std::min(level, left_[l] / users_[l]);
+    for (std::uint32_t i : live_)
+      level = std::min(level, cap_[i]);
     const double eps = 1e-12 * level;
-    for (std::size_t l = 0; l < m; ++l)
-      saturated_[l] = users_[l] > 0 && left_[l] / users_[l] <= level + eps;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (frozen_[i])
-        continue;
+    for (std::uint32_t l : hot_)
+      saturated_[l] = left_[l] / users_[l] <= level + eps;
+    std::size_t kept = 0;
+    for (std::uint32_t i : live_) {
       bool stop = cap_[i] <= level + eps;
       for (std::uint32_t k = begin_[i]; k < begin_[i + 1] && !stop; ++k)
         stop = saturated_[links_[k]] != 0;
-      if (!stop)
+      if (!stop) {
+        live_[kept++] = i;
         continue;
-      frozen_[i] = 1;
-      rate_[i]   = level;
-      --unfrozen;
+      }
+      rate_[i] = level;
       for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
         left_[links_[k]] -= level;
         --users_[links_[k]];
       }
     }
+    live_.resize(kept);
+    hot_.erase(std::remove_if(hot_.begin(), hot_.end(), [&](std::uint32_t l) { return users_[l] == 0; }), hot_.end());
   }
   return rate_;
 }
@@ -89,8 +89,10 @@ void MaxMinSolver::schedule(double start, std::vector<Schedule>& out)
 {
   const std::size_t n = flows();
   out.resize(n);
-  for (Schedule& s : out)
+  for (Schedule& s : out) {
     s.clear();
+    s.reserve(std::min<std::size_t>(n, 16)); // a segment per finishing flow at most
+  }
   remaining_.assign(bytes_.begin(), bytes_.end());
   active_.assign(n, 1);
   double t          = start;

@@ -39,7 +39,8 @@ private:
   // Scratch.
   std::vector<double> rate_, left_, remaining_;
   std::vector<int> users_;
-  std::vector<char> frozen_, saturated_, active_;
+  std::vector<std::uint32_t> live_, hot_; ///< unfrozen flows, links they use
+  std::vector<char> saturated_, active_;
 };
 
 struct FlowSpec {
