@@ -121,13 +121,20 @@ void Network::purge(std::uint32_t r, double t)
 {
   // Fused transfers whose bytes have all moved (now only in their tail) no longer load links.
   Resource& res = resources_[r];
+  if (t < res.min_end)
+    return;
+  double next = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < res.legs.size();) {
     const Leg& other = legs_[res.legs[i]];
-    if (!other.real && other.end <= t)
+    if (!other.real && other.end <= t) {
       release(res.legs[i]); // removes it from res.legs
-    else
-      ++i;
+      continue;
+    }
+    if (!other.real)
+      next = std::min(next, other.end);
+    ++i;
   }
+  res.min_end = next;
 }
 
 void Network::flush()
@@ -214,11 +221,16 @@ void Network::flush()
       for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs)) // demote edits the list
         if (!legs_[other].real && !legs_[other].released)
           demote(other);
-  for (std::uint32_t id : batch)
-    for (std::uint32_t r : legs_[id].route->resources) {
-      resources_[r].reserved += legs_[id].alone;
-      resources_[r].legs.push_back(id);
+  for (std::uint32_t id : batch) {
+    Leg& leg = legs_[id];
+    leg.slot.resize(leg.route->resources.size());
+    for (std::size_t k = 0; k < leg.route->resources.size(); ++k) {
+      Resource& res = resources_[leg.route->resources[k]];
+      res.reserved += leg.alone;
+      leg.slot[k] = static_cast<std::uint32_t>(res.legs.size());
+      res.legs.push_back(id);
     }
+  }
   // Launch: each fused group solved exactly, the rest to SimGrid. The batch's unhandled transfers
   // ordered by group (their root), batch order kept within a group.
   std::vector<std::size_t>& order = fl_order_;
@@ -297,6 +309,8 @@ void Network::fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>&
     Leg& l                 = legs_[id];
     l.schedule.swap(sched[k]); // sched[k] keeps the old storage for the next solve
     l.end                  = l.schedule.back().first;
+    for (std::uint32_t r : l.route->resources)
+      resources_[r].min_end = std::min(resources_[r].min_end, l.end);
     l.group                = gid;
     if (gid >= 0)
       groups_[gid].push_back(id);
@@ -516,14 +530,28 @@ void Network::release(std::uint32_t id)
   if (leg.released)
     return;
   leg.released = true;
-  for (std::uint32_t r : leg.route->resources) {
-    Resource& res = resources_[r];
+  for (std::size_t k = 0; k < leg.route->resources.size(); ++k) {
+    const std::uint32_t r = leg.route->resources[k];
+    Resource& res         = resources_[r];
     res.reserved -= leg.alone;
-    auto it = std::find(res.legs.begin(), res.legs.end(), id);
-    *it     = res.legs.back();
+    // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
+    const auto pos  = leg.slot[k];
+    const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
+    const std::uint32_t moved = res.legs[last];
+    res.legs[pos]             = moved;
     res.legs.pop_back();
-    if (res.legs.empty())
+    if (pos != last) {
+      Leg& m = legs_[moved];
+      for (std::size_t j = 0; j < m.route->resources.size(); ++j)
+        if (m.route->resources[j] == r && m.slot[j] == last) {
+          m.slot[j] = pos;
+          break;
+        }
+    }
+    if (res.legs.empty()) {
       res.reserved = 0; // no drift from repeated sums
+      res.min_end  = std::numeric_limits<double>::infinity();
+    }
   }
 }
 

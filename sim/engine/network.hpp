@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -92,6 +93,7 @@ private:
     int group     = -1;    ///< the fused group it belongs to, if any
     Schedule schedule;     ///< rate over time while fused, from `start`
     double offset = 0;     ///< bytes moved before `start` (a re-solved transfer restarts its schedule)
+    std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
     int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -102,6 +104,8 @@ private:
     double capacity = 0;
     double reserved = 0;
     std::vector<std::uint32_t> legs;
+    /// No fused transfer on it ends before this (a lower bound): purge() has nothing to do earlier.
+    double min_end = std::numeric_limits<double>::infinity();
   };
 
   const CachedPath& cached(GpuId src, GpuId dst);
