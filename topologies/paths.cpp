@@ -75,7 +75,7 @@ std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
 
 std::optional<GpuId> Topology::rail_relay(GpuId striping, GpuId other) const
 {
-  if (!spec_.fabric || node_of(striping) == node_of(other)) return std::nullopt;
+  if (!spec_.fabric || !has_nvlink() || node_of(striping) == node_of(other)) return std::nullopt;
   const int rail = nic_of(other);
   if (rail == nic_of(striping) || nic_owner_[rail] < 0) return std::nullopt;
   return static_cast<GpuId>(node_of(striping)) * gpus_per_node_ + static_cast<GpuId>(nic_owner_[rail]);

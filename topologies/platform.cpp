@@ -51,7 +51,7 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
   std::vector<bool> striping(topo.gpu_count(), false);
   for (GpuId g : host.striping)
     striping.at(g) = true;
-  if (!host.striping.empty() && topo.spec().fabric) {
+  if (!host.striping.empty() && topo.spec().fabric && topo.has_nvlink()) { // Topology::rail_relay's cases
     p.relay_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
     if (host.copy_engine_hosts)
       p.relay_ce_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);

@@ -39,7 +39,8 @@ struct HostSpec {
   /// without dispatch caps: bulk copies that the link, not a thread block, limits.
   bool copy_engine_hosts = false;
   /// GPUs that spread their inter-node traffic over all of their node's NICs, rail-matched
-  /// (Topology::rail_relay). Each gets a relay endpoint per other NIC k of its node, host
+  /// (Topology::rail_relay; nodes with NVLink). Each gets a relay endpoint per NIC k of its node
+  /// other than its own that some GPU of the node uses, host
   /// "<gpu>.rail<k>" (and "<gpu>.ce.rail<k>" with copy-engine hosts), routed over the same
   /// dispatch cap, then NVLink (or PCIe) to the GPU that owns NIC k, then up that NIC: a comm
   /// between it and a GPU on another node takes Topology::path_via either way.

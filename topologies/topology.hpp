@@ -135,9 +135,9 @@ public:
   std::vector<Hop> gpu_to_leaf(GpuId g) const;
   /// Rail-matched relay (NCCL's PXN): a GPU that spreads its inter-node traffic over all of its
   /// node's NICs exchanges with `other` through the NIC of the same index as other's NIC (the same
-  /// rail), reached over NVLink (or PCIe) from the GPU of its node that owns that NIC. Returns that
-  /// GPU; nullopt when the two share a node, when its own NIC is already on other's rail, or when
-  /// no GPU of its node uses a NIC of that index.
+  /// rail), reached over NVLink from the first GPU of its node whose NIC that is. Returns that GPU;
+  /// nullopt without a fabric or NVLink (PXN needs NVLink: over PCIe the relay GPU would only add
+  /// hops), when the two share a node, or when its own NIC is already on other's rail.
   std::optional<GpuId> rail_relay(GpuId striping, GpuId other) const;
   /// path(a, via) followed by path(via, b), classed as a to b: a relayed transfer.
   Path path_via(GpuId a, GpuId via, GpuId b) const;

@@ -41,7 +41,7 @@ json value_of(const std::string& text)
 }
 /// The nominal InfiniBand topology of a micro-scenario: the requesters and holders `m.fabric` apart
 /// (same leaf, or leaves joined by one spine), every link but the NIC cables never binding. With one
-/// NIC per node each GPU is a node; with `requester_nics_node`, two nodes of max(R, H) GPUs, a NIC
+/// NIC per node each GPU is a node; with `requester_nics_node`, two nodes of max(R, H, 2) GPUs, a NIC
 /// per GPU, NVLink at `nvlink_bw`: the requesters are GPUs 0.. of one, the holders of the other.
 void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink_bw, json& t,
                 std::vector<std::string>& req, std::vector<std::string>& hold)
@@ -50,7 +50,7 @@ void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink
   const bool spine = m.fabric == core::FabricClass::kIbSpine;
   const bool multi = m.requester_nics_node;
   const int per    = multi ? 1 : (spine ? std::max(R, H) : R + H); // nodes per leaf
-  const int gpn    = multi ? std::max(R, H) : 1;
+  const int gpn    = multi ? std::max({R, H, 2}) : 1; // striping needs NICs to stripe over
   t["nodes"] = multi ? 2 : (spine ? 2 * per : per), t["gpus_per_node"] = gpn;
   if (multi) t["nvlink"] = {{"bandwidth", nvlink_bw}, {"latency", "0s"}, {"switch_latency", "0s"}};
   t["nics"] = {{"count", gpn}, {"latency", "0s"}};

@@ -57,8 +57,8 @@ struct Micro {
   core::Transport transport = core::Transport::kGpu;
   bool batching = true; ///< false: one exchange (one kernel, one flow) per request
   /// engine.requester_nics: node. On the nominal InfiniBand topology the requester and the holder
-  /// nodes then have max(requesters, holders) GPUs, each with its own NIC, joined by NVLink at the
-  /// profile's nominal bandwidth; the holders are GPUs 0.. of their node, one per rail.
+  /// nodes then have max(requesters, holders, 2) GPUs, each with its own NIC, joined by NVLink at
+  /// the profile's nominal bandwidth; the holders are GPUs 0.. of their node, one per rail.
   bool requester_nics_node = false;
   int max_batch = 64;
   /// Profile overrides, dotted key -> value text with unit: {"holder.copy_streams", "8"}.

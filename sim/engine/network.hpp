@@ -53,8 +53,9 @@ class Network {
 public:
   /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
   /// `striping`: GPUs that spread their inter-node traffic over their node's NICs (they must be the
-  /// platform's HostSpec::striping): a transfer between one of them and a GPU on another node takes
-  /// Topology::path_via through the rail-matched relay, in both directions.
+  /// platform's HostSpec::striping; requesters, never holders): a transfer between one of them and
+  /// a GPU on another node takes Topology::path_via through the rail-matched relay on the striping
+  /// GPU's node, in both directions, unless the other GPU is on its own rail already.
   Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
           bool fast_path, const std::vector<GpuId>& striping = {});
   ~Network();

@@ -2,6 +2,7 @@
 // the holder's rail reached over NVLink, in both directions, against the requester's one NIC.
 #include "sim/engine/test_util.hpp"
 
+#include <fstream>
 #include <sstream>
 
 using namespace xattn;
@@ -25,7 +26,7 @@ fabric:
 
 // One requester (node0.gpu0) attending `holders` chunks of 2048 tokens, one on each of
 // node2.gpu0..holders-1: holder i sits on rail i.
-std::string scenario(int holders, const std::string& policy, const std::string& nics, bool fast)
+std::string scenario(const std::string& holders, const std::string& policy, const std::string& nics, bool fast)
 {
   std::ostringstream s;
   std::string line, indented;
@@ -34,7 +35,7 @@ std::string scenario(int holders, const std::string& policy, const std::string& 
   s << "name: rails\n"
     << "model: {name: m, layers: 1, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
     << "topology:\n"
-    << indented << "instances: {requesters: [node0.gpu0], holders: [node2.gpu0-" << (holders - 1) << "]}\n"
+    << indented << "instances: {requesters: [node0.gpu0], holders: [" << holders << "]}\n"
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"
@@ -46,7 +47,8 @@ double step(int holders, const std::string& policy, const std::string& nics, boo
 {
   // 2048 tokens in 64-token blocks: 32 blocks per chunk, one chunk per holder. One decode step: a
   // fetch's later steps would attend the cached chunks.
-  return step_mean(run(scenario(holders, policy, nics, fast), request(0, 0.0, 0, 0, 32 * holders, 1)), policy);
+  const std::string list = "node2.gpu0-" + std::to_string(holders - 1);
+  return step_mean(run(scenario(list, policy, nics, fast), request(0, 0.0, 0, 0, 32 * holders, 1)), policy);
 }
 
 } // namespace
@@ -76,4 +78,27 @@ TEST_CASE("engine: striping spreads fetched chunks over the requester node's NIC
   const double wire = 2048.0 * 1152.0 / 25e9;
   CHECK(own - striped == Approx(7 * wire).epsilon(0.02));
   CHECK(striped == Approx(step(8, "fetch", "node", false)).epsilon(1e-5));
+}
+
+TEST_CASE("engine: a requester that also holds chunks keeps its own NIC")
+{
+  // node0.gpu0 holds chunk 0 itself and requests all 8: the relay would have to sit on both ends
+  // of its exchanges, so it does not stripe, and node mode gives exactly own mode's step.
+  const std::string holders = "node0.gpu0, node2.gpu1-7";
+  auto at = [&](const std::string& nics) {
+    return step_mean(run(scenario(holders, "route", nics, true), request(0, 0.0, 0, 0, 32 * 8, 1)), "route");
+  };
+  CHECK(at("node") == at("own"));
+}
+
+TEST_CASE("engine: striping where it cannot act is an error naming the key")
+{
+  auto dir = fresh_dir("rails");
+  std::ofstream(dir / "s.yaml") << "name: x\nmodel: deepseek-v3.2\ntopology: pcie-server\n"
+                                   "instances: {requesters: [node0.gpu0], holders: [node0.gpu1]}\n"
+                                   "workload: {generator: {requests: 2, block_tokens: 64, corpus: {tokens: 4096}}}\n"
+                                   "engine: {requester_nics: node}\n";
+  CHECK_THROWS_WITH(sim::engine::load_scenario((dir / "s.yaml").string()),
+                    Catch::Contains("s.yaml:6:26: error: engine.requester_nics: 'node' stripes over a node's NICs "
+                                    "through NVLink, but topology 'pcie-server' has no NVLink"));
 }

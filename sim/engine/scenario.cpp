@@ -49,7 +49,8 @@ const core::Schema kEngineSchema{
     {.key = "cache_budget", .dim = Dimension::kBytes, .def = "16GB", .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
     {.key = "fast_path", .kind = FieldKind::kBool, .def = "true", .meaning = "fused timers for provably uncontended transfers"},
     {.key = "requester_nics", .kind = FieldKind::kChoice, .def = "own",
-     .meaning = "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN)",
+     .meaning = "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN; "
+                "needs NVLink and several NICs per node; a requester that is also a holder keeps its own NIC)",
      .choices = "own|node"},
     {.key = "predicate_prior_steps", .def = "256", .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive},
@@ -351,6 +352,16 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.cache_budget              = eng.bytes("cache_budget");
   sc.fast_path                 = eng.boolean("fast_path");
   sc.requester_nics_node       = eng.choice("requester_nics") == "node";
+  if (sc.requester_nics_node && sc.topology) {
+    // Striping relays over NVLink to another NIC of the node: without them it would do nothing.
+    const topo::TopologySpec& t = sc.topology->spec();
+    const int nics              = t.nics ? t.nics->count : 0;
+    if (!t.fabric || !t.nvlink || nics < 2)
+      eng.error("requester_nics", "'node' stripes over a node's NICs through NVLink, but topology '" + t.name + "' has " +
+                                      (!t.fabric ? std::string("no fabric")
+                                       : !t.nvlink ? std::string("no NVLink")
+                                                   : std::to_string(nics) + " NIC per node"));
+  }
   sc.predicate_prior_steps     = eng.number("predicate_prior_steps");
 
   core::Section wi                = top.section("what_if");

@@ -64,7 +64,11 @@ Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& 
                    sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
   host.copy_engine_hosts = true;
   if (sc.requester_nics_node)
-    host.striping = sc.requesters;
+    // A GPU that also holds chunks keeps its own NIC: the relay must sit on the requester's side
+    // of every exchange, and such a GPU is on both sides.
+    for (topo::GpuId g : sc.requesters)
+      if (std::find(sc.holders.begin(), sc.holders.end(), g) == sc.holders.end())
+        host.striping.push_back(g);
   platform_ = topo::build_platform(*sc.topology, *engine_, host);
   // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
   for (simgrid::s4u::Link* l : platform_.links)
@@ -189,9 +193,8 @@ void Simulation::record_finished(Active& a, double finish)
 
 PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 {
-  const topo::Path& p = net_->path(from, to);
-  const bool striped  = sc_.requester_nics_node && sc_.topology->node_of(from) != sc_.topology->node_of(to);
-  return {p.fabric, p.bottleneck, p.latency, striped ? std::max(1, sc_.topology->spec().nics->count) : 1};
+  const topo::Path& p = net_->path(from, to); // relayed where the requester stripes
+  return {p.fabric, p.bottleneck, p.latency};
 }
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)

@@ -29,7 +29,8 @@ struct PathCost {
   BytesPerSec bottleneck;   ///< slowest link on the path, per direction
   Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
   /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
-  /// when it stripes them rail-matched, engine.requester_nics: node); 1: they share one.
+  /// when it stripes them rail-matched: `xattn predict --rails`); 1: they share one. The engine
+  /// needs none of this: it routes each transfer on its own relayed path.
   int lanes = 1;
 };
 /// The profile's nominal path for a fabric class (predict without --topology).
