@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <map>
+#include <optional>
 
 namespace xattn::topo
 {
@@ -23,6 +24,13 @@ std::string_view dir_name(Direction d)
   return d == Direction::kUp ? "up" : "down";
 }
 
+/// The GPU `a` relays through when it stripes (-1: none, or not striping).
+long long relay_of(const Topology& t, GpuId a, GpuId b, bool striped)
+{
+  if (!striped) return -1;
+  const std::optional<GpuId> via = t.rail_relay(a, b);
+  return via.has_value() ? static_cast<long long>(via.value()) : -1;
+}
 } // namespace
 
 std::string summary_text(const Topology& t)
@@ -62,12 +70,17 @@ nlohmann::json summary_json(const Topology& t)
           {"nvlink", t.has_nvlink()}, {"links_by_kind", by_kind}};
 }
 
-std::string path_text(const Topology& t, GpuId a, GpuId b)
+std::string path_text(const Topology& t, GpuId a, GpuId b, bool striped)
 {
-  Path p = t.path(a, b);
+  const long long via = relay_of(t, a, b, striped);
+  Path p = via >= 0 ? t.path_via(a, static_cast<GpuId>(via), b) : t.path(a, b);
   std::string out = fmt::format("{} -> {}: {}, {} hops, latency {}, bottleneck {}\n", t.gpu_name(a), t.gpu_name(b),
                                 core::to_string(p.fabric), p.hops.size(), core::format_seconds(p.latency),
                                 p.hops.empty() ? std::string("none") : core::format_rate(p.bottleneck));
+  if (striped)
+    out += via >= 0 ? fmt::format("  relayed through {} (NIC {}, the rail of {})\n", t.gpu_name(static_cast<GpuId>(via)),
+                                  t.nic_of(b), t.gpu_name(b))
+               : std::string("  not relayed: same node, same rail, or no NVLink\n");
   for (std::size_t i = 0; i < p.hops.size(); ++i) {
     const Hop& h = p.hops[i];
     out += fmt::format("  {:>2}  {:<24} {:<4}  {:>10}  {:>8}\n", i + 1, t.link(h.link).name, dir_name(h.dir),
@@ -76,21 +89,25 @@ std::string path_text(const Topology& t, GpuId a, GpuId b)
   return out;
 }
 
-nlohmann::json path_json(const Topology& t, GpuId a, GpuId b)
+nlohmann::json path_json(const Topology& t, GpuId a, GpuId b, bool striped)
 {
-  Path p = t.path(a, b);
+  const long long via = relay_of(t, a, b, striped);
+  Path p = via >= 0 ? t.path_via(a, static_cast<GpuId>(via), b) : t.path(a, b);
   nlohmann::json hops = nlohmann::json::array();
   for (const Hop& h : p.hops)
     hops.push_back({{"link", t.link(h.link).name},
                     {"direction", dir_name(h.dir)},
                     {"bandwidth_Bps", h.bandwidth.value()},
                     {"latency_s", h.latency.value()}});
-  return {{"from", t.gpu_name(a)},
-          {"to", t.gpu_name(b)},
-          {"fabric", core::to_string(p.fabric)},
-          {"latency_s", p.latency.value()},
-          {"bottleneck_Bps", p.hops.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.bottleneck.value())},
-          {"hops", hops}};
+  nlohmann::json j = {{"from", t.gpu_name(a)},
+                      {"to", t.gpu_name(b)},
+                      {"fabric", core::to_string(p.fabric)},
+                      {"latency_s", p.latency.value()},
+                      {"bottleneck_Bps", p.hops.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.bottleneck.value())},
+                      {"hops", hops}};
+  if (striped)
+    j["relay"] = via >= 0 ? nlohmann::json(t.gpu_name(static_cast<GpuId>(via))) : nlohmann::json(nullptr);
+  return j;
 }
 
 GpuId parse_gpu(const Topology& t, std::string_view text, std::string_view flag)

@@ -18,10 +18,12 @@ std::string summary_text(const Topology& t);
 nlohmann::json summary_json(const Topology& t);
 
 /// One line per hop (link, direction, bandwidth, latency) under a header with the fabric class,
-/// latency sum and bottleneck.
-std::string path_text(const Topology& t, GpuId a, GpuId b);
-/// {"from","to","fabric","latency_s","bottleneck_Bps","hops":[{"link","direction","bandwidth_Bps","latency_s"}]}.
-nlohmann::json path_json(const Topology& t, GpuId a, GpuId b);
+/// latency sum and bottleneck. `striped`: as `a` sends it when it stripes over its node's NICs
+/// (engine.requester_nics: node), through the rail-matched relay where there is one.
+std::string path_text(const Topology& t, GpuId a, GpuId b, bool striped = false);
+/// {"from","to","fabric","latency_s","bottleneck_Bps","hops":[{"link","direction","bandwidth_Bps","latency_s"}]},
+/// and with `striped`, "relay": the relay GPU's name or null.
+nlohmann::json path_json(const Topology& t, GpuId a, GpuId b, bool striped = false);
 
 /// A GPU given by name ("node12.gpu3") or index ("99"). Throws core::InputError naming `flag`.
 GpuId parse_gpu(const Topology& t, std::string_view text, std::string_view flag);

@@ -36,6 +36,19 @@ TEST_CASE("topo: path report lists hops, class, latency sum and bottleneck")
   CHECK(topo::path_json(t, 3, 3)["bottleneck_Bps"].is_null());
 }
 
+TEST_CASE("topo: a striped path report names the relay and its rail")
+{
+  topo::Topology t = topo::test::small(); // NIC 0: GPUs 0-1, NIC 1: GPUs 2-3
+  nlohmann::json j = topo::path_json(t, 0, 10, true); // node2.gpu2 is on rail 1
+  CHECK(j["relay"] == "node0.gpu2");
+  CHECK(j["hops"][0]["link"] == "node0.gpu0.nvlink");
+  CHECK(j["latency_s"].get<double>() == Approx(t.path_via(0, 2, 10).latency.value()));
+  CHECK_THAT(topo::path_text(t, 0, 10, true), Contains("relayed through node0.gpu2 (NIC 1, the rail of node2.gpu2)"));
+  CHECK(topo::path_json(t, 0, 8, true)["relay"].is_null()); // node2.gpu0: GPU 0's own rail
+  CHECK_THAT(topo::path_text(t, 0, 8, true), Contains("not relayed"));
+  CHECK_FALSE(topo::path_json(t, 0, 10).contains("relay"));
+}
+
 TEST_CASE("topo: GPUs are given by name or index, and unknown ones are bad input")
 {
   topo::Topology t = topo::test::small();

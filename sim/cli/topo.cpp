@@ -1,4 +1,4 @@
-// `xattn topo TOPOLOGY [--json] [--path GPU GPU] [--dot FILE] [--describe]`: inspect a topology file
+// `xattn topo TOPOLOGY [--json] [--path GPU GPU [--striped]] [--dot FILE] [--describe]`: inspect a topology file
 // or preset (DESIGN.md §4).
 #include "sim/cli/command.hpp"
 #include "sim/core/atomic_file.hpp"
@@ -20,6 +20,7 @@ struct TopoOptions {
   std::string dot;
   bool json = false;
   bool describe = false;
+  bool striped = false;
 };
 } // namespace
 
@@ -30,6 +31,8 @@ void add_topo(CLI::App& app, Action& action)
   sub->add_option("topology", o->file, "Topology file or preset name (topologies/NAME.yaml)");
   sub->add_flag("--json", o->json, "Print JSON instead of text");
   sub->add_option("--path", o->path, "Show the routed path between two GPUs (nodeN.gpuG or index)")->expected(2);
+  sub->add_flag("--striped", o->striped,
+                "With --path: as the first GPU sends when it stripes over its node's NICs (engine.requester_nics: node)");
   sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
   sub->add_flag("--describe", o->describe, "Print the topology file schema");
   on_run(sub, action, [o] {
@@ -47,6 +50,8 @@ void add_topo(CLI::App& app, Action& action)
     }
     topo::Topology t = topo::load_topology(*file);
     std::optional<std::pair<topo::GpuId, topo::GpuId>> pair;
+    if (o->striped && o->path.empty())
+      core::fail("command line", 0, 0, "--striped", "needs --path GPU GPU");
     if (!o->path.empty())
       pair.emplace(topo::parse_gpu(t, o->path[0], "--path"), topo::parse_gpu(t, o->path[1], "--path"));
     if (!o->dot.empty()) { // written atomically: an interrupted export never leaves half a graph
@@ -56,11 +61,11 @@ void add_topo(CLI::App& app, Action& action)
     }
     if (o->json) {
       nlohmann::json j = topo::summary_json(t);
-      if (pair) j["path"] = topo::path_json(t, pair->first, pair->second);
+      if (pair) j["path"] = topo::path_json(t, pair->first, pair->second, o->striped);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << topo::summary_text(t);
-      if (pair) std::cout << topo::path_text(t, pair->first, pair->second);
+      if (pair) std::cout << topo::path_text(t, pair->first, pair->second, o->striped);
     }
     return 0;
   });
