@@ -102,6 +102,8 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double ta
   leg.done     = std::move(done);
   ++active_;
   ++stats_.transfers;
+  if (route.src_rail >= 0 || route.dst_rail >= 0)
+    ++stats_.relayed;
   stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
 
   for (std::uint32_t r : route.resources)

@@ -41,6 +41,7 @@ struct NetworkStats {
   std::uint64_t demoted   = 0; ///< started fused, continued as real comms
   std::uint64_t grouped   = 0; ///< fused as members of a group that shares links among itself
   std::uint64_t regrouped = 0; ///< fused transfers re-solved with newcomers instead of demoted
+  std::uint64_t relayed   = 0; ///< transfers through a rail-matched relay (a striping requester)
   std::uint64_t comms     = 0; ///< SimGrid comms launched (one per thread block of a real transfer)
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{}; ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers

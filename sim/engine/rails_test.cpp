@@ -65,6 +65,11 @@ TEST_CASE("engine: a striping requester's routed step stays flat over holders on
   // the relays add an NVLink and PCIe crossing, so the step is within 10% of one holder's.
   CHECK(striped < 1.1 * one);
   CHECK(striped > 0.8 * one);
+  // Holders 1-7 are on other rails than the requester's NIC 0: their queries and answers are
+  // relayed, holder 0's are not.
+  const nlohmann::json relayed = run(scenario("node2.gpu0-7", "route", "node", true), request(0, 0.0, 0, 0, 256, 1));
+  CHECK(relayed["policies"]["route"]["engine"]["relayed"] == 14);
+  CHECK(relayed["policies"]["route"]["engine"]["transfers"] == 16);
   // The fused fast path and all-SimGrid sharing agree on the relayed routes.
   CHECK(striped == Approx(step(8, "route", "node", false)).epsilon(1e-5));
   CHECK(own == Approx(step(8, "route", "own", false)).epsilon(1e-5));

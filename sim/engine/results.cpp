@@ -62,7 +62,7 @@ nlohmann::json Simulation::results()
   j["simulated_time_s"] = now();
   j["engine"] = {{"transfers", ns.transfers}, {"fused", ns.fused},        {"real", ns.real},
                  {"demoted", ns.demoted},     {"grouped", ns.grouped},     {"regrouped", ns.regrouped},     {"simgrid_comms", ns.comms},
-                 {"max_comms_in_flight", ns.max_in_flight}};
+                 {"max_comms_in_flight", ns.max_in_flight}, {"relayed", ns.relayed}};
   j["skipped_trace_entries"] = source_->skipped();
 
   // Invariants.
