@@ -99,12 +99,13 @@ nlohmann::json to_json(const Prediction& p, const ModelSpec& m, const Profile& p
 std::string to_table(const Prediction& p, const ModelSpec& m, const Profile& prof)
 {
   const auto& r = p.request;
-  std::string out = fmt::format("{} on {} ({} transport, profile {}): M_q = {:g}, {}, {} layer{}, {} holder{}\n",
+  std::string out = fmt::format("{} on {} ({} transport, profile {}): M_q = {:g}, {}, {} layer{}, {} holder{}{}\n",
                                 m.name, core::to_string(p.path.fabric), r.transport == core::Transport::kGpu ? "gpu" : "proxy",
                                 prof.name, r.mq,
                                 p.shape.sparse ? fmt::format("top-{:g} in {} runs", p.shape.tokens, p.shape.runs)
                                                : fmt::format("c_t = {:g}", r.ct),
-                                r.layers, r.layers == 1 ? "" : "s", r.holders, r.holders == 1 ? "" : "s");
+                                r.layers, r.layers == 1 ? "" : "s", r.holders, r.holders == 1 ? "" : "s",
+                                p.path.lanes > 1 ? fmt::format(" over {} rails", p.path.lanes) : std::string());
   auto cell = [](core::Seconds t) { return t.value() == 0 ? std::string("-") : core::format_seconds(t); };
   out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", "", "route", "fetch", "local");
   using Term = core::Seconds Breakdown::*;

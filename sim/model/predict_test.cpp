@@ -91,6 +91,7 @@ TEST_CASE("predict: --rails spreads holders over the requester's NICs on InfiniB
   const double rate = std::min(ib.block_rate.value() * f.profile.route_blocks, ib.bandwidth.value());
   CHECK(p.route.transfer.value() == Approx(one_nic * (ib.bandwidth.value() / 8) / rate));
   CHECK(sim::to_json(p, f.model, f.profile)["inputs"]["rails"] == 8);
+  CHECK_THAT(sim::to_table(p, f.model, f.profile), Contains("8 holders over 8 rails"));
   r.fabric = core::FabricClass::kNvlink; // one node: no rails to stripe over
   CHECK(sim::predict(f.model, f.profile, r).path.lanes == 1);
 }
