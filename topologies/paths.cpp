@@ -73,12 +73,16 @@ std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
   return out;
 }
 
+std::optional<GpuId> Topology::rail_gpu(int node, int nic) const
+{
+  if (nic < 0 || nic >= static_cast<int>(nic_owner_.size()) || nic_owner_[nic] < 0) return std::nullopt;
+  return static_cast<GpuId>(node) * gpus_per_node_ + static_cast<GpuId>(nic_owner_[nic]);
+}
+
 std::optional<GpuId> Topology::rail_relay(GpuId striping, GpuId other) const
 {
-  if (!spec_.fabric || !has_nvlink() || node_of(striping) == node_of(other)) return std::nullopt;
-  const int rail = nic_of(other);
-  if (rail == nic_of(striping) || nic_owner_[rail] < 0) return std::nullopt;
-  return static_cast<GpuId>(node_of(striping)) * gpus_per_node_ + static_cast<GpuId>(nic_owner_[rail]);
+  if (!can_stripe() || node_of(striping) == node_of(other) || nic_of(other) == nic_of(striping)) return std::nullopt;
+  return rail_gpu(node_of(striping), nic_of(other));
 }
 
 Path Topology::path_via(GpuId a, GpuId via, GpuId b) const

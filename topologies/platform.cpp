@@ -3,6 +3,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <cassert>
+#include <optional>
 #include <string>
 
 namespace xattn::topo
@@ -48,10 +49,10 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
     p.ce_hosts.resize(topo.gpu_count());
   p.links.resize(topo.link_count());
   p.nics_per_node = topo.spec().nics ? topo.spec().nics->count : 0;
-  std::vector<bool> striping(topo.gpu_count(), false);
-  for (GpuId g : host.striping)
-    striping.at(g) = true;
-  if (!host.striping.empty() && topo.spec().fabric && topo.has_nvlink()) { // Topology::rail_relay's cases
+  if (!host.striping.empty() && topo.can_stripe()) {
+    p.striping.assign(topo.gpu_count(), 0);
+    for (GpuId g : host.striping)
+      p.striping.at(g) = 1;
     p.relay_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
     if (host.copy_engine_hosts)
       p.relay_ce_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
@@ -115,16 +116,15 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
         p.ce_hosts[g] = zone->create_host(topo.gpu_name(g) + ".ce", host.speed.value())->seal();
         zone->add_route(p.ce_hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
       }
-      if (p.relay_hosts.empty() || !striping[g])
+      if (!p.stripes(g))
         continue;
       // One relay endpoint per rail this GPU reaches through another GPU of its node.
-      for (int other = 0; other < gpn; ++other) {
-        const auto owner = static_cast<GpuId>(node * gpn + other);
-        const int nic     = topo.nic_of(owner);
-        if (nic == topo.nic_of(g) || p.relay_hosts[g * p.nics_per_node + nic] != nullptr)
+      for (int nic = 0; nic < p.nics_per_node; ++nic) {
+        const std::optional<GpuId> owner = topo.rail_gpu(node, nic);
+        if (nic == topo.nic_of(g) || !owner)
           continue;
-        std::vector<Hop> hops = topo.path(g, owner).hops;
-        const std::vector<Hop> up = topo.gpu_to_leaf(owner);
+        std::vector<Hop> hops = topo.path(g, *owner).hops;
+        const std::vector<Hop> up = topo.gpu_to_leaf(*owner);
         hops.insert(hops.end(), up.begin(), up.end());
         const std::string rail = ".rail" + std::to_string(nic);
         s4u::Host* r = zone->create_host(topo.gpu_name(g) + rail, host.speed.value())->seal();

@@ -39,11 +39,11 @@ struct HostSpec {
   /// without dispatch caps: bulk copies that the link, not a thread block, limits.
   bool copy_engine_hosts = false;
   /// GPUs that spread their inter-node traffic over all of their node's NICs, rail-matched
-  /// (Topology::rail_relay; nodes with NVLink). Each gets a relay endpoint per NIC k of its node
-  /// other than its own that some GPU of the node uses, host
-  /// "<gpu>.rail<k>" (and "<gpu>.ce.rail<k>" with copy-engine hosts), routed over the same
-  /// dispatch cap, then NVLink (or PCIe) to the GPU that owns NIC k, then up that NIC: a comm
-  /// between it and a GPU on another node takes Topology::path_via either way.
+  /// (Topology::rail_relay; ignored unless Topology::can_stripe()). Each gets a relay endpoint per
+  /// NIC k of its node other than its own that some GPU uses, host "<gpu>.rail<k>" (and
+  /// "<gpu>.ce.rail<k>" with copy-engine hosts), routed over the same dispatch cap, then NVLink to
+  /// Topology::rail_gpu(node, k), then up NIC k: a comm between it and a GPU on another node takes
+  /// Topology::path_via either way.
   std::vector<GpuId> striping;
 };
 
@@ -53,8 +53,10 @@ struct Platform {
   std::vector<simgrid::s4u::Link*> links; ///< LinkId -> split-duplex link (its two directions are
                                           ///< `<name>_UP` and `<name>_DOWN`, matching Direction)
   int nics_per_node = 0;
+  std::vector<char> striping;                      ///< per GPU: it has relay endpoints (empty: nobody)
   std::vector<simgrid::s4u::Host*> relay_hosts;    ///< GpuId * nics_per_node + NIC -> relay endpoint, or null
   std::vector<simgrid::s4u::Host*> relay_ce_hosts; ///< same, for copy-engine endpoints
+  bool stripes(GpuId g) const { return !striping.empty() && striping[g] != 0; }
   /// The endpoint of `g` on the rail of NIC `nic` (its own host when that is its own NIC).
   simgrid::s4u::Host* endpoint(GpuId g, int nic, bool copy_engine) const;
 };

@@ -133,11 +133,16 @@ public:
   /// Hops from a GPU up to its leaf (PCIe to its NIC, then the NIC's access link); empty without a
   /// fabric. The way back is the same links, reversed, each crossed kDown instead of kUp.
   std::vector<Hop> gpu_to_leaf(GpuId g) const;
-  /// Rail-matched relay (NCCL's PXN): a GPU that spreads its inter-node traffic over all of its
-  /// node's NICs exchanges with `other` through the NIC of the same index as other's NIC (the same
-  /// rail), reached over NVLink from the first GPU of its node whose NIC that is. Returns that GPU;
-  /// nullopt without a fabric or NVLink (PXN needs NVLink: over PCIe the relay GPU would only add
-  /// hops), when the two share a node, or when its own NIC is already on other's rail.
+  /// Whether a GPU can spread its inter-node traffic over its node's NICs (NCCL's PXN): a fabric,
+  /// NVLink (over PCIe the relay GPU would only add hops) and more than one NIC per node.
+  bool can_stripe() const { return spec_.fabric && has_nvlink() && spec_.nics && spec_.nics->count > 1; }
+  /// The first GPU of `node` whose NIC is local NIC `nic` (the GPU a relay on that rail goes
+  /// through); nullopt when no GPU uses that NIC.
+  std::optional<GpuId> rail_gpu(int node, int nic) const;
+  /// Rail-matched relay: a GPU that stripes (can_stripe()) exchanges with `other` through the NIC
+  /// of the same index as other's NIC (the same rail), reached over NVLink from rail_gpu(). Returns
+  /// that GPU; nullopt when striping is impossible, the two share a node, or its own NIC is
+  /// already on other's rail.
   std::optional<GpuId> rail_relay(GpuId striping, GpuId other) const;
   /// path(a, via) followed by path(via, b), classed as a to b: a relayed transfer.
   Path path_via(GpuId a, GpuId via, GpuId b) const;

@@ -12,21 +12,9 @@ using namespace xattn::sim::engine::test;
 
 namespace {
 
-// Two leaves of two 8-GPU nodes, one GPU per NDR-200 NIC, and a thin uplink: oversubscription 8
-// makes each leaf-spine trunk 2 nodes x 8 NICs x 25 GB/s / 8 = 50 GB/s.
-const char* kThinUplink = R"(name: thin-uplink
-nodes: 4
-gpus_per_node: 8
-nvlink: {bandwidth: 450GBps, latency: 0.4us}
-pcie: {switches: 4, bandwidth: 64GBps, latency: 0.5us, host_bandwidth: 64GBps}
-nics: {count: 8, latency: 0.5us}
-fabric:
-  nodes_per_leaf: 2
-  leaves: 2
-  spines: 1
-  link: {bandwidth: 200Gbps, latency: 0.1us}
-  oversubscription: 8
-)";
+// A thin uplink: oversubscription 8 makes each leaf-spine trunk 2 nodes x 8 NICs x 25 GB/s / 8 =
+// 50 GB/s.
+constexpr int kThinUplink = 8;
 
 // N requests at t = 0, request i on requester node0.gpu<i> with its own chunk on holder
 // node2.gpu<j> (a distinct holder each): every flow crosses the leaf0 -> spine trunk, nothing else
@@ -34,14 +22,9 @@ fabric:
 std::string scenario(int n, const std::string& policy, int layers)
 {
   std::ostringstream s;
-  std::string topo = kThinUplink;
-  std::string indented;
-  for (std::istringstream in(topo); std::getline(in, topo);)
-    indented += "  " + topo + "\n";
   s << "name: congestion\n"
     << "model: {name: m, layers: " << layers << ", heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-    << "topology:\n"
-    << indented << "instances: {requesters: [node0.gpu0-" << (n - 1) << "], holders: [node2.gpu0-" << (n - 1) << "]}\n"
+    << two_leaf_topology(kThinUplink) << "instances: {requesters: [node0.gpu0-" << (n - 1) << "], holders: [node2.gpu0-" << (n - 1) << "]}\n"
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"

@@ -119,36 +119,6 @@ void MaxMinSolver::schedule(double start, std::vector<Schedule>& out)
   }
 }
 
-namespace {
-MaxMinSolver load(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity)
-{
-  MaxMinSolver s;
-  for (double c : capacity)
-    s.add_link(c);
-  for (const FlowSpec& f : flows) {
-    s.add_flow(f.bytes, f.cap);
-    for (std::uint32_t l : f.links)
-      s.cross(l);
-  }
-  return s;
-}
-} // namespace
-
-std::vector<double> maxmin_rates(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity,
-                                 const std::vector<bool>& active)
-{
-  MaxMinSolver s = load(flows, capacity);
-  return s.rates(std::vector<char>(active.begin(), active.end()));
-}
-
-std::vector<Schedule> maxmin_schedule(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity, double start)
-{
-  MaxMinSolver s = load(flows, capacity);
-  std::vector<Schedule> out;
-  s.schedule(start, out);
-  return out;
-}
-
 double moved_by(const Schedule& s, double start, double t)
 {
   double moved = 0, from = start;

@@ -43,17 +43,6 @@ private:
   std::vector<char> saturated_, active_;
 };
 
-struct FlowSpec {
-  double bytes = 0;                  ///< B
-  double cap   = 0;                  ///< B/s, the flow's own bound
-  std::vector<std::uint32_t> links;  ///< indices into the capacity vector
-};
-
-/// One-shot forms of the solver (tests, small callers).
-std::vector<double> maxmin_rates(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity,
-                                 const std::vector<bool>& active);
-std::vector<Schedule> maxmin_schedule(const std::vector<FlowSpec>& flows, const std::vector<double>& capacity, double start);
-
 /// Bytes a flow has moved by time `t` along its schedule (started at `start`).
 double moved_by(const Schedule& s, double start, double t);
 

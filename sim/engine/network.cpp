@@ -18,11 +18,9 @@ constexpr double kFit = 1.0 + 1e-9; // reservations are sums of doubles: tolerat
 } // namespace
 
 Network::Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-                 bool fast_path, const std::vector<GpuId>& striping)
-    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path), striping_(topo.gpu_count(), false)
+                 bool fast_path)
+    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path)
 {
-  for (GpuId g : striping)
-    striping_.at(g) = true;
   resources_.resize(topo.link_count() * 2);
   for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
     resources_[2 * id].capacity     = topo.link(id).bandwidth.value();
@@ -51,9 +49,9 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
-  if (striping_[src] && (via = topo_.rail_relay(src, dst)))
+  if (platform_.stripes(src) && (via = topo_.rail_relay(src, dst)))
     c.src_rail = topo_.nic_of(dst);
-  else if (striping_[dst] && (via = topo_.rail_relay(dst, src)))
+  else if (platform_.stripes(dst) && (via = topo_.rail_relay(dst, src)))
     c.dst_rail = topo_.nic_of(src);
   c.path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
   for (const topo::Hop& h : c.path.hops)

@@ -53,12 +53,12 @@ struct NetworkStats {
 class Network {
 public:
   /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
-  /// `striping`: GPUs that spread their inter-node traffic over their node's NICs (they must be the
-  /// platform's HostSpec::striping; requesters, never holders): a transfer between one of them and
-  /// a GPU on another node takes Topology::path_via through the rail-matched relay on the striping
-  /// GPU's node, in both directions, unless the other GPU is on its own rail already.
+  /// A transfer between a GPU that stripes (Platform::stripes: a requester spreading its traffic
+  /// over its node's NICs) and a GPU on another node takes Topology::path_via through the
+  /// rail-matched relay on the striping GPU's node, in both directions, unless the other GPU is on
+  /// its own rail already.
   Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-          bool fast_path, const std::vector<GpuId>& striping = {});
+          bool fast_path);
   ~Network();
   Network(const Network&)            = delete;
   Network& operator=(const Network&) = delete;
@@ -130,7 +130,6 @@ private:
   const topo::Platform& platform_;
   const calibrate::Profile& profile_;
   bool fast_path_;
-  std::vector<bool> striping_; ///< per GPU
   std::unordered_map<std::uint64_t, CachedPath> paths_;
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;

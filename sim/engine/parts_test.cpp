@@ -181,12 +181,18 @@ TEST_CASE("engine parts: max-min with caps, solved over time")
 {
   // Three flows on one 30-unit link: A capped at 5, B and C uncapped: A 5, B and C 12.5 each.
   // A has 10 bytes (done at 2), B 25 (done at 2), C 50: after 2 it runs alone at 30.
-  std::vector<FlowSpec> flows{{10, 5, {0}}, {25, 1e9, {0}}, {50, 1e9, {0}}};
-  auto rates = maxmin_rates(flows, {30}, {true, true, true});
+  MaxMinSolver one;
+  const std::uint32_t link = one.add_link(30);
+  for (auto [bytes, cap] : {std::pair{10.0, 5.0}, {25.0, 1e9}, {50.0, 1e9}}) {
+    one.add_flow(bytes, cap);
+    one.cross(link);
+  }
+  auto rates = one.rates({1, 1, 1});
   CHECK(rates[0] == Approx(5));
   CHECK(rates[1] == Approx(12.5));
   CHECK(rates[2] == Approx(12.5));
-  auto s = maxmin_schedule(flows, {30}, 0.0);
+  std::vector<Schedule> s;
+  one.schedule(0.0, s);
   CHECK(s[0].back().first == Approx(2.0));
   CHECK(s[1].back().first == Approx(2.0));
   // C moved 25 by t = 2, then 25 more at 30: done at 2 + 25/30.
@@ -194,7 +200,17 @@ TEST_CASE("engine parts: max-min with caps, solved over time")
   CHECK(moved_by(s[2], 0.0, 1.0) == Approx(12.5));
   // Two links: D on both (cap 100), E on link 0, F on link 1; link 0 = 10, link 1 = 4:
   // link 1 binds D and F at 2 each; E takes 10 - 2 = 8 on link 0.
-  auto r2 = maxmin_rates({{1, 100, {0, 1}}, {1, 100, {0}}, {1, 100, {1}}}, {10, 4}, {true, true, true});
+  MaxMinSolver two;
+  const std::uint32_t l0 = two.add_link(10), l1 = two.add_link(4);
+  two.add_flow(1, 100), two.cross(l0), two.cross(l1);
+  two.add_flow(1, 100), two.cross(l0);
+  two.add_flow(1, 100), two.cross(l1);
+  auto r2 = two.rates({1, 1, 1});
+  // Reused for another set: clear() forgets the first one's links and flows.
+  one.clear();
+  one.add_link(6);
+  one.add_flow(1, 100), one.cross(0);
+  CHECK(one.rates({1})[0] == Approx(6));
   CHECK(r2[0] == Approx(2));
   CHECK(r2[1] == Approx(8));
   CHECK(r2[2] == Approx(2));

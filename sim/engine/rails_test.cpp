@@ -10,32 +10,15 @@ using namespace xattn::sim::engine::test;
 
 namespace {
 
-// Two leaves of two 8-GPU nodes, one NDR-200 NIC per GPU, a non-blocking spine.
-const char* kRails = R"(name: rails
-nodes: 4
-gpus_per_node: 8
-nvlink: {bandwidth: 450GBps, latency: 0.4us}
-pcie: {switches: 4, bandwidth: 64GBps, latency: 0.5us, host_bandwidth: 64GBps}
-nics: {count: 8, latency: 0.5us}
-fabric:
-  nodes_per_leaf: 2
-  leaves: 2
-  spines: 1
-  link: {bandwidth: 200Gbps, latency: 0.1us}
-)";
-
 // One requester (node0.gpu0) attending `holders` chunks of 2048 tokens, one on each of
 // node2.gpu0..holders-1: holder i sits on rail i.
 std::string scenario(const std::string& holders, const std::string& policy, const std::string& nics, bool fast)
 {
   std::ostringstream s;
-  std::string line, indented;
-  for (std::istringstream in(kRails); std::getline(in, line);)
-    indented += "  " + line + "\n";
   s << "name: rails\n"
     << "model: {name: m, layers: 1, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-    << "topology:\n"
-    << indented << "instances: {requesters: [node0.gpu0], holders: [" << holders << "]}\n"
+    << two_leaf_topology(1) // a non-blocking spine
+    << "instances: {requesters: [node0.gpu0], holders: [" << holders << "]}\n"
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"
@@ -66,10 +49,12 @@ TEST_CASE("engine: a striping requester's routed step stays flat over holders on
   CHECK(striped < 1.1 * one);
   CHECK(striped > 0.8 * one);
   // Holders 1-7 are on other rails than the requester's NIC 0: their queries and answers are
-  // relayed, holder 0's are not.
-  const nlohmann::json relayed = run(scenario("node2.gpu0-7", "route", "node", true), request(0, 0.0, 0, 0, 256, 1));
-  CHECK(relayed["policies"]["route"]["engine"]["relayed"] == 14);
-  CHECK(relayed["policies"]["route"]["engine"]["transfers"] == 16);
+  // relayed, holder 0's are not. Two legs (query, answer) per holder.
+  const int holders = 8;
+  const nlohmann::json relayed =
+      run(scenario("node2.gpu0-" + std::to_string(holders - 1), "route", "node", true), request(0, 0.0, 0, 0, 32 * holders, 1));
+  CHECK(relayed["policies"]["route"]["engine"]["relayed"] == 2 * (holders - 1));
+  CHECK(relayed["policies"]["route"]["engine"]["transfers"] == 2 * holders);
   // The fused fast path and all-SimGrid sharing agree on the relayed routes.
   CHECK(striped == Approx(step(8, "route", "node", false)).epsilon(1e-5));
   CHECK(own == Approx(step(8, "route", "own", false)).epsilon(1e-5));

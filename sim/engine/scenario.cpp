@@ -352,15 +352,13 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.cache_budget              = eng.bytes("cache_budget");
   sc.fast_path                 = eng.boolean("fast_path");
   sc.requester_nics_node       = eng.choice("requester_nics") == "node";
-  if (sc.requester_nics_node && sc.topology) {
+  if (sc.requester_nics_node && sc.topology && !sc.topology->can_stripe()) {
     // Striping relays over NVLink to another NIC of the node: without them it would do nothing.
     const topo::TopologySpec& t = sc.topology->spec();
-    const int nics              = t.nics ? t.nics->count : 0;
-    if (!t.fabric || !t.nvlink || nics < 2)
-      eng.error("requester_nics", "'node' stripes over a node's NICs through NVLink, but topology '" + t.name + "' has " +
-                                      (!t.fabric ? std::string("no fabric")
-                                       : !t.nvlink ? std::string("no NVLink")
-                                                   : std::to_string(nics) + " NIC per node"));
+    eng.error("requester_nics", "'node' stripes over a node's NICs through NVLink, but topology '" + t.name + "' has " +
+                                    (!t.fabric   ? std::string("no fabric")
+                                     : !t.nvlink ? std::string("no NVLink")
+                                                 : std::to_string(t.nics->count) + " NIC per node"));
   }
   sc.predicate_prior_steps     = eng.number("predicate_prior_steps");
 

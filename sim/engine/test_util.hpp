@@ -42,6 +42,27 @@ inline nlohmann::json run(const std::string& scenario, const std::string& trace,
   return r.summary;
 }
 
+/// A scenario's inline `topology:` block: two leaves of two 8-GPU nodes (NVLink 450 GB/s), one
+/// NDR-200 NIC (25 GB/s) per GPU, one spine, each leaf-spine trunk carrying 2 nodes x 8 NICs x
+/// 25 GB/s / `oversubscription`.
+inline std::string two_leaf_topology(int oversubscription)
+{
+  return "topology:\n"
+         "  name: two-leaf\n"
+         "  nodes: 4\n"
+         "  gpus_per_node: 8\n"
+         "  nvlink: {bandwidth: 450GBps, latency: 0.4us}\n"
+         "  pcie: {switches: 4, bandwidth: 64GBps, latency: 0.5us, host_bandwidth: 64GBps}\n"
+         "  nics: {count: 8, latency: 0.5us}\n"
+         "  fabric:\n"
+         "    nodes_per_leaf: 2\n"
+         "    leaves: 2\n"
+         "    spines: 1\n"
+         "    link: {bandwidth: 200Gbps, latency: 0.1us}\n"
+         "    oversubscription: " +
+         std::to_string(oversubscription) + "\n";
+}
+
 /// One request line of the own trace format: context blocks [first, first + n).
 inline std::string request(int id, double t, int session, int first_block, int n_blocks, int out, int block_tokens = 64)
 {

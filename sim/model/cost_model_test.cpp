@@ -142,21 +142,30 @@ TEST_CASE("predicate: cheap re-prefill makes local win, fetch never breaks even 
   CHECK(std::isinf(sim::decide(cheap, 0).break_even_reuse));
 }
 
+namespace {
+/// A DSA top-2048 call (256 rows) spread over `holders`, one contiguous run each, on the IB spine
+/// path with `lanes` NICs to spread them over.
+sim::CallCost sparse_call(int holders, int lanes = 1)
+{
+  auto m  = dsv3();
+  m.index = {2048, 64, 128};
+  auto path  = sim::nominal_path(hand_profile(), FabricClass::kIbSpine);
+  path.lanes = lanes;
+  sim::CallShape s{.rows = 256, .tokens = 2048, .holders = holders, .runs = holders, .sparse = true};
+  return sim::price_call(m, hand_profile(), s, path);
+}
+constexpr double kSparseQuery = 294912.0 + 2 * 8192; // 256 x 1152 B rows + two tokens' 8 KiB indexer queries
+} // namespace
+
 TEST_CASE("cost model: scattered gather grows with holders, route stays an order of magnitude below")
 {
-  auto p = hand_profile();
-  auto m = dsv3();
-  m.index = {2048, 64, 128};
-  auto path = sim::nominal_path(p, FabricClass::kIbSpine);
-  sim::CallShape one{.rows = 256, .tokens = 2048, .holders = 1, .runs = 1, .sparse = true};
-  sim::CallShape four{.rows = 256, .tokens = 2048, .holders = 4, .runs = 4, .sparse = true};
-  auto c1 = sim::price_call(m, p, one, path);
-  auto c4 = sim::price_call(m, p, four, path);
+  auto c1 = sparse_call(1);
+  auto c4 = sparse_call(4);
   // Four splices instead of one; the same bytes through the same NIC.
   CHECK(c4.fetch.splice.value() == Approx(4 * 3e-3 + 2048 * 0.17e-9));
   CHECK(c4.fetch.transfer.value() == Approx(c1.fetch.transfer.value()));
-  // Four queries share the requester's 25 GB/s link: 4 x (256 x 1152 + 2 x 8192) B.
-  CHECK(c4.route.transfer.value() == Approx(4 * (294912.0 + 2 * 8192) / 25e9));
+  // Four queries share the requester's 25 GB/s link.
+  CHECK(c4.route.transfer.value() == Approx(4 * kSparseQuery / 25e9));
   CHECK(c4.route.compute.value() == Approx(2e-6 + 512 * 0.384e-9 + 512 * 256 * 5.44e-12));
   CHECK(c4.fetch.total() / c1.fetch.total() > 3.5);
   CHECK(c4.route.total() / c1.route.total() < 3.0);
@@ -167,23 +176,14 @@ TEST_CASE("cost model: scattered gather grows with holders, route stays an order
 
 TEST_CASE("cost model: a requester striping over its node's NICs keeps route flat over holders")
 {
-  auto p = hand_profile();
-  auto m = dsv3();
-  m.index = {2048, 64, 128};
-  auto path = sim::nominal_path(p, FabricClass::kIbSpine);
-  sim::CallShape one{.rows = 256, .tokens = 2048, .holders = 1, .runs = 1, .sparse = true};
-  sim::CallShape eight{.rows = 256, .tokens = 2048, .holders = 8, .runs = 8, .sparse = true};
-  path.lanes = 8;
-  auto c1 = sim::price_call(m, p, one, path);
-  auto c8 = sim::price_call(m, p, eight, path);
+  auto c1 = sparse_call(1, 8);
+  auto c8 = sparse_call(8, 8);
   // A holder per lane: each query and answer has a 25 GB/s NIC to itself.
-  CHECK(c8.route.transfer.value() == Approx((294912.0 + 2 * 8192) / 25e9));
+  CHECK(c8.route.transfer.value() == Approx(kSparseQuery / 25e9));
   CHECK(c8.route.ret.value() == Approx(c1.route.ret.value()));
   CHECK(c8.route.total() / c1.route.total() < 1.1);
   // Four lanes for eight holders: two share each lane.
-  path.lanes = 4;
-  auto c8on4 = sim::price_call(m, p, eight, path);
-  CHECK(c8on4.route.transfer.value() == Approx(2 * (294912.0 + 2 * 8192) / 25e9));
+  CHECK(sparse_call(8, 4).route.transfer.value() == Approx(2 * kSparseQuery / 25e9));
   // Fetch still pays a splice per run: striping moves bytes faster, the gather penalty stays.
   CHECK(c8.fetch.total() / c1.fetch.total() > 3.5);
 }
