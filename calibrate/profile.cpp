@@ -13,6 +13,17 @@ using core::FieldKind;
 using core::kNoDefault;
 using core::kRequired;
 
+const core::Schema kSegmentSchema{
+    {.key = "from", .dim = Dimension::kBytes, .meaning = "smallest message size of the segment (the first: 0B)"},
+    {.key     = "latency",
+     .dim     = Dimension::kSeconds,
+     .meaning = "fixed time of a message in the segment (relative to the first segment's, which is the probe's)"},
+    {.key     = "bandwidth",
+     .dim     = Dimension::kBytesPerSec,
+     .meaning = "effective rate of a message in the segment",
+     .check   = Check::kPositive},
+};
+
 const core::Schema kFabricSchema{
     {.key = "probe_gpu", .dim = Dimension::kSeconds, .meaning = "fixed latency of one device-initiated exchange"},
     {.key = "probe_proxy", .dim = Dimension::kSeconds, .meaning = "fixed latency of one CPU-proxy exchange"},
@@ -22,8 +33,19 @@ const core::Schema kFabricSchema{
      .check   = Check::kPositive},
     {.key     = "bandwidth",
      .dim     = Dimension::kBytesPerSec,
-     .meaning = "nominal per-direction link rate, used without a topology",
+     .meaning = "effective per-direction rate of a bulk transfer (measured; the one-segment transfer curve)",
      .check   = Check::kPositive},
+    {.key     = "nominal_bandwidth",
+     .dim     = Dimension::kBytesPerSec,
+     .def     = kNoDefault,
+     .meaning = "nominal per-direction link rate (datasheet), the bottleneck of the path without a topology; "
+                "default: bandwidth",
+     .check   = Check::kPositive},
+    {.key     = "transfer",
+     .kind    = FieldKind::kList,
+     .def     = kNoDefault,
+     .meaning = "piecewise transfer curve (written by calibrate fit), replaces probe + size / bandwidth",
+     .sub     = &kSegmentSchema},
     {.key     = "wire_latency",
      .dim     = Dimension::kSeconds,
      .def     = "0us",
@@ -190,6 +212,26 @@ core::Document load_with_extends(const std::filesystem::path& path, std::vector<
   return doc;
 }
 
+// A transfer curve: ascending sizes from 0 B, no segment faster than the link it runs on.
+void read_curve(core::Section& s, FabricCosts& c)
+{
+  if (!s.has("transfer"))
+    return;
+  for (core::Section& seg : s.sections("transfer")) {
+    CurveSegment k{seg.bytes("from"), seg.seconds("latency"), seg.rate("bandwidth")};
+    if (c.curve.empty() && k.from.value() != 0)
+      seg.error("from", "the first segment must start at 0B");
+    else if (!c.curve.empty() && !(k.from > c.curve.back().from))
+      seg.error("from", "segments must be in ascending order of size");
+    if (k.bandwidth > c.nominal() * (1 + 1e-9))
+      seg.error("bandwidth", "faster than the fabric's nominal_bandwidth (" +
+                                 core::format_rate(c.nominal()) + "): set nominal_bandwidth to the link rate");
+    c.curve.push_back(k);
+  }
+  if (c.curve.empty())
+    s.error("transfer", "an empty curve: give at least one segment, or leave the key out");
+}
+
 } // namespace
 
 const core::Schema& profile_schema() { return kProfileSchema; }
@@ -216,7 +258,11 @@ Profile read_profile(const core::Document& doc)
     c.probe_proxy   = s.seconds("probe_proxy");
     c.block_rate    = s.rate("block_rate");
     c.bandwidth     = s.rate("bandwidth");
+    c.nominal_bandwidth = s.has("nominal_bandwidth") ? s.rate("nominal_bandwidth") : BytesPerSec(0);
+    if (c.bandwidth > c.nominal() * (1 + 1e-9))
+      s.error("bandwidth", "the effective rate exceeds nominal_bandwidth (" + core::format_rate(c.nominal()) + ")");
     c.wire_latency  = s.seconds("wire_latency");
+    read_curve(s, c);
   }
   // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
   p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30), Seconds(0)};

@@ -22,18 +22,38 @@ using core::Bytes;
 using core::BytesPerSec;
 using core::Seconds;
 
+/// One piece of a fabric's transfer curve: a bulk message of `from` bytes or more (up to the next
+/// segment's `from`) takes `latency + size / bandwidth` on the profile's nominal path. Latencies are
+/// read relative to the first segment's: that one is the probe's (`probe_gpu` or `probe_proxy`, as
+/// measured), and a later segment adds what its protocol adds on top.
+struct CurveSegment {
+  Bytes from;
+  Seconds latency;
+  BytesPerSec bandwidth;
+};
+
 /// Costs of one fabric class.
 struct FabricCosts {
   Seconds probe_gpu;      ///< fixed latency of one exchange, device-initiated (IBGDA-like)
   Seconds probe_proxy;    ///< the same through a CPU proxy (host-mediated)
   BytesPerSec block_rate; ///< what one thread block issuing transfers sustains
-  BytesPerSec bandwidth;  ///< nominal per-direction link rate (predict without a topology)
+  /// Effective per-direction rate of a bulk transfer (what a measurement sees: protocol and
+  /// dispatch overheads included); the one-segment transfer curve.
+  BytesPerSec bandwidth;
   /// One-way wire latency of the path the probe was measured on. The probe already contains it,
   /// so a topology's path adds only (its latency - this) to each leg, and the profile's nominal
   /// path (no topology) adds nothing.
   Seconds wire_latency;
+  /// The link's nominal per-direction rate (the datasheet figure): the bottleneck of the
+  /// profile's nominal path (predict without a topology). A bulk message moves at
+  /// bandwidth / nominal_bandwidth of whatever link capacity it gets. 0: the same as `bandwidth`.
+  BytesPerSec nominal_bandwidth;
+  /// Piecewise transfer curve, ascending `from`, the first from 0 B (written by `calibrate fit`
+  /// where a protocol changes); empty: the single line probe + size / bandwidth.
+  std::vector<CurveSegment> curve;
 
   Seconds probe(core::Transport t) const { return t == core::Transport::kGpu ? probe_gpu : probe_proxy; }
+  BytesPerSec nominal() const { return nominal_bandwidth.value() > 0 ? nominal_bandwidth : bandwidth; }
 };
 
 /// How well one fitted quantity matched its measurements (the profile's `fit:` section, written by
@@ -81,17 +101,6 @@ struct Profile {
   const FabricCosts& fabric(core::FabricClass f) const { return fabrics[static_cast<std::size_t>(f)]; }
   FabricCosts& fabric(core::FabricClass f) { return fabrics[static_cast<std::size_t>(f)]; }
 
-  /// Partial attention of `rows` query rows over `tokens` cached tokens, one layer.
-  Seconds kernel_time(double tokens, double rows) const
-  {
-    return kernel_fixed + kernel_per_token * tokens + kernel_per_token_row * (tokens * rows);
-  }
-  /// Merge of `partials` partial results of `rows` rows each into the running output.
-  Seconds merge_time(double partials, double rows) const { return merge_fixed + merge_per_row * (partials * rows); }
-  /// Splice of `runs` contiguous runs totalling `tokens` tokens.
-  Seconds splice_time(double runs, double tokens) const { return splice_fixed * runs + splice_per_token * tokens; }
-  /// Re-prefill of `tokens` tokens over all layers.
-  Seconds prefill_time(double tokens) const { return Seconds(tokens / prefill_tokens_per_s); }
 };
 
 /// The profile schema (for --describe and for writers that must stay inside it).

@@ -177,7 +177,7 @@ std::string MicroRunner::topology_yaml(const Micro& m, std::vector<std::string>&
                    std::string(core::to_string(m.fabric)) + ": give the endpoints (src, dst) in the measured data");
   }
   // Nominal topology from the profile.
-  const std::string bw = calibrate::rate_text(profile_.fabric(m.fabric).bandwidth.value());
+  const std::string bw = calibrate::rate_text(profile_.fabric(m.fabric).nominal().value());
   json t;
   t["name"] = "nominal-" + std::string(core::to_string(m.fabric));
   json fast_pcie = {{"switches", 1},          {"bandwidth", kFast},      {"latency", "0s"},
@@ -199,7 +199,7 @@ std::string MicroRunner::topology_yaml(const Micro& m, std::vector<std::string>&
     break;
   case core::FabricClass::kIbSameLeaf:
   case core::FabricClass::kIbSpine:
-    nominal_ib(m, bw, calibrate::rate_text(profile_.fabric(core::FabricClass::kNvlink).bandwidth.value()), t, req, hold);
+    nominal_ib(m, bw, calibrate::rate_text(profile_.fabric(core::FabricClass::kNvlink).nominal().value()), t, req, hold);
     t["pcie"] = fast_pcie;
     break;
   default:

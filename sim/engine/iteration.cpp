@@ -4,6 +4,7 @@
 #include "sim/engine/state.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 namespace xattn::sim::engine {
@@ -56,28 +57,32 @@ struct IterationSteps {
   void finish();
   void launch_exchange(const Exchange& e, int rank);
   void launch_move(const Move& m, int rank);
-  double exchange_idle(const Exchange& e);
-  /// What a leg on `path` adds to the probe: the path's latency beyond the probe's measured path.
-  double leg_latency(const topo::Path& path) const
+  /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
+  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
+  Options options() const { return {sc().transport, sc().what_if.collapsed_response}; }
+  ExchangePrice price(const Exchange& e, int rank) const
   {
-    return sim::leg_latency(sc().profile, {path.fabric, path.bottleneck, path.latency}).value();
+    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
+    const ExchangeShape shape{e.rows,       e.decoded / sc().tp,
+                              e.tokens,     e.token_rows,
+                              sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
+                              sc().selection.sparse};
+    return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them),
+                          sim.net_->path_cost(them, me), options());
   }
-  double move_idle(const Move& m);
-  double exchange_work(const Exchange& e) const
+  MovePrice price(const Move& mv, int rank) const
   {
-    const calibrate::Profile& p = sc().profile;
-    const double fixed = p.kernel_fixed.value() * (sc().what_if.compute_amortisation ? 1.0 : e.requests);
-    return fixed + p.kernel_per_token.value() * e.tokens + p.kernel_per_token_row.value() * e.token_rows;
+    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
+    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sc().selection.sparse, 1.0 / sc().tp,
+                      sim.net_->path_cost(them, me), sim.net_->path_cost(me, them), options());
   }
-  double query_bytes(const Exchange& e) const
+  double exchange_idle(const Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
+  double move_idle(const Move& mv) const
   {
-    const ModelSpec& m = sc().model;
-    double b           = m.query_row().value() * e.rows;
-    if (sc().selection.sparse)
-      b += m.index_query_per_token().value() * e.decoded / sc().tp;
-    return b;
+    if (mv.prefill)
+      return prefill_time(sc().profile, mv.tokens).value() / plan->rounds;
+    return plan->scale * price(mv, 0).idle().value();
   }
-  double answer_bytes(const Exchange& e) const { return sc().model.output_row().value() * e.rows; }
 };
 
 void IterationSteps::build()
@@ -207,18 +212,19 @@ void IterationSteps::build()
     }
     if (local_tokens > 0) {
       any_local = true;
-      plan->local_work += p.kernel_per_token.value() * local_tokens + p.kernel_per_token_row.value() * local_tokens * rows_q;
+      plan->local_work += local_attention(p, local_tokens, rows_q).value();
     }
     const double partials = static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
     if (!routed_holders.empty()) {
       any_merge = true;
-      plan->merge_work += p.merge_per_row.value() * partials * rows_q;
+      plan->merge_work += merge_rows_time(p, partials, rows_q).value();
     }
   }
+  // One attention launch and one merge launch per iteration for the whole batch.
   if (any_local)
-    plan->local_work += p.kernel_fixed.value();
+    plan->local_work += exchange_kernel_time(p, 1, 0, 0).value();
   if (any_merge)
-    plan->merge_work += p.merge_fixed.value();
+    plan->merge_work += merge_time(p, 0, 0).value();
 
   double round_bound = 0, splices = 0;
   for (const Exchange& e : plan->exchanges)
@@ -226,40 +232,11 @@ void IterationSteps::build()
   for (const Move& mv : plan->moves) {
     round_bound = std::max(round_bound, move_idle(mv));
     if (!mv.prefill)
-      splices += plan->scale * p.splice_time(mv.runs, mv.tokens).value();
+      splices += plan->scale * splice_time(p, mv.runs, mv.tokens).value();
   }
   round_bound = std::max(round_bound, splices); // splices run one after another
   round_bound += plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
-}
-
-double IterationSteps::exchange_idle(const Exchange& e)
-{
-  const calibrate::Profile& p = sc().profile;
-  const topo::GpuId me = instance().gpus[0], them = holder_gpu(e.holder, 0);
-  const topo::Path& out = sim.net_->path(me, them);
-  const topo::Path& back = sim.net_->path(them, me);
-  const double probe = p.fabric(out.fabric).probe(sc().transport).value();
-  double t = query_bytes(e) / sim.net_->alone_rate(me, them, p.route_blocks) + probe + leg_latency(out) +
-             p.host_overhead.value() + exchange_work(e) + answer_bytes(e) / sim.net_->alone_rate(them, me, p.route_blocks) +
-             leg_latency(back) + (sc().what_if.collapsed_response ? 0.0 : probe);
-  return plan->scale * t;
-}
-
-double IterationSteps::move_idle(const Move& mv)
-{
-  const calibrate::Profile& p = sc().profile;
-  const ModelSpec& m          = sc().model;
-  if (mv.prefill)
-    return p.prefill_time(mv.tokens).value() / plan->rounds;
-  const topo::GpuId me = instance().gpus[0], them = holder_gpu(mv.holder, 0);
-  const topo::Path& path = sim.net_->path(them, me);
-  const double probe     = p.fabric(path.fabric).probe(sc().transport).value();
-  double t = m.latent_per_token().value() * mv.tokens / sim.net_->alone_rate(them, me, p.fetch_blocks) + probe +
-             leg_latency(path) + p.host_overhead.value() + p.splice_time(mv.runs, mv.tokens).value();
-  if (sc().selection.sparse)
-    t += probe + 2 * leg_latency(path); // the block-id round trip before the gather
-  return plan->scale * t;
 }
 
 void IterationSteps::run_round()
@@ -278,25 +255,27 @@ void IterationSteps::run_round()
     round_done();
 }
 
+void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
+                          std::function<void()> done)
+{
+  if (bytes.value() > 0)
+    sim.net_->transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
+  else
+    after(tail.value(), std::move(done));
+}
+
 void IterationSteps::launch_exchange(const Exchange& e, int rank)
 {
-  const calibrate::Profile& p = sc().profile;
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-  const topo::Path& out  = sim.net_->path(me, them);
-  const double L         = plan->scale;
-  const double probe     = p.fabric(out.fabric).probe(sc().transport).value();
-  const double after_query = L * (probe + leg_latency(out) + p.host_overhead.value());
-  const double after_answer =
-      L * (leg_latency(sim.net_->path(them, me)) + (sc().what_if.collapsed_response ? 0.0 : probe));
-  const double work   = L * exchange_work(e);
-  const double answer = L * answer_bytes(e);
-  ComputeUnit* gpu    = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
-  Network* net        = sim.net_.get();
-  IterationSteps self = *this;
-  const int blocks    = p.route_blocks;
+  const ExchangePrice x = price(e, rank);
+  const double L        = plan->scale;
+  ComputeUnit* gpu      = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
+  IterationSteps self   = *this;
   // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
-  net->transfer(me, them, L * query_bytes(e), blocks, after_query, [=]() mutable {
-    gpu->submit(work, [=]() mutable { net->transfer(them, me, answer, blocks, after_answer, [=]() mutable { self.op_done(); }); });
+  send(me, them, x.query * L, x.query_flow, x.after_query * L, [=]() mutable {
+    gpu->submit((x.compute * L).value(), [=]() mutable {
+      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable { self.op_done(); });
+    });
   });
 }
 
@@ -304,35 +283,35 @@ void IterationSteps::launch_move(const Move& mv, int rank)
 {
   IterationSteps self = *this;
   if (mv.prefill) {
-    after(sc().profile.prefill_time(mv.tokens).value() / plan->rounds, [self]() mutable { self.op_done(); });
+    after(prefill_time(sc().profile, mv.tokens).value() / plan->rounds, [self]() mutable { self.op_done(); });
     return;
   }
-  const calibrate::Profile& p = sc().profile;
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-  const topo::Path& path = sim.net_->path(them, me);
-  const double L         = plan->scale;
-  const double probe     = p.fabric(path.fabric).probe(sc().transport).value();
-  double tail            = probe + leg_latency(path) + p.host_overhead.value();
-  if (sc().selection.sparse)
-    tail += probe + 2 * leg_latency(path); // the block-id round trip before the gather
-  tail *= L;
-  const double splice = L * p.splice_time(mv.runs, mv.tokens).value();
-  const double bytes  = L * sc().model.latent_per_token().value() * mv.tokens;
-  StreamPool* pool    = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
-  Network* net        = sim.net_.get();
-  double* free_at     = &instance().splice_free_at[rank];
-  const int blocks    = p.fetch_blocks;
-  pool->acquire([=]() mutable {
-    // The copy stream is free when the bytes have moved; the splice follows on the requester,
-    // one splice at a time per GPU (DESIGN.md §3.1: one per contiguous run, summed).
-    net->transfer(them, me, bytes, blocks, 0.0, [=]() mutable {
-      pool->release();
-      after(tail, [=]() mutable {
-        const double start = std::max(now(), *free_at);
-        *free_at           = start + splice;
-        after(*free_at - now(), [=]() mutable { self.op_done(); });
+  const MovePrice x    = price(mv, rank);
+  const double L       = plan->scale;
+  StreamPool* pool     = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
+  double* free_at      = &instance().splice_free_at[rank];
+  auto gather = [=]() mutable {
+    pool->acquire([=]() mutable {
+      // The copy stream is free when the bytes have moved; the splice follows on the requester,
+      // one splice at a time per GPU (one per contiguous run, summed).
+      self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
+        pool->release();
+        after((x.after_chunk * L).value(), [=]() mutable {
+          const double start = std::max(now(), *free_at);
+          *free_at           = start + (x.splice * L).value();
+          after(*free_at - now(), [=]() mutable { self.op_done(); });
+        });
       });
     });
+  };
+  if (!x.index) {
+    gather();
+    return;
+  }
+  // Under selection the block ids come first: the indexer query out, the ids back.
+  send(me, them, x.index_query * L, x.index_query_flow, x.after_index_query * L, [=]() mutable {
+    self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather);
   });
 }
 

@@ -2,7 +2,10 @@
 
 #include "sim/engine/clock.hpp"
 
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Activity.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 #include <xbt/asserts.h>
 
 #include <algorithm>
@@ -14,12 +17,15 @@ namespace xattn::sim::engine {
 namespace {
 Network* g_network = nullptr; // one simulation per process: the live network gets completions
 bool g_connected   = false;
+// The bandwidth factor of the comm being started: SimGrid asks for it inside Comm::start(), which
+// runs at once (no actors here), and a demoted transfer's remainder keeps its message's factor,
+// which its remaining size alone could not tell.
+double g_next_factor = 0;
 constexpr double kFit = 1.0 + 1e-9; // reservations are sums of doubles: tolerate rounding
 } // namespace
 
-Network::Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-                 bool fast_path)
-    : topo_(topo), platform_(platform), profile_(profile), fast_path_(fast_path)
+Network::Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path)
+    : topo_(topo), platform_(platform), fast_path_(fast_path)
 {
   resources_.resize(topo.link_count() * 2);
   for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
@@ -34,6 +40,14 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, con
       if (g_network != nullptr)
         g_network->on_comm_done(a);
     });
+    simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_bw_factor_cb(
+        [](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*, const std::vector<simgrid::s4u::Link*>&,
+           const std::unordered_set<simgrid::s4u::NetZone*>&) {
+          xbt_assert(g_next_factor > 0, "a SimGrid comm started outside Network::go_real");
+          const double f = g_next_factor;
+          g_next_factor  = 0;
+          return f;
+        });
     g_connected = true;
   }
 }
@@ -61,10 +75,10 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 
 const topo::Path& Network::path(GpuId src, GpuId dst) { return cached(src, dst).path; }
 
-double Network::alone_rate(GpuId src, GpuId dst, int blocks)
+sim::PathCost Network::path_cost(GpuId src, GpuId dst)
 {
   const topo::Path& p = path(src, dst);
-  return std::min(blocks * profile_.fabric(p.fabric).block_rate.value(), p.bottleneck.value());
+  return {p.fabric, p.bottleneck, p.latency};
 }
 
 std::uint32_t Network::new_leg()
@@ -78,9 +92,11 @@ std::uint32_t Network::new_leg()
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
-void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double tail_s, std::function<void()> done)
+void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s,
+                       std::function<void()> done)
 {
   xbt_assert(src != dst && bytes > 0, "a transfer moves bytes between two GPUs");
+  xbt_assert(flow.rate.value() > 0 && flow.factor > 0 && flow.factor <= 1, "a flow has a rate and a factor in (0, 1]");
   if (!in_completion_)
     retired_.clear();
   const CachedPath& route = cached(src, dst);
@@ -89,11 +105,14 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, int blocks, double ta
   leg.route               = &route;
   leg.src                 = src;
   leg.dst                 = dst;
-  leg.bytes               = bytes;
-  leg.blocks              = std::max(1, blocks);
-  leg.alone = std::min(leg.blocks * profile_.fabric(route.path.fabric).block_rate.value(), route.path.bottleneck.value());
+  leg.payload             = bytes;
+  leg.factor              = flow.factor;
+  leg.link_bound          = flow.link_bound;
+  leg.bytes               = bytes / flow.factor;
+  leg.blocks              = std::max(1, flow.blocks);
+  leg.alone               = flow.rate.value() / flow.factor;
   leg.start    = now();
-  leg.end      = leg.start + bytes / leg.alone;
+  leg.end      = leg.start + leg.bytes / leg.alone;
   leg.tail     = tail_s;
   leg.real     = false;
   leg.released = false;
@@ -252,7 +271,7 @@ void Network::flush()
     if (real_root[g]) {
       for (std::size_t i : group) {
         ++stats_.real;
-        go_real(batch[i], legs_[batch[i]].bytes);
+        go_real(batch[i], legs_[batch[i]].payload);
       }
       continue;
     }
@@ -456,7 +475,7 @@ void Network::demote_one(std::uint32_t id)
   cancel(leg.timer);
   const double moved = leg.offset + moved_by(leg.schedule, leg.start, now());
   ++stats_.demoted;
-  go_real(id, std::max(0.0, leg.bytes - moved));
+  go_real(id, std::max(0.0, leg.bytes - moved) * leg.factor);
 }
 
 void Network::go_real(std::uint32_t id, double bytes)
@@ -464,10 +483,11 @@ void Network::go_real(std::uint32_t id, double bytes)
   Leg& leg = legs_[id];
   leg.real = true;
   // When the blocks together can outrun the path, the link limits the transfer: one flow between
-  // the copy-engine endpoints, which carry no dispatch cap. Otherwise each thread block is a flow
-  // capped at the per-block rate by the platform's dispatch link. Whole bytes, split evenly; a
-  // remainder below one byte per flow finishes now.
-  const bool link_bound = leg.alone >= leg.route->path.bottleneck.value();
+  // the copy-engine endpoints, which carry no dispatch cap, with the message's bandwidth factor.
+  // Otherwise each thread block is a flow capped at the per-block rate by the platform's dispatch
+  // link. Whole bytes (`bytes` is payload), split evenly; a remainder below one byte per flow
+  // finishes now.
+  const bool link_bound = leg.link_bound;
   auto total = static_cast<std::uint64_t>(std::llround(bytes));
   int subs   = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
   if (subs == 0) {
@@ -488,6 +508,7 @@ void Network::go_real(std::uint32_t id, double bytes)
     auto comm          = simgrid::s4u::Comm::sendto_init(from, to);
     comm->set_payload_size(part);
     comm->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
+    g_next_factor = link_bound ? leg.factor : 1.0;
     comm->start();
     leg.comms.push_back(comm);
     leg.sub_bytes.push_back(static_cast<double>(part));
@@ -567,7 +588,7 @@ void Network::finish(std::uint32_t id)
       free_groups_.push_back(leg.group);
     leg.group = -1;
   }
-  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.bytes;
+  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.payload;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release
   // them only once that returns.

@@ -16,8 +16,8 @@
 // demoted transfer continues without paying latency twice.
 #pragma once
 
-#include "calibrate/profile.hpp"
 #include "sim/engine/maxmin.hpp"
+#include "sim/model/pricing.hpp"
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 
@@ -57,22 +57,22 @@ public:
   /// over its node's NICs) and a GPU on another node takes Topology::path_via through the
   /// rail-matched relay on the striping GPU's node, in both directions, unless the other GPU is on
   /// its own rail already.
-  Network(const topo::Topology& topo, const topo::Platform& platform, const calibrate::Profile& profile,
-          bool fast_path);
+  Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path);
   ~Network();
   Network(const Network&)            = delete;
   Network& operator=(const Network&) = delete;
 
-  /// Starts moving `bytes` from `src` to `dst` now, dispatched by `blocks` thread blocks (each
-  /// capped at the fabric's per-block rate), and calls `done` `tail_s` seconds after the last byte
-  /// arrives. The transfer is the bandwidth phase only; the tail carries the caller's fixed delays
-  /// (latency, probes), fused into the same event when the transfer is fused. src != dst, bytes > 0.
-  void transfer(GpuId src, GpuId dst, double bytes, int blocks, double tail_s, std::function<void()> done);
+  /// Starts moving `bytes` from `src` to `dst` now as `flow` (sim::flow priced it on path(src,
+  /// dst): its alone rate, its thread blocks, the link capacity it turns into progress), and calls
+  /// `done` `tail_s` seconds after the last byte arrives. The transfer is the bandwidth phase only;
+  /// the tail carries the caller's fixed delays (latency, probes), fused into the same event when
+  /// the transfer is fused. REQUIRES: src != dst, bytes > 0, flow.rate > 0, 0 < flow.factor <= 1.
+  void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, std::function<void()> done);
 
   /// The route between two GPUs as the engine uses it (cached; relayed where one end stripes).
   const topo::Path& path(GpuId src, GpuId dst);
-  /// The rate a transfer of `blocks` blocks gets alone on its path, B/s.
-  double alone_rate(GpuId src, GpuId dst, int blocks);
+  /// The same as the cost model sees it.
+  sim::PathCost path_cost(GpuId src, GpuId dst);
 
   const NetworkStats& stats() const { return stats_; }
   /// Bytes carried per link direction (index link * 2 + direction: 0 up, 1 down).
@@ -88,7 +88,12 @@ private:
   struct Leg {
     const CachedPath* route = nullptr;
     GpuId src = 0, dst = 0;
+    /// `bytes` and `alone` are in link capacity (payload / factor): the solver, the reservations
+    /// and the schedules all work in it, as SimGrid's max-min does with a bandwidth factor.
     double bytes = 0, alone = 0, start = 0, end = 0, tail = 0;
+    double payload = 0; ///< the bytes the caller moves
+    double factor  = 1; ///< payload per unit of capacity
+    bool link_bound = false;
     int blocks = 1;
     bool real = false;
     bool released = false; ///< its reservations are gone (the bytes have all moved)
@@ -128,7 +133,6 @@ private:
 
   const topo::Topology& topo_;
   const topo::Platform& platform_;
-  const calibrate::Profile& profile_;
   bool fast_path_;
   std::unordered_map<std::uint64_t, CachedPath> paths_;
   std::vector<Resource> resources_;

@@ -49,9 +49,12 @@ struct TestNetwork {
     platform               = topo::build_platform(topo, *engine, spec);
     for (auto* l : platform.links)
       l->set_latency(0);
-    net = std::make_unique<Network>(topo, platform, prof, true);
+    net = std::make_unique<Network>(topo, platform, true);
   }
 };
+
+// One thread block's flow at 25 GB/s (the platform's dispatch cap above), written out here.
+sim::Flow one_block() { return {core::BytesPerSec(25e9), 1.0, false, 1}; }
 
 TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
 {
@@ -137,14 +140,14 @@ TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones 
   double t1 = 0, t2 = 0, t3 = 0;
   after(0.0, [&] {
     // 25 MB over NVLink at one block: 1 ms, alone.
-    net.transfer(a, d, 25e6, 1, 0.0, [&] { t1 = now(); });
+    net.transfer(a, d, 25e6, one_block(), 0.0, [&] { t1 = now(); });
     // 25 MB from node0.gpu0 to node2.gpu0 over IB: 1 ms alone (25 GB/s NIC).
-    net.transfer(a, b, 25e6, 1, 0.0, [&] { t2 = now(); });
+    net.transfer(a, b, 25e6, one_block(), 0.0, [&] { t2 = now(); });
   });
   // At 0.5 ms a second IB transfer from the same GPU (same NIC) to node2.gpu1: the NIC is
   // shared from then on. The first had 12.5 MB left: both at 12.5 GB/s, it ends at 1.5 ms; the
   // second then has 12.5 MB left and runs alone at 25 GB/s until 2.0 ms.
-  after(0.5e-3, [&] { net.transfer(a, c, 25e6, 1, 2e-3, [&] { t3 = now(); }); });
+  after(0.5e-3, [&] { net.transfer(a, c, 25e6, one_block(), 2e-3, [&] { t3 = now(); }); });
   e->run();
   CHECK(t1 == Approx(1e-3));
   CHECK(t2 == Approx(1.5e-3));
@@ -168,7 +171,7 @@ TEST_CASE("engine parts: past 64 coupled transfers the network hands them to Sim
   double last = 0;
   for (int i = 0; i < 80; ++i)
     after(i * 1e-6, [&, i] {
-      net.transfer(a, static_cast<topo::GpuId>(16 + i % 16), 10e6, 1, 0.0, [&] { last = std::max(last, now()); });
+      net.transfer(a, static_cast<topo::GpuId>(16 + i % 16), 10e6, one_block(), 0.0, [&] { last = std::max(last, now()); });
     });
   e->run();
   CHECK(last == Approx(80 * 10e6 / 25e9).epsilon(1e-6));

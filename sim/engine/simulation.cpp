@@ -73,7 +73,7 @@ Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& 
   // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
   for (simgrid::s4u::Link* l : platform_.links)
     l->set_latency(0);
-  net_ = std::make_unique<Network>(*sc.topology, platform_, sc.profile, sc.fast_path);
+  net_ = std::make_unique<Network>(*sc.topology, platform_, sc.fast_path);
 
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
   for (std::size_t i = 0; i < sc.holders.size(); ++i) {
@@ -193,8 +193,7 @@ void Simulation::record_finished(Active& a, double finish)
 
 PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 {
-  const topo::Path& p = net_->path(from, to); // relayed where the requester stripes
-  return {p.fabric, p.bottleneck, p.latency};
+  return net_->path_cost(from, to); // relayed where the requester stripes
 }
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)

@@ -1,40 +1,22 @@
-// The paper's closed-form, topology-aware cost model and the route/fetch/local predicate
-// (DESIGN.md §1, §3.1): T = T_probe + T_transfer + T_compute + T_return + T_merge per primitive.
+// The paper's closed-form, topology-aware cost model and the route/fetch/local predicate:
+// T = T_probe + T_transfer + T_compute + T_return + T_merge per primitive.
 //
 // All prices are for one attention call (one layer, one batch of M_q rows) unless scaled by
-// `layers`. The same functions price the fixed delays inside the engine, so that an idle
-// simulated cluster and this closed form agree by construction of the terms and only differ
-// where the simulation adds contention.
+// `layers`. The call is added up from the pieces pricing.hpp prices (an exchange with each holder,
+// a moved piece from each holder), the same pieces the engine runs, so that an idle simulated
+// cluster and this closed form agree by construction and differ only where the simulation adds
+// contention.
 #pragma once
 
-#include "calibrate/profile.hpp"
-#include "sim/core/fabric.hpp"
-#include "sim/model/model.hpp"
+#include "sim/model/pricing.hpp"
 
 #include <limits>
 #include <string_view>
 
 namespace xattn::sim {
 
-using calibrate::Profile;
-using core::BytesPerSec;
-using core::Seconds;
-
 enum class Primitive { kRoute, kFetch, kLocal };
 std::string_view to_string(Primitive p);
-
-/// The requester-holder path as the model sees it.
-struct PathCost {
-  core::FabricClass fabric = core::FabricClass::kIbSpine;
-  BytesPerSec bottleneck;   ///< slowest link on the path, per direction
-  Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
-  /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
-  /// when it stripes them rail-matched: `xattn predict --rails`); 1: they share one. The engine
-  /// needs none of this: it routes each transfer on its own relayed path.
-  int lanes = 1;
-};
-/// The profile's nominal path for a fabric class (predict without --topology).
-PathCost nominal_path(const Profile& p, core::FabricClass f);
 
 /// What one attention call needs from remote holders.
 struct CallShape {
@@ -59,15 +41,6 @@ struct CallCost {
   Bytes fetch_wire; ///< the moved cache (and the index exchange under selection)
   Seconds reuse;    ///< a later call attending the cached tokens locally
 };
-
-/// Per-flow rate of a transfer dispatched by `blocks` thread blocks on `path`.
-BytesPerSec dispatch_rate(const Profile& p, const PathCost& path, int blocks);
-/// Latency a leg adds to the probe on `path`: the path's beyond the probe's own measured path
-/// (never negative: a shorter path is priced like the measured one).
-Seconds leg_latency(const Profile& p, const PathCost& path);
-/// Time for `holders` equal parallel flows of `bytes_each` through the requester's link (the
-/// shared first hop): max-min gives each min(cap, bottleneck / holders). `latency` is the leg's.
-Seconds parallel_transfer(Bytes bytes_each, int holders, BytesPerSec cap, const PathCost& path, Seconds latency);
 
 /// Prices one attention call under each primitive.
 CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, const PathCost& path);

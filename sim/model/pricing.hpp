@@ -1,0 +1,127 @@
+// The one home of every cost formula. A message's time on a path (the fabric's calibrated transfer
+// curve, the dispatch rate of its thread blocks, the path's latency), and the pieces an attention
+// call is made of: a routed exchange with one holder (query out, the holder's kernel, the partials
+// back), a moved chunk (an optional index round trip, the bytes, the splice), a re-prefill, the
+// requester's own attention and merge. The closed form (cost_model.hpp) adds these pieces up for
+// one call; the engine runs the same pieces on the simulated network, holders and clocks, and asks
+// nothing else about cost. docs/cost-path.md says which module owns what.
+#pragma once
+
+#include "calibrate/profile.hpp"
+#include "sim/core/fabric.hpp"
+#include "sim/model/model.hpp"
+
+namespace xattn::sim {
+
+using calibrate::Profile;
+using core::BytesPerSec;
+using core::Seconds;
+
+/// The requester-holder path as the model sees it.
+struct PathCost {
+  core::FabricClass fabric = core::FabricClass::kIbSpine;
+  BytesPerSec bottleneck;   ///< slowest link on the path, per direction
+  Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
+  /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
+  /// when it stripes them rail-matched: `xattn predict --rails`); 1: they share one. The engine
+  /// needs none of this: it routes each transfer on its own relayed path.
+  int lanes = 1;
+};
+/// The profile's nominal path for a fabric class (predict without --topology): the link at its
+/// nominal rate, the probe's own wire latency.
+PathCost nominal_path(const Profile& p, core::FabricClass f);
+
+/// How one message of a given size moves alone on a path.
+///
+/// A message sent by `blocks` thread blocks moves at min(blocks x block_rate, e x bottleneck),
+/// where e = curve bandwidth at its size / the fabric's nominal bandwidth (the share of a link's
+/// capacity that a bulk transfer turns into progress). When the blocks bind, the message is
+/// `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor`
+/// 1); when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it
+/// is given, alone or shared (SimGrid's bandwidth factor; the engine's solver works in capacity).
+struct Flow {
+  BytesPerSec rate;    ///< alone on the path
+  double factor = 1;   ///< progress per unit of link capacity
+  bool link_bound = false;
+  int blocks      = 1;
+};
+Flow flow(const Profile& p, const PathCost& path, Bytes size, int blocks);
+
+/// Fixed time of a message of `size` bytes by `transport` on `fabric`: the probe, plus what the
+/// transfer curve's segment for that size adds over its first segment.
+Seconds probe(const Profile& p, core::FabricClass fabric, core::Transport transport, Bytes size);
+/// Latency a leg adds to the probe on `path`: the path's beyond the probe's own measured path
+/// (never negative: a shorter path is priced like the measured one).
+Seconds leg_latency(const Profile& p, const PathCost& path);
+/// Time for `holders` equal parallel messages of `bytes_each` through the requester's link (the
+/// shared first hop), each of flow `f`: max-min gives each min(its cap, bottleneck / sharing) of
+/// capacity, where the holders share the requester's lanes evenly. `latency` is the leg's.
+Seconds parallel_transfer(Bytes bytes_each, int holders, const Flow& f, const PathCost& path, Seconds latency);
+
+/// A partial-attention kernel over `tokens` cached tokens for `rows` query rows, one layer.
+Seconds kernel_time(const Profile& p, double tokens, double rows);
+/// Several requests' kernels on one holder in one exchange: `fixed_launches` launches (one when
+/// the kernel is amortised over the exchange), `tokens` and `token_rows` summed over requests.
+Seconds exchange_kernel_time(const Profile& p, double fixed_launches, double tokens, double token_rows);
+/// The online-softmax merge of `partials` partial results of `rows` rows each: one launch plus
+/// merge_rows_time (the per-row part, which a batched merge sums over requests).
+Seconds merge_time(const Profile& p, double partials, double rows);
+Seconds merge_rows_time(const Profile& p, double partials, double rows);
+/// The splice of `runs` contiguous runs totalling `tokens` tokens.
+Seconds splice_time(const Profile& p, double runs, double tokens);
+/// A re-prefill of `tokens` tokens, all layers.
+Seconds prefill_time(const Profile& p, double tokens);
+
+/// What travels in one routed exchange with one holder, one layer.
+struct ExchangeShape {
+  double rows       = 0; ///< query rows sent
+  double decoded    = 0; ///< decoded tokens whose indexer query rides along (sparse selection)
+  double tokens     = 0; ///< tokens the holder attends, summed over requests
+  double token_rows = 0; ///< sum over requests of tokens x rows
+  double launches   = 1; ///< holder kernel launches
+  bool sparse       = false;
+};
+struct Options {
+  core::Transport transport = core::Transport::kGpu;
+  bool collapsed_response   = true; ///< the holder's kernel sends the answer: no second probe
+};
+
+/// One routed exchange, one layer: query out, kernel, answer back.
+struct ExchangePrice {
+  Bytes query, answer;
+  Flow query_flow, answer_flow;
+  Seconds after_query;  ///< probe + the out leg's latency + host overhead, once the query arrived
+  Seconds compute;      ///< the holder's kernel at full speed
+  Seconds after_answer; ///< the back leg's latency (and a second probe without collapsed response)
+  /// Alone on an idle path: both transfers, the fixed delays and the kernel.
+  Seconds idle() const;
+};
+ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const ExchangeShape& s, const PathCost& out,
+                             const PathCost& back, const Options& o);
+
+/// One fetched piece (a chunk, or one holder's selected blocks), one layer. Under selection the
+/// requester first asks the holder for the block ids: the indexer query out, the ids back.
+struct MovePrice {
+  Bytes bytes;       ///< the moved latent
+  Flow chunk_flow;
+  Seconds after_chunk; ///< probe + leg latency + host overhead, once the bytes arrived
+  Seconds splice;      ///< re-adapting it on the requester
+  bool index = false;  ///< the block-id round trip comes first
+  Bytes index_query, ids;
+  Flow index_query_flow, ids_flow;
+  Seconds after_index_query; ///< probe + out leg latency
+  Seconds after_ids;         ///< back leg latency
+  /// Alone on an idle path, splice included.
+  Seconds idle() const;
+};
+/// `tokens` moved in `runs` contiguous runs from the holder at the far end of `in` (holder to
+/// requester; `out` the other way, used by the index round trip), `decoded` tokens' indexer
+/// queries.
+MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, bool sparse, double decoded,
+                     const PathCost& in, const PathCost& out, const Options& o);
+
+/// Attention of `rows` rows over `tokens` tokens already on the requester (its cache or its own
+/// chunks), the kernel launch excluded (one per iteration: Profile::kernel_fixed).
+Seconds local_attention(const Profile& p, double tokens, double rows);
+
+} // namespace xattn::sim
