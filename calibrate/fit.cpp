@@ -54,6 +54,40 @@ Line fit_line(std::span<const double> x, std::span<const double> t)
   return {l.intercept - l.slope * xm, l.slope};
 }
 
+Line fit_line_lad(std::span<const double> x, std::span<const double> t)
+{
+  Line l = fit_line(x, t);
+  for (int it = 0; it < 100; ++it) {
+    // Weighted least squares with w = 1 / (t² |r|): at the fixed point it minimises Σ |r|. The
+    // residual floor keeps an exactly fitted point from taking all the weight.
+    double w = 0, wx = 0;
+    std::vector<double> v(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double r = std::abs(l(x[i]) - t[i]) / t[i];
+      v[i]           = 1 / (t[i] * t[i] * std::max(r, 1e-7));
+      w += v[i];
+      wx += v[i] * x[i];
+    }
+    const double xm = wx / w; // centred, as in fit_line
+    double sx = 0, sxx = 0, st = 0, sxt = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double d = x[i] - xm;
+      sx += v[i] * d, sxx += v[i] * d * d, st += v[i] * t[i], sxt += v[i] * d * t[i];
+    }
+    const double det = w * sxx - sx * sx;
+    if (!(det > 1e-12 * w * sxx))
+      break; // the weights left one distinct x: keep the last line
+    const double b = (w * sxt - sx * st) / det;
+    const Line next{(st - b * sx) / w - b * xm, b};
+    const bool settled = std::abs(next.slope - l.slope) <= 1e-12 * std::abs(l.slope) + 1e-300 &&
+                         std::abs(next.intercept - l.intercept) <= 1e-12 * std::abs(l.intercept) + 1e-300;
+    l = next;
+    if (settled)
+      break;
+  }
+  return l;
+}
+
 Errors relative_errors(std::span<const double> t, std::span<const double> predicted)
 {
   Errors e;

@@ -49,6 +49,10 @@ private:
 
 /// Weighted least-squares line through (x, t), weights 1/t².
 Line fit_line(std::span<const double> x, std::span<const double> t);
+/// The line of least absolute relative error, Σ |t - a - b x| / t (the error MAPE scores; robust to
+/// the odd outlier a repeated measurement leaves), by iteratively reweighted least squares from
+/// fit_line. Throws std::domain_error as fit_line does.
+Line fit_line_lad(std::span<const double> x, std::span<const double> t);
 
 /// Quality of `predict` on (x, t); `loo(i)` predicts point i from a fit without it.
 Quality quality(std::span<const double> t, const std::function<double(std::size_t)>& predict,

@@ -93,6 +93,27 @@ void fit_linear(FittedSeries& f, const Series& s)
   }
 }
 
+// The whole piecewise line as the fabric's transfer curve (the probe is its first segment's
+// latency, set above). A segment whose time does not grow with size has no rate to give.
+void set_curve(FittedSeries& f, const Series& s)
+{
+  const Piecewise& pw = *f.line;
+  std::vector<CurveSegment> curve;
+  for (std::size_t k = 0; k < pw.lines.size(); ++k) {
+    if (!(pw.lines[k].slope > 0)) {
+      f.notes.push_back(fabric_key(s, "transfer") + " not set: segment " + std::to_string(k + 1) +
+                        "'s time does not grow with size");
+      return;
+    }
+    // Whole bytes, as the profile writes them; the first segment starts at 0 B.
+    const double from = k == 0 ? 0.0 : std::round(pw.breakpoints[k - 1]);
+    curve.push_back({Bytes(from), Seconds(pw.lines[k].intercept), BytesPerSec(1 / pw.lines[k].slope)});
+  }
+  f.curve     = std::move(curve);
+  f.curve_key = fabric_key(s, "transfer");
+  f.sets.emplace_back(f.curve_key, std::to_string(f.curve.size()) + " segments");
+}
+
 } // namespace
 
 std::string seconds_text(double s)
@@ -142,7 +163,11 @@ FittedSeries fit_series(const Series& s, const std::string& file, const FitOptio
     switch (s.measured) {
       case Measured::kTransfer:
       case Measured::kLaunch: {
-        f.line  = fit_piecewise(column(s, 0), times(s), opt.piecewise);
+        PiecewiseOptions pw = opt.piecewise;
+        // A transfer's pieces are latency + size / rate: both positive, as the profile writes them.
+        pw.growing              = s.measured == Measured::kTransfer;
+        pw.allow_negative_alpha = pw.allow_negative_alpha && s.measured != Measured::kTransfer;
+        f.line              = fit_piecewise(column(s, 0), times(s), pw);
         f.model = "piecewise alpha-beta, " + std::to_string(f.line->lines.size()) + " segment(s)";
         f.quality = f.line->quality;
         if (s.measured == Measured::kLaunch || !s.fabric)
@@ -160,6 +185,8 @@ FittedSeries fit_series(const Series& s, const std::string& file, const FitOptio
           f.sets.emplace_back(key, rate_text(1 / slope));
         else
           f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
+        if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1)
+          set_curve(f, s);
         break;
       }
       case Measured::kKernel:
@@ -230,6 +257,8 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
     root["extends"] = header.base;
   for (const FittedSeries& f : fits)
     for (const auto& [key, value] : f.sets) {
+      if (key == f.curve_key)
+        continue; // written below, as a list
       // Walk the dotted path; yaml-cpp nodes are handles, so this edits `root` in place.
       std::vector<YAML::Node> chain{root};
       std::size_t start = 0;
@@ -244,6 +273,22 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
         start = dot + 1;
       }
     }
+  for (const FittedSeries& f : fits) {
+    if (f.curve.empty())
+      continue;
+    YAML::Node list;
+    for (const CurveSegment& k : f.curve) {
+      char from[32];
+      std::snprintf(from, sizeof from, "%.0fB", k.from.value());
+      YAML::Node seg;
+      seg["from"]      = std::string(from);
+      seg["latency"]   = seconds_text(k.latency.value());
+      seg["bandwidth"] = rate_text(k.bandwidth.value());
+      list.push_back(seg);
+    }
+    const std::string fabric = f.curve_key.substr(8, f.curve_key.size() - 8 - 9); // fabrics.<f>.transfer
+    root["fabrics"][fabric]["transfer"] = list;
+  }
   YAML::Node fit_node;
   for (const FittedSeries& f : fits) {
     YAML::Node n;

@@ -4,6 +4,7 @@
 //
 //   transfer  piecewise t = α + s/β      fabrics.<class>.probe_<transport> = α of the smallest sizes
 //                                         fabrics.<class>.block_rate (single-block) or .bandwidth = β of the largest
+//                                         fabrics.<class>.transfer = every segment (bulk, several segments)
 //   kernel    t = fixed + a·T + b·T·R     holder.kernel_fixed, kernel_per_token, kernel_per_token_row
 //   merge     t = fixed + c·P·R           merge.fixed, merge.per_row
 //   splice    t = f·runs + c·tokens       splice.fixed, splice.per_token
@@ -14,6 +15,7 @@
 #include "calibrate/knee.hpp"
 #include "calibrate/measurements.hpp"
 #include "calibrate/piecewise.hpp"
+#include "calibrate/profile.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -42,6 +44,9 @@ struct FittedSeries {
   /// Profile keys set, as (dotted key, value text with unit), e.g. ("fabrics.nvlink.bandwidth", "231.5GBps").
   std::vector<std::pair<std::string, std::string>> sets;
   std::vector<std::string> notes; ///< why a key was not set
+  /// Bulk transfers fitted with several segments: the curve (profile key `curve_key`).
+  std::vector<CurveSegment> curve;
+  std::string curve_key;
 
   /// The fitted time (s) at point x (same features as the series).
   double predict(const std::vector<double>& x) const;

@@ -56,7 +56,10 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   auto can_cut              = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
   auto segment_cost         = [&](const Moments& m) {
     try {
-      if (!opt.allow_negative_alpha && m.line().intercept < 0)
+      const Line l = m.line();
+      if (!opt.allow_negative_alpha && l.intercept < 0)
+        return kInf;
+      if (opt.growing && !(l.slope > 0))
         return kInf;
       return m.sse();
     } catch (const std::domain_error&) {
@@ -111,18 +114,29 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   std::reverse(starts.begin(), starts.end());
   starts.push_back(n);
 
+  // The cuts come from least squares (its segment costs add up, which the search needs); each
+  // segment's line is then the least absolute relative error line, the error MAPE scores.
   Piecewise pw;
-  std::vector<Moments> seg(static_cast<std::size_t>(chosen));
   std::vector<std::size_t> seg_of(n);
+  auto line_of = [&](std::size_t from, std::size_t to, std::size_t skip) {
+    std::vector<double> xs, ts;
+    for (std::size_t i = from; i < to; ++i)
+      if (i != skip)
+        xs.push_back(s.x[i]), ts.push_back(s.t[i]);
+    const Line ls = fit_line(xs, ts);
+    if (!opt.least_absolute)
+      return ls;
+    // The least-squares line met the segment's constraints when the cuts were chosen; a robust
+    // line that breaks them (flat, or starting below zero, on quantised timings) gives way to it.
+    const Line lad = fit_line_lad(xs, ts);
+    const bool ok  = (!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0);
+    return ok ? lad : ls;
+  };
   for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
-    std::vector<double> xs(s.x.begin() + starts[k], s.x.begin() + starts[k + 1]);
-    std::vector<double> ts(s.t.begin() + starts[k], s.t.begin() + starts[k + 1]);
-    pw.lines.push_back(unscale(fit_line(xs, ts), s));
+    pw.lines.push_back(unscale(line_of(starts[k], starts[k + 1], n), s));
     pw.counts.push_back(starts[k + 1] - starts[k]);
-    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i) {
-      seg[k].add(s.x[i], s.t[i]);
+    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i)
       seg_of[i] = k;
-    }
     if (k > 0) // geometric midpoint: sizes are swept on a log scale
       pw.breakpoints.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
   }
@@ -132,10 +146,9 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     t_orig[i] = s.t[i] * s.t_scale;
   auto predict = [&](std::size_t i) { return pw.lines[seg_of[i]](s.x[i] * s.x_scale); };
   auto loo     = [&](std::size_t i) {
-    Moments m = seg[seg_of[i]];
-    m.remove(s.x[i], s.t[i]);
+    const std::size_t k = seg_of[i];
     try {
-      return unscale(m.line(), s)(s.x[i] * s.x_scale);
+      return unscale(line_of(starts[k], starts[k + 1], i), s)(s.x[i] * s.x_scale);
     } catch (const std::domain_error&) {
       return predict(i); // a two-point segment has no fit without the point: count its in-sample error
     }

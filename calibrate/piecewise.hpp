@@ -12,12 +12,18 @@
 namespace xattn::calibrate {
 
 struct PiecewiseOptions {
-  int max_segments     = 4; ///< upper bound on segments tried
+  int max_segments     = 24; ///< upper bound on segments tried (the information criterion picks)
   int min_points       = 4; ///< points per segment at least
   bool allow_negative_alpha = true; ///< when false, a segment whose line has α < 0 is not a candidate
+  /// When true, a segment whose line does not grow with x is not a candidate (a transfer's time
+  /// grows with its size within any one protocol: a flat piece is noise, and has no rate).
+  bool growing = false;
   /// Relative scatter below which residuals count as measurement noise (timers and medians are
   /// never better than ~0.1%): without this floor, exact data would buy segments by fitting rounding.
   double noise_floor = 1e-3;
+  /// Each segment's line minimises absolute relative error (MAPE's own loss) once the cuts are
+  /// found; false: the least-squares line the cuts were found with.
+  bool least_absolute = true;
 };
 
 /// Segment k covers lower[k] <= x < lower[k+1] (the first from -inf, the last to +inf).

@@ -31,7 +31,8 @@ fs::path temp(const std::string& name)
 }
 
 /// Fits `m` and writes a profile extending the default one.
-std::string fitted_profile(const calibrate::Measurements& m, const std::string& name, int max_segments = 4)
+std::string fitted_profile(const calibrate::Measurements& m, const std::string& name,
+                           int max_segments = calibrate::PiecewiseOptions{}.max_segments)
 {
   calibrate::FitOptions opt;
   opt.piecewise.max_segments = max_segments;
@@ -107,26 +108,28 @@ TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validate
   }
   const calibrate::Measurements all = calibrate::import_file(file);
   const std::string profile = fitted_profile(every_other(all, 0), "nccl-even");
-  // The held-out odd sizes (every 4th of them, 124 per fabric, to keep the test to seconds).
-  MeasuredData held = from_measurements(every_other(all, 1, 4));
+  // Every held-out odd size, 497 per fabric, each a run of the engine.
+  MeasuredData held = from_measurements(every_other(all, 1));
   MicroRunner run(profile);
   ValidationReport r = validate_measured(held, run);
   std::cout << report_table(r, 5);
   REQUIRE(r.groups.size() == 2);
   CHECK(r.invariants_ok);
-  // The profile keeps one line per fabric (the smallest sizes' latency, the largest sizes'
-  // bandwidth) where the fitter found 3-4 protocol segments: the engine cannot be closer than that
-  // line, and it must not be much worse (DESIGN.md §1 sets 7% as the model's target on IBGDA).
-  CHECK(r.overall.mape < 0.30);
+  // The profile keeps the fitted protocol segments (fabrics.<class>.transfer) and the engine
+  // prices every message on them: held-out error near the data's own noise floor (predicting each
+  // odd size by interpolating its measured even neighbours: 0.90% on NVLink, 1.26% on IB).
+  for (const ErrorStats& g : r.groups) {
+    INFO(g.group);
+    CHECK(g.mape <= (g.group == "send_recv/nvlink" ? 0.012 : 0.015));
+  }
   // The same data with 10x probe latencies is far off, and --max-mape says so with exit 1.
   MicroRunner wrong(wrong_profile(profile));
   CHECK(validate_measured(held, wrong).overall.mape > 3 * r.overall.mape);
-  // `calibrate fit --max-segments 1`: one least-relative-error line over the whole sweep instead
-  // of the ends of a piecewise fit. The profile's parameters stop being the smallest sizes'
-  // latency and the largest sizes' bandwidth, but the engine is closer over the measured range.
+  // `calibrate fit --max-segments 1`: one least-relative-error line per fabric cannot follow the
+  // protocol changes; it is several times further off.
   MicroRunner single(fitted_profile(every_other(all, 0), "nccl-even-1", 1));
   ValidationReport one = validate_measured(held, single);
   std::cout << "one line per fabric:\n" << report_table(one, 0);
-  CHECK(one.overall.mape < r.overall.mape);
+  CHECK(one.overall.mape > 3 * r.overall.mape);
   fs::remove_all(temp("").parent_path());
 }

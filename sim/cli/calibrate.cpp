@@ -22,7 +22,7 @@ struct CalibrateOptions {
   std::string format = "auto";
   std::string fabric;
   std::string inter_node = "ib-same-leaf";
-  int max_segments       = 4;
+  int max_segments       = calibrate::PiecewiseOptions{}.max_segments;
 };
 
 int run_fit(const CalibrateOptions& o)
@@ -105,7 +105,7 @@ void add_calibrate(CLI::App& app, Action& action)
       ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
       ->capture_default_str();
   fit->add_option("--max-segments", o->max_segments, "Most segments of a piecewise transfer fit")
-      ->check(CLI::Range(1, 8))
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   on_run(fit, action, [o] { return run_fit(*o); });
 }

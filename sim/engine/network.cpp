@@ -96,7 +96,7 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
                        std::function<void()> done)
 {
   xbt_assert(src != dst && bytes > 0, "a transfer moves bytes between two GPUs");
-  xbt_assert(flow.rate.value() > 0 && flow.factor > 0 && flow.factor <= 1, "a flow has a rate and a factor in (0, 1]");
+  xbt_assert(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
   if (!in_completion_)
     retired_.clear();
   const CachedPath& route = cached(src, dst);

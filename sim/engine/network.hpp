@@ -66,7 +66,7 @@ public:
   /// dst): its alone rate, its thread blocks, the link capacity it turns into progress), and calls
   /// `done` `tail_s` seconds after the last byte arrives. The transfer is the bandwidth phase only;
   /// the tail carries the caller's fixed delays (latency, probes), fused into the same event when
-  /// the transfer is fused. REQUIRES: src != dst, bytes > 0, flow.rate > 0, 0 < flow.factor <= 1.
+  /// the transfer is fused. REQUIRES: src != dst, bytes > 0, flow.rate > 0, flow.factor > 0.
   void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, std::function<void()> done);
 
   /// The route between two GPUs as the engine uses it (cached; relayed where one end stripes).

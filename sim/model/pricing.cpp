@@ -29,9 +29,13 @@ Flow flow(const Profile& p, const PathCost& path, Bytes size, int blocks)
   const double e                  = segment(f, core::Transport::kGpu, size).bandwidth / f.nominal();
   const BytesPerSec by_blocks     = f.block_rate * static_cast<double>(blocks);
   const BytesPerSec by_link       = path.bottleneck * e;
+  // The curve was measured with bulk transfers: blocks that sustain the bulk rate move a message as
+  // the curve says at every size (a latency-bound segment may fit a rate no dispatch reaches); fewer
+  // blocks cap it. Without a fitted curve this is just the smaller of the two rates.
+  const bool bulk = by_blocks >= path.bottleneck * (f.bandwidth / f.nominal());
   Flow out;
   out.blocks     = blocks;
-  out.link_bound = by_link <= by_blocks;
+  out.link_bound = bulk || by_link <= by_blocks;
   out.rate       = out.link_bound ? by_link : by_blocks;
   out.factor     = out.link_bound ? e : 1.0;
   return out;

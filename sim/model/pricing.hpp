@@ -35,10 +35,12 @@ PathCost nominal_path(const Profile& p, core::FabricClass f);
 ///
 /// A message sent by `blocks` thread blocks moves at min(blocks x block_rate, e x bottleneck),
 /// where e = curve bandwidth at its size / the fabric's nominal bandwidth (the share of a link's
-/// capacity that a bulk transfer turns into progress). When the blocks bind, the message is
+/// capacity that a bulk transfer turns into progress); blocks that sustain the fabric's bulk rate
+/// (`bandwidth`) move it at e x bottleneck whatever its size (the curve was measured that way). When the blocks bind, the message is
 /// `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor`
 /// 1); when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it
 /// is given, alone or shared (SimGrid's bandwidth factor; the engine's solver works in capacity).
+/// A fitted segment of small messages may give e > 1: its line fits latency-dominated times.
 struct Flow {
   BytesPerSec rate;    ///< alone on the path
   double factor = 1;   ///< progress per unit of link capacity
