@@ -181,8 +181,13 @@ FittedSeries fit_series(const Series& s, const std::string& file, const FitOptio
             f.notes.push_back(key + " not set: fitted alpha " + seconds_text(alpha) + " <= 0");
         }
         std::string key = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
-        if (slope > 0)
+        if (slope > 0) {
           f.sets.emplace_back(key, rate_text(1 / slope));
+          // The measured machine's links: the measurements cannot tell its datasheet rate, so the
+          // bulk rate stands for it (a base profile's nominal rate belongs to other hardware).
+          if (!s.single_block)
+            f.sets.emplace_back(fabric_key(s, "nominal_bandwidth"), rate_text(1 / slope));
+        }
         else
           f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
         if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1)

@@ -45,7 +45,7 @@ TEST_CASE("calibrate: a fitted probe file round-trips through load_profile")
   CHECK(nv.probe_gpu.value() == Approx(8e-6).epsilon(1e-5));
   CHECK(nv.block_rate.value() == Approx(25e9).epsilon(1e-5));
   CHECK(nv.probe_proxy.value() == Approx(15e-6)); // not measured: from the base
-  CHECK(nv.bandwidth.value() == Approx(450e9));   // not measured: from the base
+  CHECK(nv.bandwidth.value() == Approx(376e9));   // not measured: from the base
   CHECK(p.kernel_fixed.value() == Approx(2e-6).epsilon(1e-4));
   CHECK(p.kernel_per_token.value() == Approx(0.4e-9).epsilon(1e-4));
   CHECK(p.kernel_per_token_row.value() == Approx(5e-12).epsilon(1e-4));
@@ -91,6 +91,16 @@ TEST_CASE("calibrate: a piecewise transfer fit records its breakpoints in the pr
   REQUIRE(p.fits.size() == 1);
   REQUIRE(p.fits[0].breakpoints_B.size() == 1);
   CHECK(p.fits[0].breakpoints_B[0] == Approx(f.line->breakpoints[0]).margin(1));
+  // Both protocols are kept as the fabric's transfer curve: 6 us + s / 5 GB/s, then 25 us + s / 45 GB/s.
+  const auto& curve = p.fabric(core::FabricClass::kIbSameLeaf).curve;
+  REQUIRE(curve.size() == 2);
+  CHECK(curve[0].from.value() == 0);
+  CHECK(curve[0].latency.value() == Approx(6e-6).epsilon(1e-4));
+  CHECK(curve[0].bandwidth.value() == Approx(5e9).epsilon(1e-4));
+  CHECK(curve[1].from.value() == Approx(std::round(f.line->breakpoints[0])));
+  CHECK(curve[1].latency.value() == Approx(25e-6).epsilon(1e-4));
+  CHECK(curve[1].bandwidth.value() == Approx(45e9).epsilon(1e-4));
+  CHECK(p.fabric(core::FabricClass::kIbSameLeaf).nominal().value() == Approx(45e9).epsilon(1e-4));
 }
 
 TEST_CASE("calibrate: two series setting one key is an error")

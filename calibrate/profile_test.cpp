@@ -27,7 +27,11 @@ TEST_CASE("profile: the default preset loads and carries the paper's constants")
   const auto& ib = p.fabric(core::FabricClass::kIbSpine);
   CHECK(ib.probe_gpu.value() == Approx(16e-6));
   CHECK(ib.block_rate.value() == Approx(25e9));
-  CHECK(p.fabric(core::FabricClass::kNvlink).bandwidth.value() == Approx(450e9));
+  // NVLink 4.0: 450 GB/s each way on the datasheet, 376 GB/s measured one way (p2pBandwidthLatencyTest
+  // on HGX H100): the effective rate prices transfers, the nominal one is the link.
+  CHECK(p.fabric(core::FabricClass::kNvlink).bandwidth.value() == Approx(376e9));
+  CHECK(p.fabric(core::FabricClass::kNvlink).nominal().value() == Approx(450e9));
+  CHECK(p.fabric(core::FabricClass::kNvlink).curve.empty());
   CHECK(p.splice_fixed.value() == Approx(3e-3));
   CHECK(p.compute_concurrency == 8);
   CHECK(p.copy_streams == 8);
@@ -45,6 +49,27 @@ TEST_CASE("profile: extends overrides only what the child sets")
   CHECK(p.splice_fixed.value() == Approx(1e-3));
   CHECK(p.splice_per_token.value() == Approx(0.17e-9));
   CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6));
+}
+
+TEST_CASE("profile: a transfer curve must start at 0 B and ascend; an effective rate above nominal is an error")
+{
+  const std::string head = "name: c\nextends: h100-ndr200-ibgda\nfabrics:\n  nvlink:\n";
+  auto load = [&](const std::string& name, const std::string& body) {
+    return calibrate::load_profile(write_tmp(name, head + body).string());
+  };
+  calibrate::Profile ok = load("curve-ok.yaml", "    transfer:\n      - {from: 0B, latency: 8us, bandwidth: 5GBps}\n"
+                                                "      - {from: 64KiB, latency: 14us, bandwidth: 300GBps}\n");
+  REQUIRE(ok.fabric(core::FabricClass::kNvlink).curve.size() == 2);
+  CHECK(ok.fabric(core::FabricClass::kNvlink).curve[1].from.value() == 65536);
+  CHECK_THROWS_WITH(load("curve-start.yaml", "    transfer:\n      - {from: 1KiB, latency: 8us, bandwidth: 5GBps}\n"),
+                    Catch::Contains("curve-start.yaml:5:15: error: fabrics.nvlink.transfer[0].from: the first segment "
+                                    "must start at 0B"));
+  CHECK_THROWS_WITH(load("curve-order.yaml", "    transfer:\n      - {from: 0B, latency: 8us, bandwidth: 5GBps}\n"
+                                             "      - {from: 0B, latency: 9us, bandwidth: 9GBps}\n"),
+                    Catch::Contains("fabrics.nvlink.transfer[1].from: segments must be in ascending order of size"));
+  CHECK_THROWS_WITH(load("over.yaml", "    bandwidth: 500GBps\n"),
+                    Catch::Contains("over.yaml:5:16: error: fabrics.nvlink.bandwidth: the effective rate exceeds "
+                                    "nominal_bandwidth (450GBps)"));
 }
 
 TEST_CASE("profile: an extends cycle is an error")
