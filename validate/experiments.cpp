@@ -78,7 +78,7 @@ Micro call_micro(FabricClass f, int mq, std::int64_t ct, int holders = 1, int re
   m.requests.clear();
   for (int r = 0; r < requesters; ++r)
     m.requests.push_back({0.0, r, chunks, 1});
-  m.policies = {PolicyKind::kRoute, PolicyKind::kFetch};
+  m.policies = {"route", "fetch"};
   return m;
 }
 
@@ -99,8 +99,8 @@ using Experiment = std::function<ExperimentResult(const Cfg&, MicroRunner&)>;
 ExperimentResult round_trip(const Cfg& c, MicroRunner& run)
 {
   Micro m = call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048));
-  m.policies = {PolicyKind::kRoute};
-  const double t = run.run(m).at(PolicyKind::kRoute).step_mean_s;
+  m.policies = {"route"};
+  const double t = run.run(m).at("route").step_mean_s;
   const double cf = closed_form(run, c.fabric(), c.integer("mq", 256), c.integer("ct", 2048)).route.total().value();
   return {t, "engine routed step " + us(t) + " (closed form " + us(cf) + ")", "engine"};
 }
@@ -108,14 +108,14 @@ ExperimentResult round_trip(const Cfg& c, MicroRunner& run)
 ExperimentResult route_fetch_ratio(const Cfg& c, MicroRunner& run)
 {
   MicroOutcome o = run.run(call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048)));
-  const double r = o.at(PolicyKind::kRoute).step_mean_s, f = o.at(PolicyKind::kFetch).step_mean_s;
+  const double r = o.at("route").step_mean_s, f = o.at("fetch").step_mean_s;
   return {f / r, "engine fetch step " + us(f) + " / route step " + us(r), "engine"};
 }
 
 ExperimentResult wire_bytes_saved(const Cfg& c, MicroRunner& run)
 {
   MicroOutcome o = run.run(call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048)));
-  const double r = o.at(PolicyKind::kRoute).wire_bytes, f = o.at(PolicyKind::kFetch).wire_bytes;
+  const double r = o.at("route").wire_bytes, f = o.at("fetch").wire_bytes;
   return {1 - r / f, fmt::format("engine wire bytes: route {:.0f} B, fetch {:.0f} B", r, f), "engine"};
 }
 
@@ -123,8 +123,8 @@ ExperimentResult wire_bytes_saved(const Cfg& c, MicroRunner& run)
 double marginal_rate(MicroRunner& run, FabricClass f, int mq, int ct, std::string& detail)
 {
   Micro a = call_micro(f, mq, ct), b = call_micro(f, 2 * mq, ct);
-  a.policies = b.policies = {PolicyKind::kRoute};
-  const PolicyOutcome pa = run.run(a).at(PolicyKind::kRoute), pb = run.run(b).at(PolicyKind::kRoute);
+  a.policies = b.policies = {"route"};
+  const PolicyOutcome pa = run.run(a).at("route"), pb = run.run(b).at("route");
   detail += fmt::format("{}: M_q {} -> {}: +{:.0f} B in +{}; ", core::to_string(f), mq, 2 * mq,
                         pb.wire_bytes - pa.wire_bytes, us(pb.step_mean_s - pa.step_mean_s));
   return (pb.wire_bytes - pa.wire_bytes) / (pb.step_mean_s - pa.step_mean_s);
@@ -153,9 +153,9 @@ ExperimentResult peak_ratio(const Cfg& c, MicroRunner& run)
   int i = 0;
   for (const char* k : {"fabric_a", "fabric_b"}) {
     Micro m = call_micro(c.fabric(k, i == 0 ? "ib-spine" : "nvlink"), mq, ct);
-    m.policies = {PolicyKind::kRoute};
+    m.policies = {"route"};
     m.profile_set["dispatch.route_blocks"] = std::to_string(c.integer("blocks", 32));
-    t[i] = run.run(m).at(PolicyKind::kRoute).step_mean_s;
+    t[i] = run.run(m).at("route").step_mean_s;
     d += fmt::format("{} routed step {}; ", core::to_string(m.fabric), us(t[i]));
     ++i;
   }
@@ -166,10 +166,10 @@ ExperimentResult peak_ratio(const Cfg& c, MicroRunner& run)
 double loaded_route(MicroRunner& run, const Cfg& c, int n, double idle_step)
 {
   Micro m = call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048), 1, n);
-  m.policies = {PolicyKind::kRoute};
+  m.policies = {"route"};
   for (int r = 0; r < n; ++r)
     m.requests[r] = {r * idle_step / n, r, {0}, c.integer("steps", 50)};
-  return run.run(m).at(PolicyKind::kRoute).step_mean_s;
+  return run.run(m).at("route").step_mean_s;
 }
 
 /// The paper's congestion microbenchmark as DESIGN.md §1 reads it: closed-loop requesters that
@@ -180,7 +180,7 @@ double loaded_route(MicroRunner& run, const Cfg& c, int n, double idle_step)
 double query_loop(MicroRunner& run, const Cfg& c, int n, double idle_step)
 {
   Micro m = call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048), 1, n);
-  m.policies     = {PolicyKind::kRoute};
+  m.policies     = {"route"};
   m.kv_lora_rank = 1;
   m.rope_dim     = 575;
   for (const char* k : {"holder.kernel_fixed", "holder.kernel_per_token", "holder.kernel_per_token_row", "merge.fixed",
@@ -188,7 +188,7 @@ double query_loop(MicroRunner& run, const Cfg& c, int n, double idle_step)
     m.profile_set[k] = "0us";
   for (int r = 0; r < n; ++r)
     m.requests[r] = {r * idle_step / n, r, {0}, c.integer("steps", 50)};
-  return run.run(m).at(PolicyKind::kRoute).step_mean_s;
+  return run.run(m).at("route").step_mean_s;
 }
 
 ExperimentResult congestion_knee(const Cfg& c, MicroRunner& run)
@@ -210,8 +210,8 @@ ExperimentResult congestion_vs_fetch(const Cfg& c, MicroRunner& run)
   const double t1 = loaded_route(run, c, 1, 0);
   const double r = loaded_route(run, c, n, t1);
   Micro f = call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048), 1, n);
-  f.policies = {PolicyKind::kFetch};
-  const double tf = run.run(f).at(PolicyKind::kFetch).step_mean_s;
+  f.policies = {"fetch"};
+  const double tf = run.run(f).at("fetch").step_mean_s;
   return {tf / r, fmt::format("{} flows: fetch step {} / route step {}", n, us(tf), us(r)), "engine"};
 }
 
@@ -228,7 +228,7 @@ ExperimentResult elbow(const Cfg& c, MicroRunner& run, bool copy)
                          core::Transport::kGpu);
     } else {
       m = call_micro(c.fabric("fabric", "nvlink"), c.integer("mq", 256), c.integer("ct", 131072), 1, n);
-      m.policies = {PolicyKind::kRoute};
+      m.policies = {"route"};
     }
     const double t = run.run(m).at(m.policies.front()).step_mean_s;
     if (n == 1) t1 = t;
@@ -245,7 +245,7 @@ ExperimentResult proxy_reduction(const Cfg& c, MicroRunner& run)
   for (int i = 0; i < 2; ++i) {
     Micro m = transfer_micro(c.fabric(), c.num("bytes", 2048), 0, 1,
                              i == 0 ? core::Transport::kGpu : core::Transport::kProxy);
-    t[i] = run.run(m).at(PolicyKind::kFetch).step_mean_s;
+    t[i] = run.run(m).at("fetch").step_mean_s;
   }
   return {1 - t[0] / t[1], "engine per-fetch latency: gpu " + us(t[0]) + ", proxy " + us(t[1]), "engine"};
 }
@@ -253,7 +253,7 @@ ExperimentResult proxy_reduction(const Cfg& c, MicroRunner& run)
 ExperimentResult gather_growth(const Cfg& c, MicroRunner& run)
 {
   const bool fetch = c.str("policy", "fetch") == "fetch";
-  const PolicyKind p = fetch ? PolicyKind::kFetch : PolicyKind::kRoute;
+  const std::string p = fetch ? "fetch" : "route";
   const int ha = c.integer("holders_a", 1), hb = c.integer("holders_b", 8), mq = c.integer("mq", 256),
             ct = c.integer("ct", 2048);
   const std::string nics = c.str("requester_nics", "own");
@@ -281,7 +281,7 @@ ExperimentResult gather_growth(const Cfg& c, MicroRunner& run)
     detail += fmt::format("; through the requester's own NIC only: {:.2f}x ({})", own, one_nic);
   }
   return {r,
-          fmt::format("engine {} step{}: {}", sim::engine::to_string(p), striped ? ", requester NICs striped" : "",
+          fmt::format("engine {} step{}: {}", p, striped ? ", requester NICs striped" : "",
                       detail),
           "engine"};
 }
@@ -292,9 +292,9 @@ ExperimentResult break_even(const Cfg& c, MicroRunner& run)
   Micro m = call_micro(c.fabric(), mq, ct);
   m.requests[0].steps = 2;
   MicroOutcome o = run.run(m);
-  const double r = o.at(PolicyKind::kRoute).step_mean_s;
-  const double f = o.at(PolicyKind::kFetch).step_max_s;          // the fetching step
-  const double a = 2 * o.at(PolicyKind::kFetch).step_mean_s - f; // a later, cached step
+  const double r = o.at("route").step_mean_s;
+  const double f = o.at("fetch").step_max_s;          // the fetching step
+  const double a = 2 * o.at("fetch").step_mean_s - f; // a later, cached step
   const double n = (f - r) / (r - a);
   const double cf = sim::decide(closed_form(run, c.fabric(), mq, ct), 0).break_even_reuse;
   return {n,

@@ -69,11 +69,11 @@ void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink
 }
 } // namespace
 
-const PolicyOutcome& MicroOutcome::at(PolicyKind p) const
+const PolicyOutcome& MicroOutcome::at(const std::string& p) const
 {
-  auto it = policy.find(std::string(sim::engine::to_string(p)));
+  auto it = policy.find(p);
   if (it == policy.end())
-    throw std::logic_error("micro-scenario did not run policy " + std::string(sim::engine::to_string(p)));
+    throw std::logic_error("micro-scenario did not run policy " + p);
   return it->second;
 }
 
@@ -92,7 +92,7 @@ Micro transfer_micro(core::FabricClass fabric, double bytes, int blocks, int con
   m.requests.clear();
   for (int r = 0; r < m.requesters; ++r)
     m.requests.push_back({0.0, r, {0}, 1});
-  m.policies = {PolicyKind::kFetch};
+  m.policies = {"fetch"};
   m.transport = transport;
   for (const char* k : {"splice.fixed", "splice.per_token", "holder.kernel_fixed", "holder.kernel_per_token",
                         "holder.kernel_per_token_row", "step.other_compute"})
@@ -227,8 +227,8 @@ std::string MicroRunner::scenario_text(const Micro& m, const fs::path& trace, co
   sc["selection"] = {{"mode", "dense"}};
   sc["workload"] = {{"trace", trace.string()}, {"format", "xattn"}};
   json pol = json::array();
-  for (PolicyKind p : m.policies)
-    pol.push_back(std::string(sim::engine::to_string(p)));
+  for (const std::string& p : m.policies)
+    pol.push_back(p);
   sc["policies"] = pol;
   sc["engine"] = {{"transport", m.transport == core::Transport::kGpu ? "gpu" : "proxy"},
                   {"max_batch", m.max_batch},

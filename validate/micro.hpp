@@ -32,7 +32,6 @@
 namespace xattn::validate
 {
 
-using sim::engine::PolicyKind;
 
 struct MicroRequest {
   double arrival_s = 0;
@@ -53,7 +52,7 @@ struct Micro {
   int rope_dim = 64;
   std::int64_t chunk_tokens = 2048;
   std::vector<MicroRequest> requests{MicroRequest{}};
-  std::vector<PolicyKind> policies{PolicyKind::kRoute};
+  std::vector<std::string> policies{"route"}; ///< names in the policy registry
   core::Transport transport = core::Transport::kGpu;
   bool batching = true; ///< false: one exchange (one kernel, one flow) per request
   /// engine.requester_nics: node. On the nominal InfiniBand topology the requester and the holder
@@ -82,7 +81,7 @@ struct PolicyOutcome {
 struct MicroOutcome {
   std::map<std::string, PolicyOutcome> policy; ///< by policy name
   bool invariants_ok = true;
-  const PolicyOutcome& at(PolicyKind p) const;
+  const PolicyOutcome& at(const std::string& policy) const;
 };
 
 class MicroRunner

@@ -36,9 +36,9 @@ Micro micro_for(const MeasuredRow& row)
     m.requests.clear();
     for (int r = 0; r < row.concurrency; ++r)
       m.requests.push_back({0.0, r, chunks, 1});
-    m.policies = {row.op == Op::kRoute   ? PolicyKind::kRoute
-                  : row.op == Op::kFetch ? PolicyKind::kFetch
-                                         : PolicyKind::kLocal};
+    m.policies = {row.op == Op::kRoute   ? "route"
+                  : row.op == Op::kFetch ? "fetch"
+                                         : "local"};
     if (row.blocks > 0)
       m.profile_set[row.op == Op::kRoute ? "dispatch.route_blocks" : "dispatch.fetch_blocks"] =
           std::to_string(row.blocks);

@@ -3,7 +3,9 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
+#include "sim/policy/policy.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -36,6 +38,9 @@ void add_run(CLI::App& app, Action& action)
   on_run(sub, action, [f] {
     if (f->describe) {
       std::cout << core::describe(sim::engine::scenario_schema(), "Scenario file (xattn run SCENARIO.yaml)");
+      std::cout << "\nPolicies (policies: [...], --policy NAME):\n";
+      for (const sim::policy::PolicyInfo& p : sim::policy::registry())
+        std::cout << fmt::format("  {:<11} {}{}\n", p.name, p.summary, p.offline ? " [offline bound]" : "");
       return 0;
     }
     std::string path = f->scenario;

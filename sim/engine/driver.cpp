@@ -32,11 +32,11 @@ std::string read_file(const fs::path& p)
 }
 
 // The child: one policy, one SimGrid engine. Never returns.
-[[noreturn]] void child(const Scenario& sc, PolicyKind policy, const CorpusPlan& plan, const fs::path& tmp, bool progress)
+[[noreturn]] void child(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, const fs::path& tmp, bool progress)
 {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  const std::string name(to_string(policy));
+  const std::string& name = policy;
   int code = 0;
   try {
     SimulationOptions so;
@@ -100,7 +100,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 
 
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::pair<pid_t, PolicyKind>> running;
+  std::vector<std::pair<pid_t, std::string>> running;
   std::size_t next = 0;
   std::vector<std::string> failures;
   std::fflush(nullptr);
@@ -120,7 +120,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     auto it = std::find_if(running.begin(), running.end(), [done](const auto& r) { return r.first == done; });
     if (it == running.end())
       continue;
-    const std::string name(to_string(it->second));
+    const std::string name = it->second;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       std::string why = fs::exists(tmp / (name + ".error")) ? read_file(tmp / (name + ".error"))
                                                             : "the simulation process died (status " + std::to_string(status) + ")";
@@ -131,10 +131,10 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 
   // Gather what finished.
   nlohmann::json policies = nlohmann::json::object();
-  for (PolicyKind p : sc.policies) {
-    const fs::path j = tmp / (std::string(to_string(p)) + ".json");
+  for (const std::string& p : sc.policies) {
+    const fs::path j = tmp / (p + ".json");
     if (fs::exists(j))
-      policies[std::string(to_string(p))] = nlohmann::json::parse(read_file(j));
+      policies[p] = nlohmann::json::parse(read_file(j));
   }
   if (g_stop != 0) {
     for (auto& [pid, p] : running)

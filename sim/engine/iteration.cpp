@@ -40,6 +40,30 @@ struct Plan {
   int outstanding = 0;
 };
 
+// What the policy may read about one need: its closed-form price on its path and the reuse
+// estimates. Priced only when the policy asks.
+class NeedView final : public policy::Need {
+public:
+  NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
+           CallShape shape, topo::GpuId holder)
+      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder)
+  {
+  }
+  int instance() const override { return in_.index; }
+  std::uint64_t chunk() const override { return chunk_; }
+  CallCost price() const override;
+  double expected_reuse() const override;
+  double true_reuse() const override;
+
+private:
+  Simulation& sim_;
+  const Simulation::Instance& in_;
+  const Simulation::Active& q_;
+  std::uint64_t chunk_;
+  CallShape shape_;
+  topo::GpuId holder_;
+};
+
 } // namespace
 
 struct IterationSteps {
@@ -84,6 +108,16 @@ struct IterationSteps {
     return plan->scale * price(mv, 0).idle().value();
   }
 };
+
+CallCost NeedView::price() const
+{
+  const Scenario& sc = sim_.scenario();
+  return price_call(sc.model, sc.profile, shape_, sim_.path_cost(in_.gpus[0], holder_));
+}
+
+double NeedView::expected_reuse() const { return sim_.reuse_estimate(in_, q_, chunk_, false); }
+
+double NeedView::true_reuse() const { return sim_.reuse_estimate(in_, q_, chunk_, true); }
 
 void IterationSteps::build()
 {
@@ -152,26 +186,9 @@ void IterationSteps::build()
         ++q->cached;
         continue;
       }
-      Primitive choice = Primitive::kRoute;
-      switch (sim.policy_) {
-        case PolicyKind::kRoute:
-          choice = Primitive::kRoute;
-          break;
-        case PolicyKind::kFetch:
-          choice = Primitive::kFetch;
-          break;
-        case PolicyKind::kLocal:
-          choice = Primitive::kLocal;
-          break;
-        case PolicyKind::kPredicate:
-        case PolicyKind::kOracle: {
-          CallShape s{rows_q, n.tokens, 1, n.runs, sparse, sc().transport};
-          CallCost c   = price_call(m, p, s, sim.path_cost(in.gpus[0], holder_gpu(h, 0)));
-          double reuse = sim.reuse_estimate(in, *q, n.chunk, sim.policy_ == PolicyKind::kOracle);
-          choice       = decide(c, reuse).choice;
-          break;
-        }
-      }
+      const NeedView view{sim, in, *q, n.chunk, {rows_q, n.tokens, 1, n.runs, sparse, sc().transport},
+                          holder_gpu(h, 0)};
+      const Primitive choice = sim.policy_->decide(view);
       if (choice == Primitive::kRoute) {
         const void* owner = sc().what_if.batching ? nullptr : q;
         auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),

@@ -20,8 +20,8 @@ void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << header << "\n";
-    for (PolicyKind p : sc.policies) {
-      std::ifstream in(parts / (std::string(to_string(p)) + suffix), std::ios::binary);
+    for (const std::string& p : sc.policies) {
+      std::ifstream in(parts / (p + suffix), std::ios::binary);
       if (in && in.peek() != std::ifstream::traits_type::eof())
         out << in.rdbuf(); // (an empty rdbuf would set out's failbit)
     }
@@ -58,8 +58,8 @@ std::string comparison_table(const Scenario& sc, const nlohmann::json& summary)
 {
   std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", "policy", "requests",
                                 "steps", "step mean", "step p99", "req p50", "wire bytes", "route/fetch/local", "ok");
-  for (PolicyKind kind : sc.policies) {
-    const std::string name(to_string(kind));
+  for (const std::string& kind : sc.policies) {
+    const std::string& name = kind;
     if (!summary["policies"].contains(name))
       continue;
     const auto& p = summary["policies"][name];

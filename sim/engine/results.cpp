@@ -99,7 +99,7 @@ nlohmann::json Simulation::results()
     FILE* f = std::fopen(opt_.links_csv.c_str(), "w");
     if (f == nullptr)
       core::fail(opt_.links_csv, 0, 0, "", "cannot write");
-    const std::string pol(to_string(policy_));
+    const std::string& pol = policy_name_;
     const auto& bytes = net_->link_bytes();
     for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
       for (int d = 0; d < 2; ++d) {
@@ -116,7 +116,7 @@ nlohmann::json Simulation::results()
     FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
     if (f == nullptr)
       core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
-    const std::string pol(to_string(policy_));
+    const std::string& pol = policy_name_;
     for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
       const ComputeStats& c = holder_compute_[i]->stats();
       const StreamStats& s  = holder_streams_[i]->stats();

@@ -1,5 +1,7 @@
 #include "sim/engine/scenario.hpp"
 
+#include "sim/policy/policy.hpp"
+
 #include "sim/core/resources.hpp"
 #include "topologies/spec.hpp"
 
@@ -104,25 +106,9 @@ std::string resolve_relative(const std::string& path, const std::string& scenari
 
 } // namespace
 
-std::string_view to_string(PolicyKind p)
-{
-  switch (p) {
-    case PolicyKind::kRoute:
-      return "route";
-    case PolicyKind::kFetch:
-      return "fetch";
-    case PolicyKind::kLocal:
-      return "local";
-    case PolicyKind::kPredicate:
-      return "predicate";
-    case PolicyKind::kOracle:
-      return "oracle";
-  }
-  return "?";
-}
-
 const core::Schema& scenario_schema()
 {
+  static const std::string policies_meaning = "policies compared (" + policy::names("|") + "); default: all of them";
   static const core::Schema s{
       {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
       {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "seed of every random draw"},
@@ -134,7 +120,7 @@ const core::Schema& scenario_schema()
       {.key = "corpus", .kind = FieldKind::kSection, .def = "", .meaning = "chunks and their placement", .sub = &corpus_section_schema()},
       {.key = "selection", .kind = FieldKind::kSection, .def = "", .meaning = "which blocks a step attends", .sub = &workloads::selection_schema()},
       {.key = "workload", .kind = FieldKind::kSection, .meaning = "trace or generator, and load shaping", .sub = &workload_schema()},
-      {.key = "policies", .kind = FieldKind::kList, .def = "[route, fetch, local, predicate, oracle]", .meaning = "policies compared (route|fetch|local|predicate|oracle)"},
+      {.key = "policies", .kind = FieldKind::kList, .def = core::kNoDefault, .meaning = policies_meaning},
       {.key = "engine", .kind = FieldKind::kSection, .def = "", .meaning = "simulation options", .sub = &kEngineSchema},
       {.key = "what_if", .kind = FieldKind::kSection, .def = "", .meaning = "host-overhead reductions", .sub = &kWhatIfSchema},
       {.key = "output", .kind = FieldKind::kSection, .def = "", .meaning = "where results go", .sub = &kOutputSchema},
@@ -331,19 +317,16 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.workload.skip_bad          = wl.boolean("skip_bad");
 
   for (const std::string& p : top.strings("policies")) {
-    bool found = false;
-    for (PolicyKind k : {PolicyKind::kRoute, PolicyKind::kFetch, PolicyKind::kLocal, PolicyKind::kPredicate, PolicyKind::kOracle})
-      if (to_string(k) == p) {
-        if (std::find(sc.policies.begin(), sc.policies.end(), k) != sc.policies.end())
-          top.error("policies", "policy '" + p + "' is listed twice");
-        sc.policies.push_back(k);
-        found = true;
-      }
-    if (!found)
-      top.error("policies", "unknown policy '" + p + "' (expected one of: route, fetch, local, predicate, oracle)");
+    if (policy::find(p) == nullptr)
+      top.error("policies", "unknown policy '" + p + "' (expected one of: " + policy::names() + ")");
+    else if (std::find(sc.policies.begin(), sc.policies.end(), p) != sc.policies.end())
+      top.error("policies", "policy '" + p + "' is listed twice");
+    else
+      sc.policies.push_back(p);
   }
   if (!top.has("policies"))
-    sc.policies = {PolicyKind::kRoute, PolicyKind::kFetch, PolicyKind::kLocal, PolicyKind::kPredicate, PolicyKind::kOracle};
+    for (const policy::PolicyInfo& p : policy::registry())
+      sc.policies.emplace_back(p.name);
 
   core::Section eng            = top.section("engine");
   sc.granularity               = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;

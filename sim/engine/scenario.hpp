@@ -18,10 +18,6 @@
 
 namespace xattn::sim::engine {
 
-enum class PolicyKind { kRoute, kFetch, kLocal, kPredicate, kOracle };
-std::string_view to_string(PolicyKind p);
-inline constexpr std::string_view kPolicyChoices = "route|fetch|local|predicate|oracle";
-
 enum class Granularity { kStep, kLayer };
 
 /// The paper's three reductions of host overhead, as switches (all on: a production path).
@@ -56,7 +52,7 @@ struct Scenario {
   workloads::CorpusConfig corpus;
   workloads::SelectionConfig selection;
   WorkloadSpec workload;
-  std::vector<PolicyKind> policies;
+  std::vector<std::string> policies; ///< names in the policy registry (sim/policy/policies.def)
   Granularity granularity   = Granularity::kStep;
   core::Transport transport = core::Transport::kGpu;
   int max_batch             = 64;

@@ -53,8 +53,8 @@ CorpusPlan plan_corpus(const Scenario& sc)
   return plan;
 }
 
-Simulation::Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& plan, SimulationOptions opt)
-    : sc_(sc), policy_(policy), plan_(plan), opt_(std::move(opt))
+Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
+    : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt))
 {
   int argc            = 2;
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
@@ -157,7 +157,7 @@ void Simulation::on_arrival()
   if (opt_.progress && wall_now() - last_progress_ > (tty ? 2.0 : 10.0)) {
     last_progress_ = wall_now();
     std::fprintf(stderr, "%s[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps%s",
-                 tty ? "\r" : "", std::string(to_string(policy_)).c_str(), now(),
+                 tty ? "\r" : "", policy_name_.c_str(), now(),
                  static_cast<unsigned long long>(arrived_), static_cast<unsigned long long>(finished_),
                  static_cast<unsigned long long>(steps_), tty ? "   " : "\n");
     progress_shown_ = true;
@@ -183,7 +183,7 @@ void Simulation::record_finished(Active& a, double finish)
   request_latency_.push_back(static_cast<float>(finish - a.arrival));
   if (requests_csv_ != nullptr)
     std::fprintf(requests_csv_, "%s,%llu,%llu,%llu,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.9g,%llu,%llu,%llu,%llu\n",
-                 std::string(to_string(policy_)).c_str(), static_cast<unsigned long long>(a.id),
+                 policy_name_.c_str(), static_cast<unsigned long long>(a.id),
                  static_cast<unsigned long long>(a.session), static_cast<unsigned long long>(a.agent), a.home,
                  a.arrival, a.first_start < 0 ? a.arrival : a.first_start, finish, static_cast<long long>(a.steps_done),
                  a.steps_done > 0 ? a.sum_step / static_cast<double>(a.steps_done) : 0.0, a.max_step,

@@ -10,6 +10,7 @@
 #include "sim/engine/network.hpp"
 #include "sim/engine/scenario.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/policy/policy.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/selection.hpp"
 
@@ -44,7 +45,8 @@ struct SimulationOptions {
 
 class Simulation {
 public:
-  Simulation(const Scenario& sc, PolicyKind policy, const CorpusPlan& corpus, SimulationOptions opt);
+  /// `policy`: a name in the policy registry (the scenario loader checked it).
+  Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& corpus, SimulationOptions opt);
   ~Simulation();
   /// Runs to the end; returns this policy's summary (the `policies.NAME` object of summary.json
   /// plus `invariants`, `links` and `holders` for the driver).
@@ -52,6 +54,13 @@ public:
 
   struct Active;   ///< a request being decoded (state.hpp)
   struct Instance; ///< a requester instance (state.hpp)
+
+  const Scenario& scenario() const { return sc_; }
+  /// Later calls of `in`'s active requests expected to attend chunk `key`: online (finished
+  /// requests' mean output length) or, with `oracle`, from each request's true remaining steps.
+  double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
+  /// The path between two GPUs as the cost model sees it (relayed where the requester stripes).
+  PathCost path_cost(topo::GpuId from, topo::GpuId to);
 
 private:
   friend struct IterationRunner;
@@ -64,12 +73,11 @@ private:
   void finish_iteration(int inst);
   void record_finished(Active& a, double finish);
   nlohmann::json results();
-  double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
-  PathCost path_cost(topo::GpuId from, topo::GpuId to);
   int choose_holder(int inst, std::uint64_t chunk);
 
   const Scenario& sc_;
-  PolicyKind policy_;
+  std::string policy_name_;
+  std::unique_ptr<policy::Policy> policy_;
   const CorpusPlan& plan_;
   SimulationOptions opt_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;

@@ -1,0 +1,16 @@
+#include "sim/policy/policy.hpp"
+
+namespace xattn::sim::policy {
+namespace {
+class FetchPolicy final : public Policy {
+public:
+  Primitive decide(const Need&) override { return Primitive::kFetch; }
+};
+} // namespace
+
+PolicyInfo info_fetch()
+{
+  return {"fetch", "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached", false, [] { return std::unique_ptr<Policy>(new FetchPolicy); }};
+}
+
+} // namespace xattn::sim::policy

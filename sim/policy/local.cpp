@@ -1,0 +1,16 @@
+#include "sim/policy/policy.hpp"
+
+namespace xattn::sim::policy {
+namespace {
+class LocalPolicy final : public Policy {
+public:
+  Primitive decide(const Need&) override { return Primitive::kLocal; }
+};
+} // namespace
+
+PolicyInfo info_local()
+{
+  return {"local", "always recompute the chunk on the requester (re-prefill) and cache it", false, [] { return std::unique_ptr<Policy>(new LocalPolicy); }};
+}
+
+} // namespace xattn::sim::policy

@@ -1,0 +1,60 @@
+// Policies: who decides, for each chunk a decoding step needs from a remote holder, whether the
+// query goes to the chunk (route), the chunk comes to the query (fetch), or the requester
+// recomputes it (local). One interface, one file per policy, chosen by name from one registry
+// (policies.def), the way SimGrid picks an lmm solver variant. A policy reads what `Need` offers and
+// nothing else of the engine; the engine runs what it decides and prices it with the cost module.
+//
+// Adding a policy: a file `sim/policy/<name>.cpp` defining `PolicyInfo info_<name>()`, one line in
+// policies.def, the file in sim/CMakeLists.txt. `xattn run --describe`, the scenario schema and
+// the docs list what the registry holds.
+#pragma once
+
+#include "sim/model/cost_model.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace xattn::sim::policy {
+
+/// One chunk one request's step needs, on a remote holder, not in the requester's cache.
+class Need {
+public:
+  virtual ~Need() = default;
+  /// The requester instance (its cache is where a fetched chunk goes).
+  virtual int instance() const = 0;
+  /// The chunk (corpus index).
+  virtual std::uint64_t chunk() const = 0;
+  /// The closed form of serving this need on its path, one attention call (one layer).
+  virtual CallCost price() const = 0;
+  /// Later calls expected to attend these tokens again, estimated online from what finished
+  /// requests did (no knowledge of the future).
+  virtual double expected_reuse() const = 0;
+  /// The same from the trace's true remaining steps: only an offline policy may read it.
+  virtual double true_reuse() const = 0;
+};
+
+class Policy {
+public:
+  virtual ~Policy() = default;
+  /// Decides how to serve `need`. Called once per need, in simulated-time order.
+  virtual Primitive decide(const Need& need) = 0;
+};
+
+struct PolicyInfo {
+  std::string_view name;
+  std::string_view summary; ///< one line, for --describe and the docs
+  bool offline = false;     ///< reads the future (Need::true_reuse): a bound, not a deployable policy
+  std::unique_ptr<Policy> (*make)() = nullptr;
+};
+
+/// Every policy, in the registry's order.
+std::span<const PolicyInfo> registry();
+/// The policy named `name`, or null.
+const PolicyInfo* find(std::string_view name);
+/// The names joined by `sep` ("route, fetch, ...").
+std::string names(std::string_view sep = ", ");
+
+} // namespace xattn::sim::policy

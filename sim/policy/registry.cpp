@@ -1,0 +1,37 @@
+#include "sim/policy/policy.hpp"
+
+#include <vector>
+
+namespace xattn::sim::policy {
+
+#define XATTN_POLICY(id) PolicyInfo info_##id();
+#include "sim/policy/policies.def"
+#undef XATTN_POLICY
+
+std::span<const PolicyInfo> registry()
+{
+  static const std::vector<PolicyInfo> all{
+#define XATTN_POLICY(id) info_##id(),
+#include "sim/policy/policies.def"
+#undef XATTN_POLICY
+  };
+  return all;
+}
+
+const PolicyInfo* find(std::string_view name)
+{
+  for (const PolicyInfo& p : registry())
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+std::string names(std::string_view sep)
+{
+  std::string out;
+  for (const PolicyInfo& p : registry())
+    out += (out.empty() ? "" : std::string(sep)) + std::string(p.name);
+  return out;
+}
+
+} // namespace xattn::sim::policy
