@@ -279,16 +279,16 @@ MicroOutcome MicroRunner::run(const Micro& m)
   opt.progress = false;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
   MicroOutcome r;
-  r.invariants_ok = o.exit_code == 0 && o.summary["invariants"]["ok"].get<bool>();
-  for (const auto& [name, p] : o.summary["policies"].items()) {
+  r.invariants_ok = o.exit_code == 0 && o.result.ok;
+  for (const auto& [name, p] : o.result.policies) {
     PolicyOutcome po;
-    po.step_mean_s = p["step_latency_s"]["mean"].get<double>();
-    po.step_p50_s = p["step_latency_s"]["p50"].get<double>();
-    po.step_max_s = p["step_latency_s"]["max"].get<double>();
-    po.request_mean_s = p["request_latency_s"]["mean"].get<double>();
-    po.wire_bytes = p["wire_bytes"].get<double>();
-    po.steps = p["steps"].get<std::int64_t>();
-    po.requests = p["requests"].get<std::int64_t>();
+    po.step_mean_s = p.step_latency_s.mean;
+    po.step_p50_s = p.step_latency_s.p50;
+    po.step_max_s = p.step_latency_s.max;
+    po.request_mean_s = p.request_latency_s.mean;
+    po.wire_bytes = static_cast<double>(p.wire_bytes);
+    po.steps = static_cast<std::int64_t>(p.steps);
+    po.requests = static_cast<std::int64_t>(p.requests);
     r.policy[name] = po;
   }
   std::error_code ec;

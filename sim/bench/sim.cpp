@@ -1,6 +1,7 @@
 // The measurements that run SimGrid, each meant for its own process (in_child): platform build,
 // the bare comm loop (the ceiling for the engine), and the engine itself through `xattn run`.
 #include "sim/bench/bench.hpp"
+#include "sim/engine/result.hpp"
 #include "topologies/platform.hpp"
 
 #include <simgrid/s4u/Comm.hpp>
@@ -146,21 +147,21 @@ nlohmann::json engine_replay(const std::string& xattn, const std::string& scenar
                    {"wall_s", s},
                    {"exit", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1},
                    {"xattn_peak_rss_mib", static_cast<double>(children.ru_maxrss) / 1024.0}};
-  std::ifstream in(out / "summary.json");
-  if (in) {
-    const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
-    if (!summary.is_discarded() && summary["policies"].contains(policy)) {
-      const auto& p = summary["policies"][policy];
-      j["requests"] = p.value("requests", 0);
-      j["steps"] = p.value("steps", 0);
-      j["engine"] = p.value("engine", nlohmann::json::object());
-      if (summary["invariants"].contains(policy)) // bytes handed to SimGrid, for the ceiling's message size
-        j["engine"]["simgrid_bytes"] = summary["invariants"][policy].value("simgrid_bytes_handed", 0.0);
-      const double transfers = p["engine"].value("transfers", 0.0);
-      j["exchanges_per_s"] = transfers / s;
-      j["simgrid_comms_per_s"] = p["engine"].value("simgrid_comms", 0.0) / s;
-      j["steps_per_s"] = p.value("steps", 0.0) / s;
-      j["invariants_ok"] = summary["invariants"].value("ok", false);
+  if (fs::exists(out / "summary.json")) {
+    const sim::engine::RunResult summary = sim::engine::read_run_result(out / "summary.json");
+    if (const sim::engine::PolicyResult* p = summary.find(policy)) {
+      const sim::engine::EngineCounters& e = p->engine;
+      j["requests"] = p->requests;
+      j["steps"]    = p->steps;
+      j["engine"]   = {{"transfers", e.transfers}, {"fused", e.fused},   {"real", e.real},
+                     {"demoted", e.demoted},     {"grouped", e.grouped}, {"simgrid_comms", e.simgrid_comms},
+                     {"max_comms_in_flight", e.max_comms_in_flight},
+                     // bytes handed to SimGrid, for the ceiling's message size
+                     {"simgrid_bytes", p->invariants.simgrid_bytes_handed}};
+      j["exchanges_per_s"]     = static_cast<double>(e.transfers) / s;
+      j["simgrid_comms_per_s"] = static_cast<double>(e.simgrid_comms) / s;
+      j["steps_per_s"]         = static_cast<double>(p->steps) / s;
+      j["invariants_ok"]       = summary.ok;
     }
   }
   std::error_code ec;

@@ -45,8 +45,9 @@ std::string read_file(const fs::path& p)
     so.holders_csv  = (tmp / (name + ".holders.csv")).string();
     so.progress     = progress;
     Simulation sim(sc, policy, plan, so);
-    nlohmann::json j = sim.run();
-    std::ofstream(tmp / (name + ".json")) << j.dump();
+    const std::string result = to_json(sim.run()).dump();
+    // Whole or absent: the driver may read it while this process is being killed.
+    core::write_file_atomically(tmp / (name + ".json"), result);
   } catch (const core::InputError& e) {
     std::ofstream(tmp / (name + ".error")) << e.what();
     code = 2;
@@ -130,24 +131,25 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   }
 
   // Gather what finished.
-  nlohmann::json policies = nlohmann::json::object();
+  std::vector<std::pair<std::string, PolicyResult>> policies;
   for (const std::string& p : sc.policies) {
     const fs::path j = tmp / (p + ".json");
     if (fs::exists(j))
-      policies[p] = nlohmann::json::parse(read_file(j));
+      policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(j))));
   }
   if (g_stop != 0) {
     for (auto& [pid, p] : running)
       kill(pid, SIGTERM);
     for (auto& [pid, p] : running)
       waitpid(pid, nullptr, 0);
-    nlohmann::json s = make_summary(sc, policies);
-    s["interrupted"] = true;
-    s["signal"]      = static_cast<int>(g_stop);
-    core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(), s.dump(2) + "\n");
+    outcome.result             = make_result(sc, std::move(policies));
+    outcome.result.interrupted = true;
+    outcome.result.signal      = static_cast<int>(g_stop);
+    outcome.summary            = to_json(outcome.result);
+    core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(),
+                                outcome.summary.dump(2) + "\n");
     fs::remove_all(tmp, ec);
     outcome.exit_code = 130;
-    outcome.summary   = s;
     return outcome;
   }
   if (!failures.empty()) {
@@ -162,11 +164,12 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       throw core::InputError(core::Diagnostic{sc.file, 0, 0, "", all});
     throw std::runtime_error(all);
   }
-  outcome.summary = make_summary(sc, policies);
-  write_outputs(sc, outcome.summary, tmp, outcome.out_dir);
+  outcome.result  = make_result(sc, std::move(policies));
+  outcome.summary = to_json(outcome.result);
+  write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
-  outcome.table     = comparison_table(sc, outcome.summary);
-  outcome.exit_code = outcome.summary["invariants"]["ok"].get<bool>() ? 0 : 1;
+  outcome.table     = comparison_table(outcome.result);
+  outcome.exit_code = outcome.result.ok ? 0 : 1;
   return outcome;
 }
 

@@ -4,6 +4,7 @@
 // failed run never replaces earlier complete results (DESIGN.md §4).
 #pragma once
 
+#include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,8 @@ struct RunOptions {
 };
 
 struct RunOutcome {
-  nlohmann::json summary; ///< what summary.json holds
+  RunResult result;       ///< the figures, typed
+  nlohmann::json summary; ///< what summary.json holds (to_json(result))
   std::string out_dir;
   std::string table;    ///< the terminal comparison
   int exit_code = 0;    ///< 0 ok, 1 an invariant failed, 130 interrupted

@@ -36,47 +36,34 @@ std::string human_seconds(double s) { return core::format_seconds(core::Seconds(
 
 } // namespace
 
-nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies)
+RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, PolicyResult>> policies)
 {
-  nlohmann::json s;
-  s["scenario"] = sc.name;
-  s["seed"]     = sc.seed;
-  nlohmann::json inv = nlohmann::json::object();
-  bool ok            = !policies.empty();
-  for (auto& [name, p] : policies.items()) {
-    inv[name] = p["invariants"];
-    ok        = ok && p["invariants"]["ok"].get<bool>();
-    p.erase("invariants");
-  }
-  inv["ok"]       = ok;
-  s["policies"]   = policies;
-  s["invariants"] = inv;
-  return s;
+  RunResult r;
+  r.scenario = sc.name;
+  r.seed     = sc.seed;
+  r.ok       = !policies.empty();
+  for (const auto& [name, p] : policies)
+    r.ok = r.ok && p.invariants.ok;
+  r.policies = std::move(policies);
+  return r;
 }
 
-std::string comparison_table(const Scenario& sc, const nlohmann::json& summary)
+std::string comparison_table(const RunResult& result)
 {
   std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", "policy", "requests",
                                 "steps", "step mean", "step p99", "req p50", "wire bytes", "route/fetch/local", "ok");
-  for (const std::string& kind : sc.policies) {
-    const std::string& name = kind;
-    if (!summary["policies"].contains(name))
-      continue;
-    const auto& p = summary["policies"][name];
-    const auto& d = p["decisions"];
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", name, p["requests"].get<std::uint64_t>(),
-                       p["steps"].get<std::uint64_t>(), human_seconds(p["step_latency_s"]["mean"].get<double>()),
-                       human_seconds(p["step_latency_s"]["p99"].get<double>()),
-                       human_seconds(p["request_latency_s"]["p50"].get<double>()),
-                       core::format_bytes(core::Bytes(p["wire_bytes"].get<double>())),
-                       fmt::format("{}/{}/{}", d["route"].get<std::uint64_t>(), d["fetch"].get<std::uint64_t>(),
-                                   d["local"].get<std::uint64_t>()),
-                       summary["invariants"][name]["ok"].get<bool>() ? "yes" : "NO");
+  for (const auto& [name, p] : result.policies) {
+    const Decisions& d = p.decisions;
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", name, p.requests, p.steps,
+                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+                       human_seconds(p.request_latency_s.p50),
+                       core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
+                       fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO");
   }
   return out;
 }
 
-void write_outputs(const Scenario& sc, const nlohmann::json& summary, const fs::path& parts, const std::string& out_dir)
+void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& parts, const std::string& out_dir)
 {
   const fs::path dir(out_dir);
   concat(sc, parts, ".requests.csv", kRequestsHeader, dir / "requests.csv");
@@ -89,14 +76,14 @@ void write_outputs(const Scenario& sc, const nlohmann::json& summary, const fs::
                         sc.requester_instances(), sc.holder_instances(), sc.tp,
                         sc.granularity == Granularity::kStep ? "step" : "layer",
                         sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
-  report += "```\n" + comparison_table(sc, summary) + "```\n\n";
-  report += summary["invariants"]["ok"].get<bool>() ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
+  report += "```\n" + comparison_table(result) + "```\n\n";
+  report += result.ok ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
   report += "Files: `summary.json` (the figures above and the invariants), `requests.csv` (one row per finished request "
             "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "
             "(per holder GPU: kernels, busy fraction, sharing delay, copy-stream queueing). Columns: see "
             "sim/engine/README.md.\n";
   core::write_file_atomically((dir / "report.md").string(), report);
-  core::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); // last: its presence means complete
+  core::write_file_atomically((dir / "summary.json").string(), to_json(result).dump(2) + "\n"); // last: its presence means complete
 }
 
 } // namespace xattn::sim::engine

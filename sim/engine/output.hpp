@@ -2,6 +2,7 @@
 // report.md. Columns are documented in sim/engine/README.md and at the top of report.md.
 #pragma once
 
+#include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -11,15 +12,15 @@
 
 namespace xattn::sim::engine {
 
-/// summary.json: {"scenario", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}.
-nlohmann::json make_summary(const Scenario& sc, nlohmann::json policies);
+/// The run's result from its policies' (in the scenario's order).
+RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, PolicyResult>> policies);
 
 /// Writes every output from the children's fragments in `parts` into `out_dir`, atomically.
-void write_outputs(const Scenario& sc, const nlohmann::json& summary, const std::filesystem::path& parts,
+void write_outputs(const Scenario& sc, const RunResult& result, const std::filesystem::path& parts,
                    const std::string& out_dir);
 
 /// The terminal table comparing the policies, in the scenario's order.
-std::string comparison_table(const Scenario& sc, const nlohmann::json& summary);
+std::string comparison_table(const RunResult& result);
 
 inline constexpr const char* kRequestsHeader =
     "policy,request,session,agent,requester,arrival_s,first_step_s,finish_s,steps,mean_step_s,max_step_s,"

@@ -10,14 +10,11 @@
 namespace xattn::sim::engine {
 namespace {
 
-nlohmann::json latency_stats(std::vector<float>& v)
+LatencyStats latency_stats(std::vector<float>& v)
 {
-  nlohmann::json j;
-  if (v.empty()) {
-    for (const char* k : {"mean", "p50", "p90", "p99", "max"})
-      j[k] = 0.0;
-    return j;
-  }
+  LatencyStats st;
+  if (v.empty())
+    return st;
   double sum = 0;
   for (float x : v)
     sum += x;
@@ -28,47 +25,43 @@ nlohmann::json latency_stats(std::vector<float>& v)
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
     return static_cast<double>(v[k]);
   };
-  j["mean"] = sum / static_cast<double>(v.size());
-  j["p50"]  = q(0.50);
-  j["p90"]  = q(0.90);
-  j["p99"]  = q(0.99);
-  j["max"]  = static_cast<double>(*std::max_element(v.begin(), v.end()));
-  return j;
+  st.mean = sum / static_cast<double>(v.size());
+  st.p50  = q(0.50);
+  st.p90  = q(0.90);
+  st.p99  = q(0.99);
+  st.max  = static_cast<double>(*std::max_element(v.begin(), v.end()));
+  return st;
 }
 
 } // namespace
 
-nlohmann::json Simulation::results()
+PolicyResult Simulation::results()
 {
   const NetworkStats& ns = net_->stats();
-  nlohmann::json j;
-  j["requests"]          = finished_;
-  j["arrived"]           = arrived_;
-  j["steps"]             = steps_;
-  j["iterations"]        = iterations_;
-  j["step_latency_s"]    = latency_stats(step_latency_);
-  j["request_latency_s"] = latency_stats(request_latency_);
-  double wire            = 0;
-  nlohmann::json by_fabric = nlohmann::json::object();
+  PolicyResult r;
+  r.requests          = finished_;
+  r.arrived           = arrived_;
+  r.steps             = steps_;
+  r.iterations        = iterations_;
+  r.step_latency_s    = latency_stats(step_latency_);
+  r.request_latency_s = latency_stats(request_latency_);
+  double wire         = 0;
   for (core::FabricClass f : core::kAllFabrics) {
     const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];
     wire += b;
-    by_fabric[std::string(core::to_string(f))] = static_cast<std::uint64_t>(std::llround(b));
+    r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = static_cast<std::uint64_t>(std::llround(b));
   }
-  j["wire_bytes"]           = static_cast<std::uint64_t>(std::llround(wire));
-  j["wire_bytes_by_fabric"] = by_fabric;
-  j["decisions"] = {{"route", decisions_route_}, {"fetch", decisions_fetch_}, {"local", decisions_local_},
-                    {"cached", cached_hits_},    {"same_gpu", same_gpu_}};
-  j["simulated_time_s"] = now();
-  j["engine"] = {{"transfers", ns.transfers}, {"fused", ns.fused},        {"real", ns.real},
-                 {"demoted", ns.demoted},     {"grouped", ns.grouped},     {"regrouped", ns.regrouped},     {"simgrid_comms", ns.comms},
-                 {"max_comms_in_flight", ns.max_in_flight}, {"relayed", ns.relayed}};
-  j["skipped_trace_entries"] = source_->skipped();
+  r.wire_bytes            = static_cast<std::uint64_t>(std::llround(wire));
+  r.decisions             = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
+  r.simulated_time_s      = now();
+  r.engine                = {ns.transfers, ns.fused,    ns.real,          ns.demoted, ns.grouped,
+                             ns.regrouped, ns.comms,    ns.max_in_flight, ns.relayed};
+  r.skipped_trace_entries = source_->skipped();
 
   // Invariants.
-  nlohmann::json inv;
-  std::vector<std::string> problems = problems_;
-  const std::uint64_t unfinished    = arrived_ - finished_;
+  Invariants& inv = r.invariants;
+  inv.problems    = problems_;
+  const std::uint64_t unfinished = arrived_ - finished_;
   if (unfinished > 0) {
     std::string ids;
     int shown = 0;
@@ -76,23 +69,21 @@ nlohmann::json Simulation::results()
       for (const auto& a : in->active)
         if (shown++ < 10)
           ids += (ids.empty() ? "" : ", ") + std::to_string(a->id);
-    problems.push_back(std::to_string(unfinished) + " requests arrived but did not finish (the simulation stalled): " + ids);
+    inv.problems.push_back(std::to_string(unfinished) + " requests arrived but did not finish (the simulation stalled): " + ids);
   }
   bool bytes_ok = std::abs(ns.simgrid_bytes_handed - ns.simgrid_bytes_completed) <= 0.5;
   for (std::size_t f = 0; f < ns.bytes_by_fabric.size(); ++f)
     bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <= 1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
   if (!bytes_ok)
-    problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) + ") differ from bytes completed (" +
-                       std::to_string(ns.simgrid_bytes_completed) + ")");
-  inv["all_requests_finished"] = unfinished == 0;
-  inv["unfinished"]            = unfinished;
-  inv["bytes_accounted"]       = bytes_ok;
-  inv["simgrid_bytes_handed"]  = ns.simgrid_bytes_handed;
-  inv["simgrid_bytes_completed"] = ns.simgrid_bytes_completed;
-  inv["step_bound_violations"] = invariant_violations_;
-  inv["problems"]              = problems;
-  inv["ok"]                    = problems.empty() && invariant_violations_ == 0;
-  j["invariants"]              = inv;
+    inv.problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) + ") differ from bytes completed (" +
+                           std::to_string(ns.simgrid_bytes_completed) + ")");
+  inv.all_requests_finished   = unfinished == 0;
+  inv.unfinished              = unfinished;
+  inv.bytes_accounted         = bytes_ok;
+  inv.simgrid_bytes_handed    = ns.simgrid_bytes_handed;
+  inv.simgrid_bytes_completed = ns.simgrid_bytes_completed;
+  inv.step_bound_violations   = invariant_violations_;
+  inv.ok                      = inv.problems.empty() && invariant_violations_ == 0;
 
   const double makespan = std::max(now(), 1e-12);
   if (!opt_.links_csv.empty()) {
@@ -127,7 +118,7 @@ nlohmann::json Simulation::results()
     }
     std::fclose(f);
   }
-  return j;
+  return r;
 }
 
 } // namespace xattn::sim::engine

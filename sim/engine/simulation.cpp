@@ -105,7 +105,7 @@ Simulation::~Simulation()
     std::fclose(requests_csv_);
 }
 
-nlohmann::json Simulation::run()
+PolicyResult Simulation::run()
 {
   last_progress_ = wall_now();
   pending_live_ = source_->next(pending_);

@@ -8,6 +8,7 @@
 #include "sim/engine/cache.hpp"
 #include "sim/engine/compute.hpp"
 #include "sim/engine/network.hpp"
+#include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/policy/policy.hpp"
@@ -50,7 +51,7 @@ public:
   ~Simulation();
   /// Runs to the end; returns this policy's summary (the `policies.NAME` object of summary.json
   /// plus `invariants`, `links` and `holders` for the driver).
-  nlohmann::json run();
+  PolicyResult run();
 
   struct Active;   ///< a request being decoded (state.hpp)
   struct Instance; ///< a requester instance (state.hpp)
@@ -72,7 +73,7 @@ private:
   void start_iteration(int inst);
   void finish_iteration(int inst);
   void record_finished(Active& a, double finish);
-  nlohmann::json results();
+  PolicyResult results();
   int choose_holder(int inst, std::uint64_t chunk);
 
   const Scenario& sc_;

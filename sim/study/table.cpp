@@ -4,6 +4,7 @@
 #include "sim/core/fabric.hpp"
 #include "sim/engine/driver.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -17,15 +18,11 @@ using nlohmann::json;
 
 namespace
 {
-constexpr const char* kStats[] = {"mean", "p50", "p90", "p99", "max"};
-constexpr const char* kDecisions[] = {"route", "fetch", "local", "cached", "same_gpu"};
+using engine::kDecisionFields;
+using engine::kLatencyFields;
 
-std::string number(const json& j, const json::json_pointer& at)
-{
-  if (!j.contains(at) || j.at(at).is_null()) return "";
-  const json& v = j.at(at);
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
+// A figure in the shortest text that reads back the same value.
+template <class T> std::string number(T v) { return fmt::format("{}", v); }
 } // namespace
 
 std::string csv_field(const std::string& s)
@@ -45,14 +42,14 @@ Table gather(const Manifest& m, const std::string& dir)
   for (const std::string& k : m.keys)
     out << "," << csv_field(k);
   out << ",seed,policy,requests,steps";
-  for (const char* s : kStats)
+  for (const auto& [s, field] : kLatencyFields)
     out << ",step_" << s << "_s";
-  for (const char* s : kStats)
+  for (const auto& [s, field] : kLatencyFields)
     out << ",request_" << s << "_s";
   out << ",wire_bytes";
   for (core::FabricClass f : core::kAllFabrics)
     out << ",wire_bytes_" << core::to_string(f);
-  for (const char* d : kDecisions)
+  for (const auto& [d, field] : kDecisionFields)
     out << ",decisions_" << d;
   out << ",simulated_time_s,invariants_ok\n";
 
@@ -62,35 +59,30 @@ Table gather(const Manifest& m, const std::string& dir)
       t.missing.push_back(p.id);
       continue;
     }
-    std::ifstream in(sp);
-    json s;
+    engine::RunResult s;
     try {
-      s = json::parse(in);
-    } catch (const json::exception&) {
+      s = engine::read_run_result(sp);
+    } catch (const core::InputError&) {
       t.missing.push_back(p.id); // a summary is renamed into place whole: unreadable means foreign
       continue;
     }
     ++t.points_complete;
-    const json policies = s.value("policies", json::object());
-    const json inv = s.value("invariants", json::object());
-    for (const auto& [policy, fig] : policies.items()) {
+    for (const auto& [policy, fig] : s.policies) {
       out << p.id;
       for (const auto& [k, v] : p.values)
         out << "," << csv_field(v);
-      out << "," << p.seed << "," << policy << "," << number(fig, "/requests"_json_pointer) << ","
-          << number(fig, "/steps"_json_pointer);
-      for (const char* st : kStats)
-        out << "," << number(fig, json::json_pointer(std::string("/step_latency_s/") + st));
-      for (const char* st : kStats)
-        out << "," << number(fig, json::json_pointer(std::string("/request_latency_s/") + st));
-      out << "," << number(fig, "/wire_bytes"_json_pointer);
+      out << "," << p.seed << "," << policy << "," << number(fig.requests) << "," << number(fig.steps);
+      for (const auto& [st, field] : kLatencyFields)
+        out << "," << number(fig.step_latency_s.*field);
+      for (const auto& [st, field] : kLatencyFields)
+        out << "," << number(fig.request_latency_s.*field);
+      out << "," << number(fig.wire_bytes);
       for (core::FabricClass f : core::kAllFabrics)
-        out << "," << number(fig, json::json_pointer("/wire_bytes_by_fabric/" + std::string(core::to_string(f))));
-      for (const char* d : kDecisions)
-        out << "," << number(fig, json::json_pointer(std::string("/decisions/") + d));
-      out << "," << number(fig, "/simulated_time_s"_json_pointer);
-      bool ok = inv.contains(policy) ? inv[policy].value("ok", false) : inv.value("ok", false);
-      out << "," << (ok ? "true" : "false") << "\n";
+        out << "," << number(fig.wire_bytes_by_fabric[static_cast<std::size_t>(f)]);
+      for (const auto& [d, field] : kDecisionFields)
+        out << "," << number(fig.decisions.*field);
+      out << "," << number(fig.simulated_time_s);
+      out << "," << (fig.invariants.ok ? "true" : "false") << "\n";
       ++t.rows;
     }
   }

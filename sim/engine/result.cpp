@@ -1,0 +1,192 @@
+#include "sim/engine/result.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace xattn::sim::engine {
+namespace {
+using nlohmann::json;
+
+json latency(const LatencyStats& s)
+{
+  json j = json::object();
+  for (const auto& [key, field] : kLatencyFields)
+    j[key] = s.*field;
+  return j;
+}
+
+LatencyStats latency(const json& j)
+{
+  LatencyStats s;
+  for (const auto& [key, field] : kLatencyFields)
+    s.*field = j.value(key, 0.0);
+  return s;
+}
+
+json decisions(const Decisions& d)
+{
+  json j = json::object();
+  for (const auto& [key, field] : kDecisionFields)
+    j[key] = d.*field;
+  return j;
+}
+
+Decisions decisions(const json& j)
+{
+  Decisions d;
+  for (const auto& [key, field] : kDecisionFields)
+    d.*field = j.value(key, std::uint64_t{0});
+  return d;
+}
+
+json invariants(const Invariants& v)
+{
+  return {{"ok", v.ok},
+          {"all_requests_finished", v.all_requests_finished},
+          {"unfinished", v.unfinished},
+          {"bytes_accounted", v.bytes_accounted},
+          {"simgrid_bytes_handed", v.simgrid_bytes_handed},
+          {"simgrid_bytes_completed", v.simgrid_bytes_completed},
+          {"step_bound_violations", v.step_bound_violations},
+          {"problems", v.problems}};
+}
+
+Invariants invariants(const json& j)
+{
+  Invariants v;
+  v.ok                      = j.value("ok", false);
+  v.all_requests_finished   = j.value("all_requests_finished", v.ok);
+  v.unfinished              = j.value("unfinished", std::uint64_t{0});
+  v.bytes_accounted         = j.value("bytes_accounted", v.ok);
+  v.simgrid_bytes_handed    = j.value("simgrid_bytes_handed", 0.0);
+  v.simgrid_bytes_completed = j.value("simgrid_bytes_completed", 0.0);
+  v.step_bound_violations   = j.value("step_bound_violations", std::uint64_t{0});
+  v.problems                = j.value("problems", std::vector<std::string>{});
+  return v;
+}
+
+json section(const json& j, const char* key) { return j.contains(key) && j[key].is_object() ? j[key] : json::object(); }
+
+} // namespace
+
+const PolicyResult* RunResult::find(const std::string& name) const
+{
+  for (const auto& [n, p] : policies)
+    if (n == name)
+      return &p;
+  return nullptr;
+}
+
+json to_json(const PolicyResult& r)
+{
+  json by_fabric = json::object();
+  for (core::FabricClass f : core::kAllFabrics)
+    by_fabric[std::string(core::to_string(f))] = r.wire_bytes_by_fabric[static_cast<std::size_t>(f)];
+  const EngineCounters& e = r.engine;
+  return {{"requests", r.requests},
+          {"arrived", r.arrived},
+          {"steps", r.steps},
+          {"iterations", r.iterations},
+          {"step_latency_s", latency(r.step_latency_s)},
+          {"request_latency_s", latency(r.request_latency_s)},
+          {"wire_bytes", r.wire_bytes},
+          {"wire_bytes_by_fabric", by_fabric},
+          {"decisions", decisions(r.decisions)},
+          {"simulated_time_s", r.simulated_time_s},
+          {"engine",
+           {{"transfers", e.transfers},
+            {"fused", e.fused},
+            {"real", e.real},
+            {"demoted", e.demoted},
+            {"grouped", e.grouped},
+            {"regrouped", e.regrouped},
+            {"simgrid_comms", e.simgrid_comms},
+            {"max_comms_in_flight", e.max_comms_in_flight},
+            {"relayed", e.relayed}}},
+          {"skipped_trace_entries", r.skipped_trace_entries},
+          {"invariants", invariants(r.invariants)}};
+}
+
+PolicyResult policy_result(const json& j)
+{
+  PolicyResult r;
+  const auto u64 = [](const json& o, const char* k) { return o.value(k, std::uint64_t{0}); };
+  r.requests          = u64(j, "requests");
+  r.arrived           = u64(j, "arrived");
+  r.steps             = u64(j, "steps");
+  r.iterations        = u64(j, "iterations");
+  r.step_latency_s    = latency(section(j, "step_latency_s"));
+  r.request_latency_s = latency(section(j, "request_latency_s"));
+  r.wire_bytes        = u64(j, "wire_bytes");
+  const json by       = section(j, "wire_bytes_by_fabric");
+  for (core::FabricClass f : core::kAllFabrics)
+    r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = u64(by, std::string(core::to_string(f)).c_str());
+  r.decisions       = decisions(section(j, "decisions"));
+  r.simulated_time_s = j.value("simulated_time_s", 0.0);
+  const json e      = section(j, "engine");
+  r.engine = {u64(e, "transfers"),     u64(e, "fused"),         u64(e, "real"),
+              u64(e, "demoted"),       u64(e, "grouped"),       u64(e, "regrouped"),
+              u64(e, "simgrid_comms"), u64(e, "max_comms_in_flight"), u64(e, "relayed")};
+  r.skipped_trace_entries = u64(j, "skipped_trace_entries");
+  if (j.contains("invariants"))
+    r.invariants = invariants(j["invariants"]);
+  return r;
+}
+
+json to_json(const RunResult& r)
+{
+  json s;
+  s["scenario"]  = r.scenario;
+  s["seed"]      = r.seed;
+  json policies  = json::object();
+  json inv       = json::object();
+  for (const auto& [name, p] : r.policies) {
+    json pj = to_json(p);
+    pj.erase("invariants"); // summary.json keeps them together under "invariants"
+    policies[name] = std::move(pj);
+    inv[name]      = invariants(p.invariants);
+  }
+  inv["ok"]       = r.ok;
+  s["policies"]   = std::move(policies);
+  s["invariants"] = std::move(inv);
+  if (r.interrupted) {
+    s["interrupted"] = true;
+    s["signal"]      = r.signal;
+  }
+  return s;
+}
+
+RunResult run_result(const json& j)
+{
+  RunResult r;
+  r.scenario     = j.value("scenario", std::string());
+  r.seed         = j.value("seed", std::int64_t{0});
+  const json inv = section(j, "invariants");
+  const json policies = section(j, "policies"); // kept alive: items() refers into it
+  for (const auto& [name, p] : policies.items()) {
+    PolicyResult pr = policy_result(p);
+    if (inv.contains(name))
+      pr.invariants = invariants(inv[name]);
+    r.policies.emplace_back(name, std::move(pr));
+  }
+  r.ok          = inv.value("ok", false);
+  r.interrupted = j.value("interrupted", false);
+  r.signal      = j.value("signal", 0);
+  return r;
+}
+
+RunResult read_run_result(const std::filesystem::path& file)
+{
+  std::ifstream in(file);
+  if (!in)
+    core::fail(file.string(), 0, 0, "", "cannot read the run's summary");
+  try {
+    return run_result(json::parse(in));
+  } catch (const json::exception& e) {
+    core::fail(file.string(), 0, 0, "", std::string("not a valid summary: ") + e.what());
+  }
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,95 @@
+// The typed results of a run: one PolicyResult per policy simulated, one RunResult per run. They
+// are written to and read from summary.json here and nowhere else; every consumer (the terminal
+// table, sweeps, plans, validation, benchmarks) reads these types. Reading tolerates keys that
+// older runs did not write (they read as zero), so earlier output folders still load.
+#pragma once
+
+#include "sim/core/fabric.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xattn::sim::engine {
+
+/// Latency statistics, seconds (nearest-rank quantiles).
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// The statistics' names in summary.json, in order (tables list them so).
+inline constexpr std::array<std::pair<const char*, double LatencyStats::*>, 5> kLatencyFields{
+    {{"mean", &LatencyStats::mean},
+     {"p50", &LatencyStats::p50},
+     {"p90", &LatencyStats::p90},
+     {"p99", &LatencyStats::p99},
+     {"max", &LatencyStats::max}}};
+
+/// Chunk decisions over all steps; `cached` chunks were attended from the requester's cache,
+/// `same_gpu` ones sat on the requester itself.
+struct Decisions {
+  std::uint64_t route = 0, fetch = 0, local = 0, cached = 0, same_gpu = 0;
+};
+inline constexpr std::array<std::pair<const char*, std::uint64_t Decisions::*>, 5> kDecisionFields{
+    {{"route", &Decisions::route},
+     {"fetch", &Decisions::fetch},
+     {"local", &Decisions::local},
+     {"cached", &Decisions::cached},
+     {"same_gpu", &Decisions::same_gpu}}};
+
+/// How the engine moved bytes (sim/engine/network.hpp's counters).
+struct EngineCounters {
+  std::uint64_t transfers = 0, fused = 0, real = 0, demoted = 0, grouped = 0, regrouped = 0, simgrid_comms = 0,
+                max_comms_in_flight = 0, relayed = 0;
+};
+
+/// The invariants one simulation checked (sim/engine/README.md lists them).
+struct Invariants {
+  bool ok = true, all_requests_finished = true, bytes_accounted = true;
+  std::uint64_t unfinished = 0, step_bound_violations = 0;
+  double simgrid_bytes_handed = 0, simgrid_bytes_completed = 0;
+  std::vector<std::string> problems;
+};
+
+struct PolicyResult {
+  std::uint64_t requests = 0, arrived = 0, steps = 0, iterations = 0;
+  LatencyStats step_latency_s, request_latency_s;
+  std::uint64_t wire_bytes = 0;
+  std::array<std::uint64_t, core::kAllFabrics.size()> wire_bytes_by_fabric{}; ///< by core::FabricClass
+  Decisions decisions;
+  double simulated_time_s = 0;
+  EngineCounters engine;
+  std::uint64_t skipped_trace_entries = 0;
+  Invariants invariants;
+};
+
+struct RunResult {
+  std::string scenario;
+  std::int64_t seed = 0;
+  std::vector<std::pair<std::string, PolicyResult>> policies; ///< in the order they were given
+  bool ok = false;          ///< every policy's invariants held
+  bool interrupted = false; ///< stopped by a signal: the policies are those that had finished
+  int signal       = 0;
+
+  /// The policy named `name`, or null.
+  const PolicyResult* find(const std::string& name) const;
+};
+
+/// One policy as a child process hands it to the driver (its invariants included).
+nlohmann::json to_json(const PolicyResult& r);
+PolicyResult policy_result(const nlohmann::json& j);
+
+/// summary.json: {"scenario", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
+/// (plus "interrupted" and "signal" for an interrupted run).
+nlohmann::json to_json(const RunResult& r);
+RunResult run_result(const nlohmann::json& j);
+/// Reads a summary.json (or summary.interrupted.json). Throws core::InputError naming the file
+/// when it cannot be read or parsed.
+RunResult read_run_result(const std::filesystem::path& file);
+
+} // namespace xattn::sim::engine
