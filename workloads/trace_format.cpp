@@ -39,7 +39,11 @@ std::optional<TraceFormat> parse_format(std::string_view name)
 
 TraceFormat guess_format(const std::string& path)
 {
-  const std::string ext = std::filesystem::path(path).extension().string();
+  // The compression comes from the content; a compression suffix only hides the format's own.
+  std::filesystem::path name(path);
+  for (const char* z : {".gz", ".xz", ".zst"})
+    if (name.extension() == z) name = name.stem();
+  const std::string ext = name.extension().string();
   if (ext == ".csv") return TraceFormat::kAzure;
   if (ext == ".json") return TraceFormat::kClaudeCode;
   if (ext == ".jsonl") {
