@@ -47,9 +47,14 @@ TraceFormat guess_format(const std::string& path)
   if (ext == ".csv") return TraceFormat::kAzure;
   if (ext == ".json") return TraceFormat::kClaudeCode;
   if (ext == ".jsonl") {
-    LineReader lines(path);
-    std::string_view first;
-    if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
+    try {
+      LineReader lines(path);
+      std::string_view first;
+      if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
+    } catch (const core::InputError&) {
+      // Unreadable (missing, a truncated archive): the reader, which starts at the same place,
+      // says why; the name alone says JSONL.
+    }
     return TraceFormat::kMooncake;
   }
   core::fail(path, 0, 0, "",

@@ -16,6 +16,7 @@ using Action = std::function<int()>;
 void add_predict(CLI::App& app, Action& action);
 void add_describe(CLI::App& app, Action& action);
 void add_trace(CLI::App& app, Action& action);
+void add_data(CLI::App& app, Action& action);
 void add_topo(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
