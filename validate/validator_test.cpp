@@ -116,7 +116,7 @@ TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validate
   CHECK(r.invariants_ok);
   // The profile keeps one line per fabric (the smallest sizes' latency, the largest sizes'
   // bandwidth) where the fitter found 3-4 protocol segments: the engine cannot be closer than that
-  // line, and it must not be much worse (DESIGN.md §1 sets 7% as the model's target on IBGDA).
+  // line, and it must not be much worse (the paper's own model tracks IBGDA round trips to ≈ 7% MAPE).
   CHECK(r.overall.mape < 0.30);
   // The same data with 10x probe latencies is far off, and --max-mape says so with exit 1.
   MicroRunner wrong(wrong_profile(profile));

@@ -125,7 +125,8 @@ int main(int argc, char** argv)
   say("engine_replay", r["engine_replay"]);
 
   // The ceiling: as many messages as the replay handed SimGrid (at most 500,000), of the same mean
-  // size, on the 1,024-GPU preset, with at most 64 in flight (DESIGN.md §3.2) and with at most 8.
+  // size, on the 1,024-GPU preset, with at most 64 in flight and with at most 8 (a completion
+  // costs O(comms in flight): docs/architecture.md).
   std::uint64_t messages = quick ? 20'000 : 200'000;
   std::uint64_t bytes = 1 << 20;
   const json& eng = r["engine_replay"];
