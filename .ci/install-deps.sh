@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsimgrid-dev libboost-graph-dev libyaml-cpp-dev catch2
   libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev
+  zlib1g-dev liblzma-dev libzstd-dev
 )
 # Extra packages a caller may ask for (e.g. "slurm-wlm munge" for the Slurm tests).
 packages+=("$@")

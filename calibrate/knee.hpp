@@ -1,4 +1,4 @@
-// Knee detection for the holder elbows (DESIGN.md §1: a pool of K = 8 copy streams, ≈ 8
+// Knee detection for the holder elbows (the paper measured a pool of K = 8 copy streams, ≈ 8
 // concurrent routed requesters). A probe runs k concurrent operations and records the makespan;
 // while the GPU has room it stays flat, past the knee it grows. The model is a hinge,
 //   t(k) = c                 for k <= knee

@@ -1,6 +1,7 @@
 // The whole loop on real measured data: vidur's NCCL send/recv table on an A100 DGX
-// (../shared/measurements/a100_dgx_nccl_send_recv.csv, read in place, never copied). Fit on the
-// even rows of each group, predict the odd rows.
+// (a100_dgx_nccl_send_recv.csv in the measurements folder beside the checkout, XATTN_SHARED_DIR,
+// read in place and never copied into the repository; skipped where absent). Fit on the even rows
+// of each group, predict the odd rows.
 #include "calibrate/fitter.hpp"
 #include "calibrate/importers.hpp"
 

@@ -1,12 +1,13 @@
 // The SimGrid platform of a topology, built in C++ from the graph (no XML).
 //
-// Zones (DESIGN.md §3.2): a full zone "fabric" at the root holds one star zone per leaf ("leaf3"),
-// which holds the GPU hosts of the leaf's nodes ("node12.gpu3") and a router "leaf3.sw" as its
-// gateway. A GPU's star route up is Topology::gpu_to_leaf() (PCIe to its own NIC, then the NIC's
-// access link); down is the same links reversed. Two GPUs of one node are joined by a bypass route
-// over their NVLink (or PCIe) hops; two leaves by a fabric route over the trunks of the spine
-// Topology::path() picks. So the SimGrid route of every pair is exactly path(a, b).hops, and the
-// platform holds O(GPUs + leaves²) routes, not O(GPUs²).
+// Zones (docs/architecture.md, "The simulation on SimGrid"): a full zone "fabric" at the root
+// holds one star zone per leaf ("leaf3"), which holds the GPU hosts of the leaf's nodes
+// ("node12.gpu3") and a router "leaf3.sw" as its gateway. A GPU's star route up is
+// Topology::gpu_to_leaf() (PCIe to its own NIC, then the NIC's access link); down is the same
+// links reversed. Two GPUs of one node are joined by a bypass route over their NVLink (or PCIe)
+// hops; two leaves by a fabric route over the trunks of the spine Topology::path() picks. So the
+// SimGrid route of every pair is exactly path(a, b).hops, and the platform holds
+// O(GPUs + leaves²) routes, not O(GPUs²).
 //
 // Node zones are folded into the leaf zones on purpose: a SimGrid zone has one gateway, so a node
 // zone would send all of a node's traffic through one NIC and break GPU-NIC affinity.
@@ -62,8 +63,8 @@ struct Platform {
 };
 
 /// Sets the network configuration (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0:
-/// DESIGN.md §3.2) and builds the platform into `engine`, which must have no platform yet. One
-/// platform per Engine, one Engine per process.
+/// SimGrid's defaults are wrong for RDMA, docs/architecture.md) and builds the platform into
+/// `engine`, which must have no platform yet. One platform per Engine, one Engine per process.
 Platform build_platform(const Topology& topo, simgrid::s4u::Engine& engine, const HostSpec& host);
 
 /// The SimGrid configuration build_platform sets, for an engine that sets up otherwise.

@@ -1,5 +1,6 @@
 // What `xattn topo` prints: a summary of a topology and the description of one path, as text and
-// as JSON (DESIGN.md §4: `topo --json` has at least "gpus", "nodes", "leaves", "spines", "links").
+// as JSON (a contract scripts read, docs/file-formats.md: `topo --json` has at least "gpus",
+// "nodes", "leaves", "spines", "links").
 #pragma once
 
 #include "topologies/topology.hpp"

@@ -1,5 +1,5 @@
 // What a topology file says, as plain structs with the file's defaults, and the schema that reads
-// them (DESIGN.md §2, CONVENTIONS.md "schema-first"). The graph, paths and platform are built from
+// them (docs/architecture.md; docs/conventions.md, "Schema first"). The graph, paths and platform are built from
 // a TopologySpec by Topology (topology.hpp).
 //
 // A topology file:

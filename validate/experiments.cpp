@@ -172,9 +172,10 @@ double loaded_route(MicroRunner& run, const Cfg& c, int n, double idle_step)
   return run.run(m).at("route").step_mean_s;
 }
 
-/// The paper's congestion microbenchmark as DESIGN.md §1 reads it: closed-loop requesters that
-/// each dispatch a routed query (M_q rows of 1152 B), wait for it to land and dispatch the next:
-/// a cycle of probe + transfer (295 KB / 27.8 us = 10.6 GB/s per requester at M_q 256). The
+/// The paper's congestion microbenchmark, read as closed-loop requesters (how its link saturates at
+/// 3 flows, where 18-25 GB/s single-block flows would fill 25 GB/s with 2): requesters that each
+/// dispatch a routed query (M_q rows of 1152 B), wait for it to land and dispatch the next: a
+/// cycle of probe + transfer (295 KB / 27.8 us = 10.6 GB/s per requester at M_q 256). The
 /// answer, the holder's kernel and the merge are taken out (a 1-value latent leaves 1152 B query
 /// rows and 6 B answers; kernel and merge times zero), so that only the query flows load the link.
 double query_loop(MicroRunner& run, const Cfg& c, int n, double idle_step)

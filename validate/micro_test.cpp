@@ -1,5 +1,5 @@
 // Micro-scenarios through the engine against hand computations from the default profile's
-// published constants (DESIGN.md §1: 16 us IBGDA probe, 25 GB/s NDR-200, one block per decode query).
+// published constants (the paper's: 16 us IBGDA probe, 25 GB/s NDR-200, one block per decode query).
 #include "validate/micro.hpp"
 
 #include "sim/core/error.hpp"

@@ -1,5 +1,5 @@
-// `xattn validate --paper`: the published figures of arXiv 2606.01502 (validate/reference/paper.yaml,
-// DESIGN.md §1) reproduced by the engine. Each claim names an experiment (a measurement procedure
+// `xattn validate --paper`: the published figures of arXiv 2606.01502 (validate/reference/paper.yaml)
+// reproduced by the engine. Each claim names an experiment (a measurement procedure
 // over engine micro-scenarios, implemented in experiments.cpp), its configuration, the published
 // figure as text and as a range, and whether it is an input (a constant the profile carries: it
 // only shows the profile was read) or emergent (it must come out of the model and the simulation:

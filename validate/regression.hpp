@@ -2,7 +2,7 @@
 // tolerances, stored in validate/regression/<scenario name>.yaml:
 //
 //   scenario: scenarios/quickstart.yaml       # relative to the expected file's folder's ../..
-//   requires: [../shared/traces/x.jsonl]     # optional: skip (exit 77) where absent
+//   requires: [workloads/data/x/y.jsonl.zst] # optional, relative to the project root: skip (exit 77) where absent
 //   checks:
 //     - key: policies.*.requests              # a dotted path into summary.json; * = every policy
 //       equals: 300                           # exact (numbers, booleans, strings)

@@ -1,14 +1,12 @@
 #include "workloads/claude_code.hpp"
 
 #include "sim/core/error.hpp"
+#include "workloads/compressed_file.hpp"
 #include "workloads/json_line.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace xattn::workloads
 {
@@ -47,11 +45,7 @@ struct Frame {
 
 ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions options, std::uint64_t session)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_whole_file(path); // plain or compressed; a session is small
   json doc;
   try {
     doc = json::parse(text);

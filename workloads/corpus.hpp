@@ -1,4 +1,4 @@
-// The corpus of a trace and where its chunks live (DESIGN.md §3.1 "Corpus", "Placement"): the
+// The corpus of a trace and where its chunks live (workloads/README.md, "Corpus, placement, selection"): the
 // distinct blocks, in order of first appearance, cut into chunks of c_t tokens, each chunk on
 // one holder instance (or several, for replicated hot chunks), checked against holder HBM.
 #pragma once

@@ -70,12 +70,7 @@ TEST_CASE("workloads: mooncake importer with skip-bad counts and reports what it
 
 TEST_CASE("workloads: mooncake conversation trace has the published statistics")
 {
-  const std::string path = shared_trace("mooncake/conversation_trace.jsonl");
-  if (path.empty()) {
-    WARN("skipped: ../shared/traces/mooncake/conversation_trace.jsonl is absent");
-    return;
-  }
-  MooncakeReader src(path);
+  MooncakeReader src(bundled_trace("mooncake/conversation_trace.jsonl.zst"));
   TraceStats stats;
   Request r;
   while (src.next(r))
@@ -130,12 +125,7 @@ TEST_CASE("workloads: azure importer rejects malformed rows with file, line and 
 
 TEST_CASE("workloads: azure code trace imports every row")
 {
-  const std::string path = shared_trace("azure/AzureLLMInferenceTrace_code_2023.csv");
-  if (path.empty()) {
-    WARN("skipped: the Azure trace is absent");
-    return;
-  }
-  AzureReader src(path);
+  AzureReader src(bundled_trace("azure/AzureLLMInferenceTrace_code_2023.csv.zst"));
   TraceStats stats;
   Request r;
   while (src.next(r))

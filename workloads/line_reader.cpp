@@ -5,10 +5,7 @@
 namespace xattn::workloads
 {
 
-LineReader::LineReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")), buf_(1 << 20)
-{
-  if (!file_) core::fail(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
-}
+LineReader::LineReader(const std::string& path) : path_(path), file_(path), buf_(1 << 20) {}
 
 bool LineReader::fill()
 {
@@ -19,11 +16,8 @@ bool LineReader::fill()
     begin_ = 0;
   }
   if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-  std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_.get());
-  if (got == 0) {
-    if (std::ferror(file_.get())) core::fail(path_, static_cast<int>(line_no_), 0, "", "read error");
-    eof_ = true;
-  }
+  std::size_t got = file_.read(buf_.data() + end_, buf_.size() - end_);
+  if (got == 0) eof_ = true;
   end_ += got;
   return got > 0;
 }

@@ -2,11 +2,10 @@
 #pragma once
 
 #include "sim/core/error.hpp"
+#include "workloads/compressed_file.hpp"
 #include "workloads/request.hpp"
 
 #include <cstdint>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,26 +13,26 @@
 namespace xattn::workloads
 {
 
-/// Buffered reader of a text file, one line at a time (no trailing '\n' or '\r'). Memory is one
-/// buffer, grown only to the longest line.
+/// Buffered reader of a text file, one line at a time (no trailing '\n' or '\r'). The file may be
+/// compressed (gzip, xz, zstd: see CompressedFile); line numbers are those of the decompressed
+/// text. Memory is one buffer, grown only to the longest line, and the decoder's state.
 class LineReader
 {
 public:
-  /// Opens `path`; throws core::InputError ("cannot open file") when it cannot.
+  /// Opens `path`; throws core::InputError ("cannot open file") when it cannot. A corrupt or
+  /// truncated archive is an InputError naming the file when next() reaches it.
   explicit LineReader(const std::string& path);
   /// The next line, valid until the next call; false at end of file.
   bool next(std::string_view& line);
   /// 1-based number of the line last returned.
   std::int64_t line_number() const { return line_no_; }
   const std::string& path() const { return path_; }
+  Compression compression() const { return file_.compression(); }
 
 private:
-  struct Closer {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
   bool fill();
   std::string path_;
-  std::unique_ptr<std::FILE, Closer> file_;
+  CompressedFile file_;
   std::vector<char> buf_;
   std::size_t begin_ = 0, end_ = 0;
   bool eof_ = false;

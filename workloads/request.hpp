@@ -1,6 +1,6 @@
 // The unit of load: one request of one agent, and the pull interface every trace reader,
 // importer and generator implements, so that the engine draws requests one at a time, in arrival
-// order, in constant memory (DESIGN.md §2, §7).
+// order, in constant memory (docs/architecture.md, "Data flow").
 #pragma once
 
 #include "sim/core/units.hpp"

@@ -1,4 +1,4 @@
-// Which blocks a decode step attends (DESIGN.md §3.1 "Selection"): all of the context (dense),
+// Which blocks a decode step attends (workloads/README.md, "Corpus, placement, selection"): all of the context (dense),
 // or a DSA-style top-k of k tokens, drawn per block with locality: a share from the most recent
 // tokens, a share from hot blocks, the rest spread over the context.
 #pragma once

@@ -104,11 +104,7 @@ TEST_CASE("workloads: claude-code sessions import with every request and sub-age
       {"trace_0291.json", 32, 20, 2, 2254119, 19504, 1148.013, 20.0, 5},
   };
   for (const HandCount& h : expected) {
-    const std::string path = shared_trace(std::string("claude-code/") + h.file);
-    if (path.empty()) {
-      WARN("skipped: ../shared/traces/claude-code is absent");
-      return;
-    }
+    const std::string path = bundled_trace(std::string("claude-code/") + h.file + ".zst");
     INFO(h.file);
     ClaudeCodeReader src(path, {}, 7);
     auto rs = drain(src);

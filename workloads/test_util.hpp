@@ -17,11 +17,10 @@ inline std::string fixture(const std::string& name)
   return std::string(XATTN_SOURCE_DIR) + "/workloads/testdata/" + name;
 }
 
-/// A path under the shared traces folder, or "" when the folder is absent (tests then skip).
-inline std::string shared_trace(const std::string& relative)
+/// A bundled trace (workloads/data/<set>/<file>), which every clone has.
+inline std::string bundled_trace(const std::string& relative)
 {
-  std::filesystem::path p = std::filesystem::path(XATTN_SHARED_DIR) / "traces" / relative;
-  return std::filesystem::exists(p) ? p.string() : std::string();
+  return std::string(XATTN_SOURCE_DIR) + "/workloads/data/" + relative;
 }
 
 /// Writes `text` to a fresh file in a per-process temporary folder and returns its path.

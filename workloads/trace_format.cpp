@@ -39,13 +39,22 @@ std::optional<TraceFormat> parse_format(std::string_view name)
 
 TraceFormat guess_format(const std::string& path)
 {
-  const std::string ext = std::filesystem::path(path).extension().string();
+  // The compression comes from the content; a compression suffix only hides the format's own.
+  std::filesystem::path name(path);
+  for (const char* z : {".gz", ".xz", ".zst"})
+    if (name.extension() == z) name = name.stem();
+  const std::string ext = name.extension().string();
   if (ext == ".csv") return TraceFormat::kAzure;
   if (ext == ".json") return TraceFormat::kClaudeCode;
   if (ext == ".jsonl") {
-    LineReader lines(path);
-    std::string_view first;
-    if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
+    try {
+      LineReader lines(path);
+      std::string_view first;
+      if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
+    } catch (const core::InputError&) {
+      // Unreadable (missing, a truncated archive): the reader, which starts at the same place,
+      // says why; the name alone says JSONL.
+    }
     return TraceFormat::kMooncake;
   }
   core::fail(path, 0, 0, "",

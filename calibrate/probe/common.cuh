@@ -1,6 +1,6 @@
 // Shared pieces of the probe harness: error checks, timing with CUDA events (warm-up, many
 // iterations per repetition, >= 5 repetitions, median and p10/p90 over repetitions) and a small
-// JSON writer. The harness links nothing of ours (DESIGN.md §2), so it carries its own.
+// JSON writer. The harness links nothing of ours (docs/architecture.md), so it carries its own.
 #pragma once
 
 #include <cuda_runtime.h>

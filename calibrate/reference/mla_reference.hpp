@@ -1,4 +1,4 @@
-// CPU reference implementations of the three kernels the probe times (DESIGN.md §1): absorbed MLA
+// CPU reference implementations of the three kernels the probe times (calibrate/README.md): absorbed MLA
 // decode partial attention, the online-softmax merge of partials, and the RoPE splice. The probe
 // harness compiles this same file (it links nothing of ours) to check its GPU kernels.
 //

@@ -1,6 +1,6 @@
 // xattn_bench: the figures of issue 9 in one run (see BENCHMARKS.md at the top of the repository).
 // Each measurement returns a JSON object; anything that creates a SimGrid engine runs in its own
-// forked process (DESIGN.md §3.2: one simulation per process), and its peak memory is that
+// forked process (one simulation per process: docs/architecture.md), and its peak memory is that
 // child's maximum resident set.
 #pragma once
 

@@ -1,6 +1,6 @@
 // `xattn calibrate fit MEASUREMENTS... --out PROFILE.yaml`: reads probe or tool outputs, fits the
 // cost model's constants, writes a profile that extends a base for what was not measured
-// (DESIGN.md §5). A thin layer over calibrate/fitter.hpp.
+// (calibrate/README.md). A thin layer over calibrate/fitter.hpp.
 #include "calibrate/fitter.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "calibrate/importers.hpp"

@@ -1,7 +1,7 @@
 // How subcommands plug into the one `xattn` binary: each subcommand file defines one
 // `add_<name>(CLI::App&, Action&)` that declares its flags and, when the subcommand is chosen,
 // stores the function to run. main() parses, runs it, and maps exceptions to exit codes
-// (DESIGN.md §4): 0 ok, 1 a check failed, 2 bad input, 130 interrupted.
+// (docs/architecture.md): 0 ok, 1 a check failed, 2 bad input, 3 internal error, 130 interrupted.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@ using Action = std::function<int()>;
 void add_predict(CLI::App& app, Action& action);
 void add_describe(CLI::App& app, Action& action);
 void add_trace(CLI::App& app, Action& action);
+void add_data(CLI::App& app, Action& action);
 void add_topo(CLI::App& app, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);

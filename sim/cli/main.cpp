@@ -15,6 +15,7 @@ int main(int argc, char** argv)
   xattn::cli::add_predict(app, action);
   xattn::cli::add_describe(app, action);
   xattn::cli::add_trace(app, action);
+  xattn::cli::add_data(app, action);
   xattn::cli::add_topo(app, action);
   xattn::cli::add_calibrate(app, action);
   xattn::cli::add_run(app, action);

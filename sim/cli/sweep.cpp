@@ -1,5 +1,5 @@
 // `xattn sweep SWEEP.yaml [--backend local|slurm]`, `xattn sweep collect DIR`, `xattn sweep
-// resubmit DIR`: many simulations and one table (DESIGN.md §6; sim/study/).
+// resubmit DIR`: many simulations and one table (docs/architecture.md, "Studies at scale"; sim/study/).
 #include "sim/study/sweep.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/study/report.hpp"

@@ -1,5 +1,5 @@
 // `xattn topo TOPOLOGY [--json] [--path GPU GPU [--striped]] [--dot FILE] [--describe]`: inspect a topology file
-// or preset (DESIGN.md §4).
+// or preset (its JSON: docs/file-formats.md, "Outputs").
 #include "sim/cli/command.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/resources.hpp"

@@ -1,5 +1,6 @@
 // `xattn trace stats|convert|generate`: thin commands over the workloads library.
 #include "sim/cli/command.hpp"
+#include "sim/core/resources.hpp"
 #include "workloads/claude_code.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/stats.hpp"
@@ -15,6 +16,14 @@ namespace xattn::cli
 namespace
 {
 using namespace xattn::workloads;
+
+// A trace named on the command line: as given, else in the data folders, so that
+// `mooncake/conversation_trace.jsonl.zst` finds the bundled trace (core::find_input).
+std::string locate(const std::string& file)
+{
+  auto found = core::find_input(file);
+  return found ? found->string() : file;
+}
 
 TraceFormat format_or_guess(const std::string& name, const std::string& path)
 {
@@ -48,12 +57,13 @@ void add_trace(CLI::App& app, Action& action)
   auto o = std::make_shared<Options>();
 
   auto* stats = trace->add_subcommand("stats", "Statistics of a trace: rate, lengths, block reuse, sub-agents");
-  stats->add_option("file", o->file, "trace file")->required();
+  stats->add_option("file", o->file, "trace file, plain or .gz/.xz/.zst (or a bundled one: mooncake/...)")->required();
   stats->add_option("--format", o->format, std::string(format_names()) + " (default: from the file name)");
   stats->add_flag("--json", o->json, "print one JSON object");
   stats->add_flag("--skip-bad", o->skip_bad, "skip unreadable entries (counted and reported)");
   on_run(stats, action, [o] {
-    auto src = open_trace(o->file, format_or_guess(o->format, o->file), ImportOptions{o->skip_bad});
+    const std::string file = locate(o->file);
+    auto src = open_trace(file, format_or_guess(o->format, file), ImportOptions{o->skip_bad});
     TraceStats s;
     Request r;
     while (src->next(r))
@@ -70,10 +80,11 @@ void add_trace(CLI::App& app, Action& action)
   convert->add_flag("--skip-bad", o->skip_bad, "skip unreadable entries (counted and reported)");
   convert->add_option("--session", o->session, "session number namespacing a coding-agent session's ids");
   on_run(convert, action, [o] {
-    const TraceFormat from = format_or_guess(o->format, o->file);
-    std::unique_ptr<RequestSource> src = open_trace(o->file, from, ImportOptions{o->skip_bad});
+    const std::string file = locate(o->file);
+    const TraceFormat from = format_or_guess(o->format, file);
+    std::unique_ptr<RequestSource> src = open_trace(file, from, ImportOptions{o->skip_bad});
     if (o->session != 0 && from == TraceFormat::kClaudeCode)
-      src = std::make_unique<ClaudeCodeReader>(o->file, ImportOptions{o->skip_bad}, o->session);
+      src = std::make_unique<ClaudeCodeReader>(file, ImportOptions{o->skip_bad}, o->session);
     XattnTraceWriter out(o->out, std::string(format_name(from)) + ":" + o->file);
     Request r;
     while (src->next(r))

@@ -1,5 +1,5 @@
 // The one vocabulary of fabric classes, shared by profiles (keys), topologies (path classes),
-// `--fabric`, `topo --path` and `wire_bytes_by_fabric` (DESIGN.md §4).
+// `--fabric`, `topo --path` and `wire_bytes_by_fabric` (docs/file-formats.md).
 #pragma once
 
 #include <array>

@@ -65,4 +65,25 @@ std::vector<std::string> list_presets(std::string_view folder, std::string_view 
   return {names.begin(), names.end()};
 }
 
+std::vector<fs::path> trace_data_dirs()
+{
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("XATTN_DATA"); env && *env) dirs.emplace_back(env);
+  for (const fs::path& d : data_dirs())
+    dirs.push_back(d / fs::path(kTraceDataFolder));
+  return dirs;
+}
+
+std::optional<fs::path> find_input(std::string_view path, const fs::path& beside)
+{
+  std::error_code ec; // a name the file system refuses (too long, say) is simply not found
+  const fs::path p(path);
+  if (p.empty()) return std::nullopt;
+  if (p.is_absolute()) return fs::is_regular_file(p, ec) ? std::optional<fs::path>(p) : std::nullopt;
+  if (fs::is_regular_file(beside / p, ec)) return beside / p;
+  for (const fs::path& d : trace_data_dirs())
+    if (fs::is_regular_file(d / p, ec)) return d / p;
+  return std::nullopt;
+}
+
 } // namespace xattn::core
