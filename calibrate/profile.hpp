@@ -1,4 +1,4 @@
-// Calibration profile: what the hardware does on top of the physical links (DESIGN.md §3.1).
+// Calibration profile: what the hardware does on top of the physical links (docs/cost-path.md).
 // The topology owns links (bandwidth, latency, sharing); the profile owns probe latencies per
 // fabric class and transport, the per-thread-block dispatch rate, kernel, merge, splice and
 // prefill models, the holder elbows and host overhead. Profiles are YAML files written by hand

@@ -168,7 +168,7 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
   const std::string points = (fs::path(dir) / "points.csv").string();
   core::write_file_atomically(points, csv);
 
-  // The plot: Debian's matplotlib (DESIGN.md §8), drawn under a temporary name, then renamed.
+  // The plot: Debian's matplotlib (/usr/bin/python3 has it; the pyenv python3 on PATH does not), drawn under a temporary name, then renamed.
   std::string plot_status = "plot skipped: /usr/bin/python3 with matplotlib not found (points.csv has the data)";
   const fs::path png = fs::path(dir) / "measured_vs_simulated.png";
   const fs::path tmp = fs::path(dir) / ".measured_vs_simulated.tmp.png";

@@ -1,4 +1,4 @@
-// `xattn predict`: prices one attention call shape in closed form (DESIGN.md §4).
+// `xattn predict`: prices one attention call shape in closed form (docs/cost-path.md).
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/model/sweep.hpp"

@@ -1,5 +1,5 @@
 // `xattn run [SCENARIO.yaml]`: simulates every policy of a scenario (the embedded quickstart
-// when none is given) and writes summary.json, CSVs and a report into --out (DESIGN.md §4).
+// when none is given) and writes summary.json, CSVs and a report into --out (docs/file-formats.md, "Outputs").
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"

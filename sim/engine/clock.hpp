@@ -1,5 +1,5 @@
 // Events on SimGrid's own clock: kernel timers in the maestro context (no actors), the fastest
-// way SimGrid offers to run a callback at a date (≈ 900k events/s measured here, DESIGN.md §3.2).
+// way SimGrid offers to run a callback at a date (≈ 900k events/s measured here, docs/architecture.md).
 #pragma once
 
 #include <simgrid/kernel/Timer.hpp>

@@ -1,4 +1,4 @@
-// A GPU's compute as the holder elbow needs it (DESIGN.md §3.2): up to `slots` kernels run at
+// A GPU's compute as the holder elbow needs it (docs/architecture.md): up to `slots` kernels run at
 // full speed at once; past that they share the GPU equally (processor sharing: each of n kernels
 // runs at slots / n of full speed), exactly as a SimGrid host with `slots` cores shares its
 // executions. Kept as our own event-driven model because each kernel is two timer events here,

@@ -89,7 +89,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
   std::error_code ec;
   // The folders this run creates, deepest first: removed again if the run fails on bad input, so
-  // that a failed run leaves nothing behind (DESIGN.md §4).
+  // that a failed run leaves nothing behind (docs/file-formats.md).
   std::vector<fs::path> created;
   for (fs::path p = fs::absolute(outcome.out_dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path())
     created.push_back(p);

@@ -1,7 +1,7 @@
 // `xattn run`: one child process per policy (SimGrid runs one simulation per process; a fork()
 // before the engine exists gives each a clean one), results gathered into --out atomically:
 // every file is written under a temporary name and renamed into place, so an interrupted or
-// failed run never replaces earlier complete results (DESIGN.md §4).
+// failed run never replaces earlier complete results (docs/file-formats.md, "Outputs").
 #pragma once
 
 #include "sim/engine/result.hpp"

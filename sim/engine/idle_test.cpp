@@ -1,4 +1,4 @@
-// On an idle cluster the simulation must reproduce the closed form (DESIGN.md §7): one request,
+// On an idle cluster the simulation must reproduce the closed form (docs/conventions.md, "Tests"): one request,
 // one chunk on one holder, every primitive, every fabric class, through real SimGrid comms.
 #include "sim/engine/test_util.hpp"
 #include "sim/model/predict.hpp"

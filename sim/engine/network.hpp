@@ -1,6 +1,6 @@
 // Transfers between GPUs: SimGrid's max-min sharing is the model of record for every byte that
 // shares a link with other traffic; a transfer that provably meets no contention takes a fused
-// timer instead (DESIGN.md §3.2), with the same result.
+// timer instead (docs/architecture.md, "The simulation on SimGrid"), with the same result.
 //
 // The proof is a reservation rule. Each active transfer reserves its alone-rate (what it would
 // get by itself: min(blocks x per-block rate, path bottleneck)) on every link direction it

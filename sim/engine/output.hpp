@@ -1,4 +1,4 @@
-// What `xattn run` writes (DESIGN.md §4): summary.json, requests.csv, links.csv, holders.csv and
+// What `xattn run` writes (docs/file-formats.md, "Outputs"): summary.json, requests.csv, links.csv, holders.csv and
 // report.md. Columns are documented in sim/engine/README.md and at the top of report.md.
 #pragma once
 

@@ -4,42 +4,33 @@
 
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 namespace xattn::sim::engine {
 namespace {
 using nlohmann::json;
 
-json latency(const LatencyStats& s)
+// A struct of named fields (kLatencyFields, kDecisionFields) to and from its JSON object.
+template <class T, class Fields> json fields_json(const T& v, const Fields& fields)
 {
   json j = json::object();
-  for (const auto& [key, field] : kLatencyFields)
-    j[key] = s.*field;
+  for (const auto& [key, field] : fields)
+    j[key] = v.*field;
   return j;
 }
 
-LatencyStats latency(const json& j)
+template <class T, class Fields> T fields_from(const json& j, const Fields& fields)
 {
-  LatencyStats s;
-  for (const auto& [key, field] : kLatencyFields)
-    s.*field = j.value(key, 0.0);
-  return s;
+  T v;
+  for (const auto& [key, field] : fields)
+    v.*field = j.value(key, std::remove_reference_t<decltype(v.*field)>{});
+  return v;
 }
 
-json decisions(const Decisions& d)
-{
-  json j = json::object();
-  for (const auto& [key, field] : kDecisionFields)
-    j[key] = d.*field;
-  return j;
-}
-
-Decisions decisions(const json& j)
-{
-  Decisions d;
-  for (const auto& [key, field] : kDecisionFields)
-    d.*field = j.value(key, std::uint64_t{0});
-  return d;
-}
+json latency(const LatencyStats& s) { return fields_json(s, kLatencyFields); }
+LatencyStats latency(const json& j) { return fields_from<LatencyStats>(j, kLatencyFields); }
+json decisions(const Decisions& d) { return fields_json(d, kDecisionFields); }
+Decisions decisions(const json& j) { return fields_from<Decisions>(j, kDecisionFields); }
 
 json invariants(const Invariants& v)
 {

@@ -1,4 +1,4 @@
-// The end of a simulation: statistics, invariants (DESIGN.md §3.2), CSV fragments.
+// The end of a simulation: statistics, invariants (sim/engine/README.md, "Invariants"), CSV fragments.
 #include "sim/engine/clock.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/state.hpp"

@@ -28,7 +28,7 @@ const core::Schema kInstancesSchema{
 const core::Schema& workload_schema()
 {
   static const core::Schema s{
-      {.key = "trace", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "trace file (relative to the scenario)"},
+      {.key = "trace", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "trace file: beside the scenario, else under $XATTN_DATA, else the bundled data (xattn data list)"},
       {.key = "format", .kind = FieldKind::kChoice, .def = "auto", .meaning = "trace format",
        .choices = "auto|xattn|mooncake|claude-code|azure"},
       {.key = "generator", .kind = FieldKind::kSection, .def = "", .meaning = "synthetic agentic load (instead of a trace)",
@@ -284,8 +284,12 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     sc.selection.top_k_tokens = sc.model.index.topk;
 
   core::Section wl = top.section("workload");
-  if (wl.has("trace"))
-    sc.workload.trace = resolve_relative(wl.string("trace"), name);
+  if (wl.has("trace")) {
+    // Beside the scenario, then $XATTN_DATA, then the bundled data (core::find_input).
+    const std::string t = wl.string("trace");
+    const auto found    = core::find_input(t, fs::path(name).parent_path());
+    sc.workload.trace   = found ? found->string() : resolve_relative(t, name);
+  }
   std::string fmt = wl.choice("format");
   std::error_code no_throw;
   if (!sc.workload.trace.empty() && !std::filesystem::is_regular_file(sc.workload.trace, no_throw)) {

@@ -1,4 +1,4 @@
-// A scenario file: what to simulate (DESIGN.md §3.1, §4). Schema-checked like every input: every
+// A scenario file: what to simulate (docs/file-formats.md; `xattn run --describe`). Schema-checked like every input: every
 // key in the table of scenario.cpp, unknown and duplicate keys are errors, all errors collected,
 // and `xattn run --describe` prints the table.
 #pragma once

@@ -1,8 +1,8 @@
 // One simulation: one scenario under one policy, in one process (SimGrid allows one engine per
 // process; the driver forks one child per policy). Requests arrive from the stream, sessions stay
 // on one requester instance, and each requester decodes its active requests in iterations: one
-// decode step for every request of the batch, its remote chunks served by the policy (DESIGN.md
-// §3.1). Results are JSON plus CSV fragments written by the child.
+// decode step for every request of the batch, its remote chunks served by the policy (sim/engine/README.md,
+// "The model"). Results are JSON plus CSV fragments written by the child.
 #pragma once
 
 #include "sim/engine/cache.hpp"

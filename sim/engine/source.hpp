@@ -1,6 +1,6 @@
 // The request stream a scenario asks for: the trace (or generator), overlaid `copies` times with
 // sessions and agents kept apart and the corpus shared, time-compressed by `time_scale`, cut at
-// `max_requests`, output lengths capped at `max_output_tokens` (DESIGN.md §3.1 "Load").
+// `max_requests`, output lengths capped at `max_output_tokens` (a recorded trace loads a large cluster lightly: docs/architecture.md).
 #pragma once
 
 #include "sim/engine/scenario.hpp"

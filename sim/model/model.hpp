@@ -1,4 +1,4 @@
-// Model presets and byte accounting from first principles (DESIGN.md §1, §3.1).
+// Model presets and byte accounting from first principles (docs/cost-path.md).
 //
 // Multi-head Latent Attention keeps one latent vector per token per layer (kv_lora_rank +
 // rope_dim values). In absorbed decode each head's query row is also kv_lora_rank + rope_dim

@@ -11,7 +11,7 @@
 
 namespace xattn::sim {
 
-/// Inputs of one prediction, as the command line gives them (DESIGN.md §4).
+/// Inputs of one prediction, as the command line gives them (README.md, the `xattn predict` row).
 struct PredictRequest {
   double mq                 = 256;
   double ct                 = 2048;
@@ -38,7 +38,7 @@ struct Prediction {
 Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r,
                    std::optional<PathCost> path = std::nullopt);
 
-/// The `--json` document (DESIGN.md §4): decision, cost_s, breakdown_s, wire_bytes,
+/// The `--json` document (docs/file-formats.md, "Outputs"): decision, cost_s, breakdown_s, wire_bytes,
 /// break_even_reuse (null when fetch never breaks even), and the inputs.
 nlohmann::json to_json(const Prediction& p, const ModelSpec& m, const Profile& prof);
 
