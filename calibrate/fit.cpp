@@ -30,6 +30,14 @@ Line Moments::line() const
   return {a, b};
 }
 
+LineCovariance Moments::covariance(double sigma2) const
+{
+  const double det = w_ * wxx_ - wx_ * wx_;
+  if (n_ < 2 || !(det > 1e-12 * w_ * wxx_))
+    return {};
+  return {sigma2 * wxx_ / det, sigma2 * w_ / det, -sigma2 * wx_ / det};
+}
+
 double Moments::sse() const
 {
   // Σ w t² = n because w = 1/t²; the LS residual is Σ w t² - a Σ w t - b Σ w x t.

@@ -30,6 +30,11 @@ struct Line {
   double operator()(double x) const { return intercept + slope * x; }
 };
 
+/// The spread of a fitted line's parameters: variances and their covariance.
+struct LineCovariance {
+  double var_intercept = 0, var_slope = 0, cov = 0;
+};
+
 /// Weighted sums of one set of points, w = 1/t² (a segment of a sorted sweep). Adding and removing
 /// points is O(1), which the breakpoint search and leave-one-out both need.
 class Moments {
@@ -42,6 +47,9 @@ public:
   /// Weighted residual sum of squares of line() (relative squared errors summed).
   double sse() const;
   double count() const { return n_; }
+  /// The covariance of line()'s parameters when the relative residuals have variance `sigma2`:
+  /// sigma2 (XᵀWX)⁻¹, W = 1/t². Zero when the points fix no line.
+  LineCovariance covariance(double sigma2) const;
 
 private:
   double n_ = 0, w_ = 0, wx_ = 0, wxx_ = 0, wt_ = 0, wxt_ = 0;

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 namespace xattn::calibrate {
@@ -91,6 +93,70 @@ void fit_linear(FittedSeries& f, const Series& s)
     else
       f.sets.emplace_back(keys[k], seconds_text(f.coeffs[k]));
   }
+  // Spread by bootstrap: the points resampled with replacement, the model refitted.
+  std::mt19937_64 rng(0x5eed);
+  const std::size_t n = rows.size(), p = f.coeffs.size();
+  std::vector<std::vector<double>> draws;
+  for (int b = 0; b < 200; ++b) {
+    std::vector<std::vector<double>> r2(n);
+    std::vector<double> t2(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = rng() % n;
+      r2[i] = rows[j], t2[i] = t[j];
+    }
+    try {
+      draws.push_back(fit_linear_model(r2, t2));
+    } catch (const std::domain_error&) {
+      // a degenerate resample: skip it
+    }
+  }
+  if (draws.size() < 2)
+    return;
+  std::vector<double> mean(p, 0.0);
+  for (const auto& d : draws)
+    for (std::size_t k = 0; k < p; ++k)
+      mean[k] += d[k] / static_cast<double>(draws.size());
+  auto cov = [&](std::size_t a, std::size_t b) {
+    double c = 0;
+    for (const auto& d : draws)
+      c += (d[a] - mean[a]) * (d[b] - mean[b]);
+    return c / static_cast<double>(draws.size() - 1);
+  };
+  std::vector<std::size_t> set;
+  for (std::size_t k = 0; k < p; ++k)
+    if (f.coeffs[k] > 0 && cov(k, k) > 0) {
+      f.uncertainty.push_back({keys[k], std::sqrt(cov(k, k)) / f.coeffs[k], "fit: bootstrap of " + std::to_string(n) + " points"});
+      set.push_back(k);
+    }
+  for (std::size_t i = 0; i < set.size(); ++i)
+    for (std::size_t j = i + 1; j < set.size(); ++j)
+      f.correlations.push_back({keys[set[i]], keys[set[j]], cov(set[i], set[j]) / std::sqrt(cov(set[i], set[i]) * cov(set[j], set[j]))});
+}
+
+// The spread of the probe (the first segment's intercept) and of the rate (the last segment's
+// slope: a rate's relative spread is its slope's), for the keys the fit set.
+void set_transfer_spread(FittedSeries& f, const Series& s)
+{
+  const Piecewise& pw = *f.line;
+  auto sets = [&f](const std::string& key) {
+    return std::any_of(f.sets.begin(), f.sets.end(), [&key](const auto& kv) { return kv.first == key; });
+  };
+  const std::string probe = s.transport ? fabric_key(s, *s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy") : "";
+  const std::string rate  = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
+  const Line first = pw.lines.front(), last = pw.lines.back();
+  const std::string how = "fit: bootstrap of " + std::to_string(pw.counts.front()) + " points";
+  for (const auto* cov : {&pw.bootstrap, &pw.analytic}) {
+    auto& out = cov == &pw.bootstrap ? f.uncertainty : f.spread_check;
+    if (!probe.empty() && sets(probe) && cov->front().var_intercept > 0)
+      out.push_back({probe, std::sqrt(cov->front().var_intercept) / first.intercept, how});
+    if (sets(rate) && cov->back().var_slope > 0)
+      out.push_back({rate, std::sqrt(cov->back().var_slope) / last.slope, "fit: bootstrap of " + std::to_string(pw.counts.back()) + " points"});
+  }
+  // One segment: the probe and the rate come from one line, and a larger intercept goes with a
+  // smaller slope (a larger rate).
+  const LineCovariance& c = pw.bootstrap.front();
+  if (pw.lines.size() == 1 && f.uncertainty.size() == 2 && c.var_intercept > 0 && c.var_slope > 0)
+    f.correlations.push_back({probe, rate, -c.cov / std::sqrt(c.var_intercept * c.var_slope)});
 }
 
 // The whole piecewise line as the fabric's transfer curve (the probe is its first segment's
@@ -192,6 +258,7 @@ FittedSeries fit_series(const Series& s, const std::string& file, const FitOptio
           f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
         if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1)
           set_curve(f, s);
+        set_transfer_spread(f, s);
         break;
       }
       case Measured::kKernel:
@@ -294,6 +361,24 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
     const std::string fabric = f.curve_key.substr(8, f.curve_key.size() - 8 - 9); // fabrics.<f>.transfer
     root["fabrics"][fabric]["transfer"] = list;
   }
+  YAML::Node spread, corr;
+  for (const FittedSeries& f : fits) {
+    for (const Uncertainty& u : f.uncertainty) {
+      spread[u.key]["relative"] = fixed6(u.relative, "");
+      spread[u.key]["source"]   = u.source;
+    }
+    for (const Correlation& c : f.correlations) {
+      YAML::Node n;
+      n["a"]   = c.a;
+      n["b"]   = c.b;
+      n["rho"] = fixed6(c.rho, "");
+      corr.push_back(n);
+    }
+  }
+  if (spread.size() > 0)
+    root["uncertainty"] = spread;
+  if (corr.size() > 0)
+    root["correlations"] = corr;
   YAML::Node fit_node;
   for (const FittedSeries& f : fits) {
     YAML::Node n;
@@ -314,6 +399,8 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
       }
       n["breakpoints"] = bps;
     }
+    for (const Uncertainty& u : f.spread_check)
+      n["spread_check"][u.key]["relative"] = fixed6(u.relative, "");
     if (!f.sets.empty()) {
       YAML::Node sets;
       for (const auto& kv : f.sets)

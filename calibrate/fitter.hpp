@@ -44,6 +44,11 @@ struct FittedSeries {
   /// Profile keys set, as (dotted key, value text with unit), e.g. ("fabrics.nvlink.bandwidth", "231.5GBps").
   std::vector<std::pair<std::string, std::string>> sets;
   std::vector<std::string> notes; ///< why a key was not set
+  /// The spread of what it set (relative standard deviations, from a bootstrap of the fit) and
+  /// their correlations; `spread_check` the same from the least-squares formula, for comparison.
+  std::vector<Uncertainty> uncertainty;
+  std::vector<Correlation> correlations;
+  std::vector<Uncertainty> spread_check;
   /// Bulk transfers fitted with several segments: the curve (profile key `curve_key`).
   std::vector<CurveSegment> curve;
   std::string curve_key;

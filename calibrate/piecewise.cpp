@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 
 namespace xattn::calibrate {
@@ -39,6 +40,23 @@ Sorted sort_and_scale(std::span<const double> x, std::span<const double> t)
 }
 
 Line unscale(Line l, const Sorted& s) { return {l.intercept * s.t_scale, l.slope * s.t_scale / s.x_scale}; }
+
+LineCovariance covariance(const std::vector<double>& a, const std::vector<double>& b)
+{
+  LineCovariance c;
+  const double n = static_cast<double>(a.size());
+  if (a.size() < 2)
+    return c;
+  double ma = 0, mb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ma += a[i] / n, mb += b[i] / n;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    c.var_intercept += (a[i] - ma) * (a[i] - ma) / (n - 1);
+    c.var_slope += (b[i] - mb) * (b[i] - mb) / (n - 1);
+    c.cov += (a[i] - ma) * (b[i] - mb) / (n - 1);
+  }
+  return c;
+}
 
 } // namespace
 
@@ -154,6 +172,44 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     }
   };
   pw.quality = quality(t_orig, predict, loo);
+
+  // Parameter spread per segment. Bootstrap: resample the segment's points and refit. Analytic:
+  // the weighted least-squares covariance with the residual variance of the fitted line.
+  std::mt19937_64 rng(0x5eed);
+  for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
+    const std::size_t from = starts[k], m = starts[k + 1] - starts[k];
+    std::vector<double> as, bs;
+    std::vector<double> xs(m), ts(m);
+    for (int b = 0; b < 200; ++b) {
+      for (std::size_t i = 0; i < m; ++i) {
+        const std::size_t j = from + rng() % m;
+        xs[i] = s.x[j], ts[i] = s.t[j];
+      }
+      try {
+        const Line ls = fit_line(xs, ts);
+        Line l        = ls;
+        if (opt.least_absolute) {
+          const Line lad = fit_line_lad(xs, ts);
+          if ((!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0))
+            l = lad;
+        }
+        const Line u = unscale(l, s);
+        as.push_back(u.intercept), bs.push_back(u.slope);
+      } catch (const std::domain_error&) {
+        // a resample with one distinct size fixes no line: skip it
+      }
+    }
+    pw.bootstrap.push_back(covariance(as, bs));
+    Moments mo;
+    double r2 = 0;
+    const Line l = pw.lines[k];
+    for (std::size_t i = from; i < from + m; ++i) {
+      mo.add(s.x[i] * s.x_scale, t_orig[i]);
+      const double r = (l(s.x[i] * s.x_scale) - t_orig[i]) / t_orig[i];
+      r2 += r * r;
+    }
+    pw.analytic.push_back(mo.covariance(m > 2 ? r2 / static_cast<double>(m - 2) : 0.0));
+  }
   return pw;
 }
 

@@ -32,6 +32,11 @@ struct Piecewise {
   std::vector<Line> lines;         ///< one per segment
   std::vector<std::size_t> counts; ///< points per segment
   Quality quality;
+  /// Per segment, by bootstrap: the segment's points resampled with replacement (200 times, a
+  /// fixed seed) and its line refitted as it was fitted; the cuts are kept.
+  std::vector<LineCovariance> bootstrap;
+  /// Per segment, the weighted least-squares formula sigma² (XᵀWX)⁻¹ (a cross-check of the bootstrap).
+  std::vector<LineCovariance> analytic;
 
   std::size_t segment(double x) const;
   double operator()(double x) const { return lines[segment(x)](x); }

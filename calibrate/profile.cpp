@@ -1,8 +1,12 @@
 #include "calibrate/profile.hpp"
 
+#include "calibrate/uncertainty.hpp"
+
 #include "sim/core/resources.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <vector>
 
 namespace xattn::calibrate {
@@ -119,6 +123,10 @@ const core::Schema kStepSchema{
      .meaning = "per decode step compute outside attention (MLP, other layers)"},
 };
 
+const core::Schema kSpreadCheckSchema{
+    {.key = "relative", .dim = Dimension::kCount, .meaning = "relative standard deviation by the least-squares formula"},
+};
+
 const core::Schema kFitSchema{
     {.key = "measured", .kind = FieldKind::kString, .meaning = "what the series measured"},
     {.key = "model", .kind = FieldKind::kString, .meaning = "the fitted model"},
@@ -133,6 +141,25 @@ const core::Schema kFitSchema{
      .def     = kNoDefault,
      .meaning = "message sizes where the protocol changes"},
     {.key = "sets", .kind = FieldKind::kList, .def = kNoDefault, .meaning = "profile keys this fit set"},
+    {.key     = "spread_check",
+     .kind    = FieldKind::kMap,
+     .def     = kNoDefault,
+     .meaning = "the fitted values' relative spread by the least-squares formula (the bootstrap's cross-check)",
+     .sub     = &kSpreadCheckSchema},
+};
+
+const core::Schema kUncertaintySchema{
+    {.key     = "relative",
+     .dim     = Dimension::kCount,
+     .meaning = "relative standard deviation (0.05 = 5%)",
+     .check   = Check::kPositive},
+    {.key = "source", .kind = FieldKind::kString, .meaning = "where the spread comes from ([paper], [measured: where], fit, ...)"},
+};
+
+const core::Schema kCorrelationSchema{
+    {.key = "a", .kind = FieldKind::kString, .meaning = "one uncertain value (dotted profile key)"},
+    {.key = "b", .kind = FieldKind::kString, .meaning = "the other"},
+    {.key = "rho", .kind = FieldKind::kString, .meaning = "their correlation, a number from -1 to 1"},
 };
 
 const core::Schema kProfileSchema{
@@ -152,6 +179,16 @@ const core::Schema kProfileSchema{
      .def     = kNoDefault,
      .meaning = "fit quality per measured series (written by xattn calibrate fit)",
      .sub     = &kFitSchema},
+    {.key     = "uncertainty",
+     .kind    = FieldKind::kMap,
+     .def     = kNoDefault,
+     .meaning = "spread of profile values, by dotted key (fabrics.ib-spine.probe_gpu: {relative, source})",
+     .sub     = &kUncertaintySchema},
+    {.key     = "correlations",
+     .kind    = FieldKind::kList,
+     .def     = kNoDefault,
+     .meaning = "correlations between uncertain values ({a, b, rho})",
+     .sub     = &kCorrelationSchema},
 };
 
 // Fills `child` in place with what only `base` has; mappings merge key by key, the child wins
@@ -299,9 +336,38 @@ Profile read_profile(const core::Document& doc)
     r.loo_mape      = f.number("loo_mape");
     r.breakpoints_B = f.numbers("breakpoints", Dimension::kBytes);
     r.sets          = f.strings("sets");
+    for (auto& [key, c] : f.named_sections("spread_check"))
+      r.spread_check.push_back({key, c.number("relative"), "least squares"});
     p.fits.push_back(std::move(r));
   }
+  for (auto& [key, u] : top.named_sections("uncertainty")) {
+    const double rel = u.number("relative");
+    const std::string source = u.string("source");
+    if (!is_uncertain_key(key))
+      u.error("", "'" + key + "' is not a profile value that can carry an uncertainty");
+    else if (rel > 1)
+      u.error("relative", "a relative standard deviation above 1 (100%) is not a measurement's spread");
+    p.uncertainty.push_back({key, rel, source});
+  }
+  if (top.has("correlations"))
+    for (core::Section& c : top.sections("correlations")) {
+      const std::string rho = c.string("rho");
+      Correlation k{c.string("a"), c.string("b"), std::nan("")};
+      auto [end, ec] = std::from_chars(rho.data(), rho.data() + rho.size(), k.rho);
+      if (ec != std::errc() || end != rho.data() + rho.size())
+        k.rho = std::nan("");
+      for (const std::string* key : {&k.a, &k.b})
+        if (std::none_of(p.uncertainty.begin(), p.uncertainty.end(), [key](const Uncertainty& u) { return u.key == *key; }))
+          c.error(key == &k.a ? "a" : "b", "'" + *key + "' has no uncertainty to correlate");
+      if (!(k.rho >= -1 && k.rho <= 1))
+        c.error("rho", "a correlation is between -1 and 1");
+      if (k.a == k.b)
+        c.error("b", "a value is not correlated with itself");
+      p.correlations.push_back(k);
+    }
   diags.throw_if_any();
+  if (!p.uncertainty.empty())
+    ProfileSampler check(p); // correlations that are no correlation matrix are bad input
   return p;
 }
 

@@ -56,6 +56,17 @@ struct FabricCosts {
   BytesPerSec nominal() const { return nominal_bandwidth.value() > 0 ? nominal_bandwidth : bandwidth; }
 };
 
+/// The spread of one profile value: relative standard deviation and where it comes from.
+struct Uncertainty {
+  std::string key; ///< dotted profile key (calibrate/uncertainty.hpp lists them)
+  double relative = 0;
+  std::string source;
+};
+struct Correlation {
+  std::string a, b;
+  double rho = 0;
+};
+
 /// How well one fitted quantity matched its measurements (the profile's `fit:` section, written by
 /// `xattn calibrate fit`). Errors are fractions of the measured time.
 struct FitRecord {
@@ -66,6 +77,7 @@ struct FitRecord {
   double r2 = 0, mape = 0, max_error = 0, loo_mape = 0;
   std::vector<double> breakpoints_B; ///< transfers: sizes where the protocol changes
   std::vector<std::string> sets;     ///< profile keys this fit set
+  std::vector<Uncertainty> spread_check; ///< the least-squares formula's spread (vs the bootstrap's)
 };
 
 struct Profile {
@@ -97,6 +109,8 @@ struct Profile {
   Seconds step_other;              ///< per decode step compute outside attention (MLP, other layers)
 
   std::vector<FitRecord> fits; ///< fit quality per fitted quantity (empty for hand-written profiles)
+  std::vector<Uncertainty> uncertainty; ///< empty: the profile gives points only
+  std::vector<Correlation> correlations;
 
   const FabricCosts& fabric(core::FabricClass f) const { return fabrics[static_cast<std::size_t>(f)]; }
   FabricCosts& fabric(core::FabricClass f) { return fabrics[static_cast<std::size_t>(f)]; }
