@@ -1,6 +1,7 @@
 // `xattn predict`: prices one attention call shape in closed form (docs/cost-path.md).
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
+#include "sim/model/confidence.hpp"
 #include "sim/model/sweep.hpp"
 #include "topologies/topology.hpp"
 
@@ -17,6 +18,7 @@ struct PredictOptions {
   std::string sweep;
   std::string topology;
   int blocks = 0;
+  int draws  = 2000;
   bool json  = false;
   sim::PredictRequest req;
 };
@@ -48,6 +50,9 @@ void add_predict(CLI::App& app, Action& action)
   sub->add_option("--sweep", o->sweep, "Sweep one variable and print the crossover: VAR=FROM:TO, VAR in mq ct holders reuse");
   sub->add_option("--topology", o->topology,
                   "Price the first GPU pair of this fabric class in a topology (its path's bottleneck and latency)");
+  sub->add_option("--draws", o->draws, "Profiles drawn from the profile's uncertainty for the intervals (0: none)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   on_run(sub, action, [o, sub] {
     sim::ModelSpec model       = sim::load_model(o->model);
@@ -77,8 +82,15 @@ void add_predict(CLI::App& app, Action& action)
       std::cout << (o->json ? sim::to_json(r).dump(2) + "\n" : sim::to_table(r));
       return 0;
     }
-    sim::Prediction p = sim::predict(model, profile, req, path);
-    std::cout << (o->json ? sim::to_json(p, model, profile).dump(2) + "\n" : sim::to_table(p, model, profile));
+    sim::Prediction p             = sim::predict(model, profile, req, path);
+    const sim::PredictionSpread s = sim::predict_spread(model, profile, req, path, o->draws);
+    if (o->json) {
+      nlohmann::json j = sim::to_json(p, model, profile);
+      sim::add_spread(j, s);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << sim::to_table(p, model, profile) << sim::spread_table(s, p);
+    }
     return 0;
   });
 }

@@ -10,7 +10,9 @@
 
 #include "sim/model/pricing.hpp"
 
+#include <array>
 #include <limits>
+#include <utility>
 #include <string_view>
 
 namespace xattn::sim {
@@ -34,6 +36,18 @@ struct Breakdown {
   Seconds total() const { return probe + transfer + compute + ret + merge + splice + prefill + index + host; }
   Breakdown scaled(double k) const;
 };
+
+/// The terms by name, in the order tables list them ("return" is `ret`).
+inline constexpr std::array<std::pair<const char*, Seconds Breakdown::*>, 9> kBreakdownTerms{
+    {{"probe", &Breakdown::probe},
+     {"index", &Breakdown::index},
+     {"transfer", &Breakdown::transfer},
+     {"compute", &Breakdown::compute},
+     {"return", &Breakdown::ret},
+     {"merge", &Breakdown::merge},
+     {"splice", &Breakdown::splice},
+     {"prefill", &Breakdown::prefill},
+     {"host", &Breakdown::host}}};
 
 struct CallCost {
   Breakdown route, fetch, local;

@@ -9,9 +9,10 @@ namespace xattn::sim {
 namespace {
 nlohmann::json breakdown_json(const Breakdown& b)
 {
-  return {{"probe", b.probe.value()},   {"transfer", b.transfer.value()}, {"compute", b.compute.value()},
-          {"return", b.ret.value()},    {"merge", b.merge.value()},       {"splice", b.splice.value()},
-          {"prefill", b.prefill.value()}, {"index", b.index.value()},     {"host", b.host.value()}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, term] : kBreakdownTerms)
+    j[name] = (b.*term).value();
+  return j;
 }
 void bad_flag(const std::string& flag, const std::string& what) { core::fail("command line", 0, 0, flag, what); }
 } // namespace
@@ -108,17 +109,7 @@ std::string to_table(const Prediction& p, const ModelSpec& m, const Profile& pro
                                 p.path.lanes > 1 ? fmt::format(" over {} rails", p.path.lanes) : std::string());
   auto cell = [](core::Seconds t) { return t.value() == 0 ? std::string("-") : core::format_seconds(t); };
   out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", "", "route", "fetch", "local");
-  using Term = core::Seconds Breakdown::*;
-  const std::array<std::pair<const char*, Term>, 9> terms{{{"probe", &Breakdown::probe},
-                                                           {"index", &Breakdown::index},
-                                                           {"transfer", &Breakdown::transfer},
-                                                           {"compute", &Breakdown::compute},
-                                                           {"return", &Breakdown::ret},
-                                                           {"merge", &Breakdown::merge},
-                                                           {"splice", &Breakdown::splice},
-                                                           {"prefill", &Breakdown::prefill},
-                                                           {"host", &Breakdown::host}}};
-  for (const auto& [name, term] : terms) {
+  for (const auto& [name, term] : kBreakdownTerms) {
     if ((p.route.*term).value() == 0 && (p.fetch.*term).value() == 0 && (p.local.*term).value() == 0)
       continue;
     out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", name, cell(p.route.*term), cell(p.fetch.*term), cell(p.local.*term));
