@@ -300,6 +300,15 @@ Profile read_profile(const core::Document& doc)
     read_curve(s, c);
   }
   // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
+  // One thread block issues InfiniBand transfers whatever the path beyond the NIC: one rate (the
+  // simulated platform has one IB dispatch cap per GPU).
+  {
+    const BytesPerSec leaf = p.fabric(core::FabricClass::kIbSameLeaf).block_rate;
+    const BytesPerSec spine = p.fabric(core::FabricClass::kIbSpine).block_rate;
+    if (std::abs(leaf.value() - spine.value()) > 1e-9 * spine.value())
+      fabrics.section("ib-same-leaf").error("block_rate", "differs from ib-spine's block_rate (" + core::format_rate(spine) +
+                                                              "): one thread block dispatches both IB classes at one rate");
+  }
   p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30), Seconds(0)};
 
   core::Section dispatch = top.section("dispatch");

@@ -29,8 +29,18 @@ const std::vector<Param>& params()
                    [f](Profile& p, double x) { p.fabric(f).probe_gpu = Seconds(x); }});
       v.push_back({k + "probe_proxy", [f](const Profile& p) { return p.fabric(f).probe_proxy.value(); },
                    [f](Profile& p, double x) { p.fabric(f).probe_proxy = Seconds(x); }});
-      v.push_back({k + "block_rate", [f](const Profile& p) { return p.fabric(f).block_rate.value(); },
-                   [f](Profile& p, double x) { p.fabric(f).block_rate = BytesPerSec(x); }});
+      // One IB dispatch rate (the profile keeps both IB classes equal): ib-spine's stands for both.
+      if (f == core::FabricClass::kIbSameLeaf)
+        ;
+      else if (f == core::FabricClass::kIbSpine)
+        v.push_back({k + "block_rate", [f](const Profile& p) { return p.fabric(f).block_rate.value(); },
+                     [](Profile& p, double x) {
+                       p.fabric(core::FabricClass::kIbSpine).block_rate    = BytesPerSec(x);
+                       p.fabric(core::FabricClass::kIbSameLeaf).block_rate = BytesPerSec(x);
+                     }});
+      else
+        v.push_back({k + "block_rate", [f](const Profile& p) { return p.fabric(f).block_rate.value(); },
+                     [f](Profile& p, double x) { p.fabric(f).block_rate = BytesPerSec(x); }});
       v.push_back({k + "bandwidth", [f](const Profile& p) { return p.fabric(f).bandwidth.value(); },
                    [f](Profile& p, double x) {
                      FabricCosts& c = p.fabric(f);

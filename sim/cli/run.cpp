@@ -19,6 +19,7 @@ struct RunFlags {
   std::vector<std::string> sets;
   std::vector<std::string> policies;
   int jobs      = 0;
+  int ensemble  = 0;
   bool describe = false;
   bool quiet    = false;
 };
@@ -33,6 +34,10 @@ void add_run(CLI::App& app, Action& action)
   sub->add_option("--set", f->sets, "Override a scenario key: --set engine.granularity=layer (repeatable)");
   sub->add_option("--policy", f->policies, "Run only these policies (repeatable)");
   sub->add_option("--jobs", f->jobs, "Policies simulated at once (default: one per core)");
+  sub->add_option("--ensemble", f->ensemble,
+                  "Also run N members per policy with profiles drawn from the profile's uncertainty and their own "
+                  "seeds, spread over the cores; the summary gives each headline figure's 5-95% range")
+      ->check(CLI::Range(2, 100000));
   sub->add_flag("--describe", f->describe, "Print the scenario schema and exit");
   sub->add_flag("--quiet", f->quiet, "No progress lines and no table");
   on_run(sub, action, [f] {
@@ -62,6 +67,7 @@ void add_run(CLI::App& app, Action& action)
     opt.out_dir  = f->out;
     opt.jobs     = f->jobs;
     opt.progress = !f->quiet;
+    opt.ensemble = f->ensemble;
     sim::engine::RunOutcome r = sim::engine::run_scenario(sc, opt);
     if (r.exit_code == 130) {
       std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in "

@@ -1,6 +1,7 @@
 #include "sim/engine/driver.hpp"
 #include "sim/core/atomic_file.hpp"
 
+#include "sim/engine/ensemble.hpp"
 #include "sim/engine/output.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -31,19 +32,29 @@ std::string read_file(const fs::path& p)
   return ss.str();
 }
 
-// The child: one policy, one SimGrid engine. Never returns.
-[[noreturn]] void child(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, const fs::path& tmp, bool progress)
+// One simulation to run: a policy on the scenario as given (member -1) or on ensemble member k.
+struct Task {
+  std::string policy;
+  int member = -1;
+  std::string stem() const { return member < 0 ? policy : policy + ".member" + std::to_string(member); }
+};
+
+// The child: one policy, one SimGrid engine. Never returns. Ensemble members write no CSVs.
+[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp, bool progress)
 {
+  const std::string& policy = task.policy;
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  const std::string& name = policy;
+  const std::string name = task.stem();
   int code = 0;
   try {
     SimulationOptions so;
-    so.requests_csv = (tmp / (name + ".requests.csv")).string();
-    so.links_csv    = (tmp / (name + ".links.csv")).string();
-    so.holders_csv  = (tmp / (name + ".holders.csv")).string();
-    so.progress     = progress;
+    if (task.member < 0) {
+      so.requests_csv = (tmp / (name + ".requests.csv")).string();
+      so.links_csv    = (tmp / (name + ".links.csv")).string();
+      so.holders_csv  = (tmp / (name + ".holders.csv")).string();
+    }
+    so.progress = progress && task.member < 0;
     Simulation sim(sc, policy, plan, so);
     const std::string result = to_json(sim.run()).dump();
     // Whole or absent: the driver may read it while this process is being killed.
@@ -101,18 +112,26 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 
 
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Task> tasks;
+  for (const std::string& p : sc.policies)
+    tasks.push_back({p, -1});
+  const std::vector<Scenario> members = ensemble_members(sc, opt.ensemble);
+  for (int k = 0; k < static_cast<int>(members.size()); ++k)
+    for (const std::string& p : sc.policies)
+      tasks.push_back({p, k});
   std::vector<std::pair<pid_t, std::string>> running;
   std::size_t next = 0;
   std::vector<std::string> failures;
   std::fflush(nullptr);
-  while ((next < sc.policies.size() || !running.empty()) && g_stop == 0) {
-    while (next < sc.policies.size() && static_cast<int>(running.size()) < jobs) {
-      pid_t pid = fork();
+  while ((next < tasks.size() || !running.empty()) && g_stop == 0) {
+    while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
+      const Task& task = tasks[next];
+      pid_t pid        = fork();
       if (pid == 0)
-        child(sc, sc.policies[next], plan, tmp, opt.progress);
+        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt.progress);
       if (pid < 0)
         throw std::runtime_error("fork failed");
-      running.emplace_back(pid, sc.policies[next++]);
+      running.emplace_back(pid, tasks[next++].stem());
     }
     int status = 0;
     pid_t done = waitpid(-1, &status, 0);
@@ -164,7 +183,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       throw core::InputError(core::Diagnostic{sc.file, 0, 0, "", all});
     throw std::runtime_error(all);
   }
-  outcome.result  = make_result(sc, std::move(policies));
+  outcome.result = make_result(sc, std::move(policies));
+  if (!members.empty()) {
+    std::vector<std::vector<std::pair<std::string, PolicyResult>>> runs(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k)
+      for (const std::string& p : sc.policies)
+        runs[k].emplace_back(p, policy_result(nlohmann::json::parse(read_file(tmp / (Task{p, static_cast<int>(k)}.stem() + ".json")))));
+    outcome.result.ensemble = summarise_ensemble(runs, !sc.profile.uncertainty.empty());
+    outcome.result.ok       = outcome.result.ok && outcome.result.ensemble->ok;
+  }
   outcome.summary = to_json(outcome.result);
   write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);

@@ -17,6 +17,9 @@ struct RunOptions {
   std::string out_dir; ///< empty: the scenario's output.dir, else out/<name>
   int jobs      = 0;   ///< policies simulated at once (0: one per core)
   bool progress = true;
+  /// > 0: also run this many members per policy, each with a profile drawn from the profile's
+  /// uncertainty and its own seed, and give the headline figures' spread (RunResult::ensemble).
+  int ensemble = 0;
 };
 
 struct RunOutcome {

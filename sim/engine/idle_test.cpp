@@ -8,6 +8,7 @@
 
 using namespace xattn;
 using namespace xattn::sim::engine::test;
+using namespace xattn::sim::engine;
 
 namespace {
 
@@ -220,4 +221,44 @@ TEST_CASE("engine: a fitted transfer curve prices each message on its own segmen
     CHECK(step_mean(s, "route") == Approx(route).epsilon(1e-6));
     CHECK(step_mean(s, "fetch") == Approx(fetch).epsilon(1e-6));
   }
+}
+
+TEST_CASE("engine: an ensemble gives each headline figure its spread over profiles drawn from the profile")
+{
+  const Pair& p = kPairs[3];
+  const auto dir = fresh_dir("ensemble");
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n" << request(0, 0.0, 0, 0, 32, 2);
+  std::ofstream(dir / "s.yaml") << scenario(p, "step");
+  Scenario sc = load_scenario((dir / "s.yaml").string(), {});
+  RunOptions opt;
+  opt.out_dir  = (dir / "out").string();
+  opt.progress = false;
+  opt.ensemble = 6;
+  RunOutcome r = run_scenario(sc, opt);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.result.ensemble);
+  CHECK(r.result.ensemble->members == 6);
+  CHECK(r.result.ensemble->profile_drawn);
+  for (const auto& [policy, figs] : r.result.ensemble->policies) {
+    INFO(policy);
+    for (const auto& [fig, s] : figs) {
+      INFO(fig);
+      CHECK(s.p5 <= s.p50);
+      CHECK(s.p50 <= s.p95);
+    }
+  }
+  // The route step over the default profile's spread: probes, block rate and kernel all vary, so
+  // its members differ; the spread holds the point run's figure.
+  const auto& route = r.result.ensemble->policies.front();
+  REQUIRE(route.first == "route");
+  const Spread step = route.second.front().second; // step_latency_s.mean
+  CHECK(step.p5 < step.p95);
+  CHECK(step.p5 < step_mean(r.summary, "route") * 1.2);
+  CHECK(step.p95 > step_mean(r.summary, "route") * 0.8);
+  // summary.json carries it, and reads back the same.
+  const RunResult back = run_result(r.summary);
+  REQUIRE(back.ensemble);
+  for (const auto& [policy, figs] : back.ensemble->policies)
+    if (policy == "route")
+      CHECK(figs.front().second.p95 == step.p95);
 }

@@ -505,7 +505,7 @@ void Network::go_real(std::uint32_t id, double bytes)
   simgrid::s4u::Host* to   = platform_.endpoint(leg.dst, leg.route->dst_rail, link_bound);
   for (int s = 0; s < subs; ++s) {
     std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
-    auto comm          = simgrid::s4u::Comm::sendto_init(from, to);
+    auto comm = simgrid::s4u::Comm::sendto_init(from, to);
     comm->set_payload_size(part);
     comm->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
     g_next_factor = link_bound ? leg.factor : 1.0;

@@ -60,6 +60,27 @@ std::string comparison_table(const RunResult& result)
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO");
   }
+  if (!result.ensemble)
+    return out;
+  // The spread over the members: median +- half the 5-95 range.
+  const Ensemble& e = *result.ensemble;
+  out += fmt::format("\nensemble of {} members ({}), median +- half the 5-95% range:\n", e.members,
+                     e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
+                                     : "the profile gives points only: distinct seeds alone");
+  out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
+  auto cell = [](const Spread& s) {
+    return human_seconds(s.p50) + " +- " + human_seconds((s.p95 - s.p5) / 2);
+  };
+  for (const auto& [name, figs] : e.policies) {
+    auto fig = [&figs](const char* k) {
+      for (const auto& [f, s] : figs)
+        if (f == k)
+          return s;
+      return Spread{};
+    };
+    out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", name, cell(fig("step_latency_s.mean")),
+                       cell(fig("step_latency_s.p99")), cell(fig("request_latency_s.p50")), e.ok ? "yes" : "NO");
+  }
   return out;
 }
 

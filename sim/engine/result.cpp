@@ -62,6 +62,15 @@ json section(const json& j, const char* key) { return j.contains(key) && j[key].
 
 } // namespace
 
+double ensemble_figure(const PolicyResult& r, std::string_view figure)
+{
+  const json j = to_json(r); // one walk over the names summary.json uses
+  const auto dot = figure.find('.');
+  const json& v  = dot == std::string_view::npos ? j.at(std::string(figure))
+                                                 : j.at(std::string(figure.substr(0, dot))).at(std::string(figure.substr(dot + 1)));
+  return v.get<double>();
+}
+
 const PolicyResult* RunResult::find(const std::string& name) const
 {
   for (const auto& [n, p] : policies)
@@ -142,6 +151,17 @@ json to_json(const RunResult& r)
   inv["ok"]       = r.ok;
   s["policies"]   = std::move(policies);
   s["invariants"] = std::move(inv);
+  if (r.ensemble) {
+    json pols = json::object();
+    for (const auto& [name, figs] : r.ensemble->policies)
+      for (const auto& [fig, sp] : figs)
+        pols[name][fig] = {{"p5", sp.p5}, {"p50", sp.p50}, {"p95", sp.p95}};
+    s["ensemble"] = {{"members", r.ensemble->members},
+                     {"profile_drawn", r.ensemble->profile_drawn},
+                     {"ok", r.ensemble->ok},
+                     {"problems", r.ensemble->problems},
+                     {"policies", pols}};
+  }
   if (r.interrupted) {
     s["interrupted"] = true;
     s["signal"]      = r.signal;
@@ -164,6 +184,25 @@ RunResult run_result(const json& j)
   }
   r.ok          = inv.value("ok", false);
   r.interrupted = j.value("interrupted", false);
+  if (j.contains("ensemble") && j["ensemble"].is_object()) {
+    const json& e = j["ensemble"];
+    Ensemble en;
+    en.members       = e.value("members", 0);
+    en.profile_drawn = e.value("profile_drawn", false);
+    en.ok            = e.value("ok", false);
+    en.problems      = e.value("problems", std::vector<std::string>{});
+    const json pols  = section(e, "policies");
+    for (const auto& [name, figs] : pols.items()) {
+      std::vector<std::pair<std::string, Spread>> v;
+      for (const char* fig : kEnsembleFigures) // in their own order, not the file's
+        if (figs.contains(fig)) {
+          const json& sp = figs[fig];
+          v.emplace_back(fig, Spread{sp.value("p5", 0.0), sp.value("p50", 0.0), sp.value("p95", 0.0)});
+        }
+      en.policies.emplace_back(name, std::move(v));
+    }
+    r.ensemble = std::move(en);
+  }
   r.signal      = j.value("signal", 0);
   return r;
 }

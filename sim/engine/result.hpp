@@ -11,6 +11,8 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +70,28 @@ struct PolicyResult {
   Invariants invariants;
 };
 
+/// A spread: the 5th, 50th and 95th percentiles over an ensemble's members.
+struct Spread {
+  double p5 = 0, p50 = 0, p95 = 0;
+};
+
+/// `run --ensemble N`: the headline figures over N members, each with a profile drawn from the
+/// profile's uncertainty and its own seed.
+struct Ensemble {
+  int members       = 0;
+  bool profile_drawn = false; ///< false: the profile gives points only, members differ by seed alone
+  bool ok            = true;  ///< every member's invariants held
+  std::vector<std::string> problems; ///< the first failed invariants, "member K, POLICY: what"
+  /// Per policy, per figure ("step_latency_s.mean", ... kEnsembleFigures), its spread.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, Spread>>>> policies;
+};
+
+/// The figures an ensemble gives a spread for, by their path in a policy's summary.
+inline constexpr std::array<const char*, 5> kEnsembleFigures{
+    "step_latency_s.mean", "step_latency_s.p99", "request_latency_s.p50", "request_latency_s.p99", "wire_bytes"};
+/// A policy's figure by that path.
+double ensemble_figure(const PolicyResult& r, std::string_view figure);
+
 struct RunResult {
   std::string scenario;
   std::int64_t seed = 0;
@@ -75,6 +99,7 @@ struct RunResult {
   bool ok = false;          ///< every policy's invariants held
   bool interrupted = false; ///< stopped by a signal: the policies are those that had finished
   int signal       = 0;
+  std::optional<Ensemble> ensemble;
 
   /// The policy named `name`, or null.
   const PolicyResult* find(const std::string& name) const;

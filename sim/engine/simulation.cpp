@@ -60,6 +60,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
   engine_             = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
   topo::HostSpec host;
+  // One dispatch link per GPU and class (InfiniBand: one for both IB classes, whose block rates a
+  // profile keeps equal: one thread block issues both).
   host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate, sc.profile.fabric(core::FabricClass::kPcie).block_rate,
                    sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
   host.copy_engine_hosts = true;
