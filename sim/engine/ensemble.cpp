@@ -50,8 +50,9 @@ Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string,
       std::vector<double> v;
       for (const auto& run : members)
         v.push_back(ensemble_figure(run[p].second, fig));
-      const Quantiles q = quantiles(v);
-      figs.emplace_back(fig, Spread{q.p5, q.p50, q.p95});
+      std::vector<double> sorted = v;
+      const Quantiles q = quantiles(sorted);
+      figs.emplace_back(fig, Spread{q.p5, q.p50, q.p95, std::move(v)});
     }
     e.policies.emplace_back(members.front()[p].first, std::move(figs));
   }

@@ -155,7 +155,7 @@ json to_json(const RunResult& r)
     json pols = json::object();
     for (const auto& [name, figs] : r.ensemble->policies)
       for (const auto& [fig, sp] : figs)
-        pols[name][fig] = {{"p5", sp.p5}, {"p50", sp.p50}, {"p95", sp.p95}};
+        pols[name][fig] = {{"p5", sp.p5}, {"p50", sp.p50}, {"p95", sp.p95}, {"values", sp.values}};
     s["ensemble"] = {{"members", r.ensemble->members},
                      {"profile_drawn", r.ensemble->profile_drawn},
                      {"ok", r.ensemble->ok},
@@ -197,7 +197,8 @@ RunResult run_result(const json& j)
       for (const char* fig : kEnsembleFigures) // in their own order, not the file's
         if (figs.contains(fig)) {
           const json& sp = figs[fig];
-          v.emplace_back(fig, Spread{sp.value("p5", 0.0), sp.value("p50", 0.0), sp.value("p95", 0.0)});
+          v.emplace_back(fig, Spread{sp.value("p5", 0.0), sp.value("p50", 0.0), sp.value("p95", 0.0),
+                                     sp.value("values", std::vector<double>{})});
         }
       en.policies.emplace_back(name, std::move(v));
     }

@@ -73,6 +73,7 @@ struct PolicyResult {
 /// A spread: the 5th, 50th and 95th percentiles over an ensemble's members.
 struct Spread {
   double p5 = 0, p50 = 0, p95 = 0;
+  std::vector<double> values; ///< each member's, in member order
 };
 
 /// `run --ensemble N`: the headline figures over N members, each with a profile drawn from the
@@ -87,8 +88,10 @@ struct Ensemble {
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 5> kEnsembleFigures{
-    "step_latency_s.mean", "step_latency_s.p99", "request_latency_s.p50", "request_latency_s.p99", "wire_bytes"};
+inline constexpr std::array<const char*, 11> kEnsembleFigures{
+    "step_latency_s.mean",    "step_latency_s.p50",    "step_latency_s.p90",    "step_latency_s.p99",
+    "step_latency_s.max",     "request_latency_s.mean", "request_latency_s.p50", "request_latency_s.p90",
+    "request_latency_s.p99",  "request_latency_s.max",  "wire_bytes"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 

@@ -36,7 +36,7 @@ json to_json(const Manifest& m)
       values.push_back({k, v});
     pts.push_back({{"id", p.id}, {"values", values}, {"seed", p.seed}, {"sets", p.sets}});
   }
-  return {{"name", m.name}, {"base", m.base}, {"keys", m.keys}, {"exe", m.exe}, {"points", pts}};
+  return {{"name", m.name}, {"base", m.base}, {"keys", m.keys}, {"exe", m.exe}, {"ensemble", m.ensemble}, {"points", pts}};
 }
 
 std::string slurp(const fs::path& p)
@@ -75,6 +75,7 @@ Manifest read_manifest(const std::string& dir)
   try {
     json j = json::parse(slurp(file));
     Manifest m{.name = j.at("name"), .base = j.at("base"), .keys = j.at("keys"), .points = {}, .exe = j.at("exe")};
+    m.ensemble = j.value("ensemble", 0);
     for (const json& p : j.at("points")) {
       ManifestPoint mp{.id = p.at("id"), .values = {}, .seed = p.at("seed"), .sets = p.at("sets")};
       for (const json& kv : p.at("values"))
@@ -100,6 +101,10 @@ bool point_complete(const std::string& dir, const std::string& id)
 std::vector<std::string> run_args(const Manifest& m, const ManifestPoint& p, const std::string& dir, int jobs)
 {
   std::vector<std::string> a{"run", m.base, "--out", point_dir(dir, p.id), "--quiet", "--jobs", std::to_string(jobs)};
+  if (m.ensemble > 0) {
+    a.push_back("--ensemble");
+    a.push_back(std::to_string(m.ensemble));
+  }
   for (const std::string& s : p.sets) {
     a.push_back("--set");
     a.push_back(s);

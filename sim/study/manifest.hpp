@@ -34,6 +34,7 @@ struct Manifest {
   std::vector<std::string> keys;
   std::vector<ManifestPoint> points;
   std::string exe; ///< the xattn binary that runs the points
+  int ensemble = 0; ///< > 0: each point runs `--ensemble N` (a plan with slo.confidence)
 };
 
 Manifest make_manifest(const SweepSpec& s, const std::vector<Point>& points, const std::string& exe);

@@ -1,5 +1,6 @@
 #include "sim/study/plan.hpp"
 
+#include "sim/engine/result.hpp"
 #include "sim/study/manifest.hpp"
 #include "sim/study/table.hpp"
 
@@ -31,6 +32,15 @@ const core::Schema kSloSchema{
      .kind = FieldKind::kQuantity,
      .dim = core::Dimension::kSeconds,
      .meaning = "its bound (inclusive)",
+     .check = core::Check::kPositive},
+    {.key = "confidence",
+     .kind = FieldKind::kQuantity,
+     .def = kNoDefault,
+     .meaning = "share of profile draws that must meet the bound (0.95); unset: the profile's own values"},
+    {.key = "draws",
+     .kind = FieldKind::kInteger,
+     .def = "16",
+     .meaning = "profile draws per configuration and seed when confidence is set",
      .check = core::Check::kPositive},
 };
 const core::Schema kSizeSchema{
@@ -84,6 +94,12 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
   core::Section slo = top.section("slo");
   s.metric = slo.choice("metric");
   s.max_s = slo.seconds("max").value();
+  if (slo.has("confidence")) {
+    s.confidence = slo.number("confidence");
+    if (!(s.confidence > 0 && s.confidence <= 1)) slo.error("confidence", "a share of draws: greater than 0, at most 1");
+  }
+  s.draws = static_cast<int>(slo.integer("draws"));
+  if (s.confidence > 0 && s.draws < 2) slo.error("draws", "an ensemble needs at least 2 draws");
   s.policy = top.string("policy");
   core::Section size = top.section("size");
   s.size.key = size.string("key");
@@ -120,6 +136,7 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
     }
   for (double v : top.numbers("seeds", core::Dimension::kCount))
     s.seeds.push_back(static_cast<std::int64_t>(v));
+  if (!top.has("seeds")) s.seeds = {1}; // the schema's default
   if (s.seeds.empty()) top.error("seeds", "at least one seed");
   s.workers = static_cast<int>(top.integer("workers"));
   if (top.has("out")) {
@@ -149,6 +166,7 @@ struct Space {
       for (const auto& [k, v] : pt.values)
         a.push_back(k + "=" + v);
       a.push_back("seed=" + std::to_string(seed));
+      if (p.confidence > 0) a.push_back("ensemble=" + std::to_string(p.draws)); // other results, other points
       pt.id = point_id(a);
       out.push_back(std::move(pt));
     }
@@ -200,6 +218,19 @@ double figure(const std::string& dir, const std::string& id, const std::string& 
   invariants_ok = invariants_ok && s["invariants"].value("ok", false);
   return s.at(json::json_pointer(path)).get<double>();
 }
+// The judged figure of every ensemble member of a point.
+std::vector<double> member_figures(const std::string& dir, const std::string& id, const std::string& policy,
+                                   const std::string& metric)
+{
+  const engine::RunResult s = engine::read_run_result(fs::path(point_dir(dir, id)) / "summary.json");
+  if (s.ensemble)
+    for (const auto& [name, figs] : s.ensemble->policies)
+      if (name == policy)
+        for (const auto& [fig, sp] : figs)
+          if (fig == metric)
+            return sp.values;
+  throw std::runtime_error("point " + id + " has no ensemble figure " + metric + " for " + policy);
+}
 } // namespace
 
 PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, bool progress)
@@ -225,6 +256,7 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       for (const Point& p : space.points(c, i, spec))
         if (std::none_of(all.begin(), all.end(), [&](const Point& q) { return q.id == p.id; })) all.push_back(p);
     Manifest m = make_manifest(space.sweep, all, self_exe());
+    m.ensemble = spec.confidence > 0 ? spec.draws : 0;
     write_manifest(m, r.dir);
     std::vector<std::string> only;
     for (const auto& [c, i] : batch)
@@ -244,11 +276,22 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       Evaluation e;
       e.combo = c;
       e.index = i;
+      int met = 0;
       for (const Point& p : space.points(c, i, spec)) {
         e.point_ids.push_back(p.id);
         e.worst_s = std::max(e.worst_s, figure(r.dir, p.id, space.judged(c, spec), spec.metric, e.invariants_ok));
+        if (spec.confidence > 0)
+          for (double v : member_figures(r.dir, p.id, space.judged(c, spec), spec.metric)) {
+            ++e.members;
+            met += v <= spec.max_s;
+          }
       }
-      e.meets = e.worst_s <= spec.max_s;
+      if (spec.confidence > 0) {
+        e.share = e.members > 0 ? static_cast<double>(met) / e.members : 0.0;
+        e.meets = e.share >= spec.confidence;
+      } else {
+        e.meets = e.worst_s <= spec.max_s;
+      }
       r.evaluations.push_back(e);
       Search& s = search[c];
       if (e.meets)
@@ -286,7 +329,9 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
     for (const Evaluation& e : r.evaluations)
       if (e.combo == c && static_cast<long>(e.index) == s.hi - 1) r.next_smaller = e;
   }
-  write_table(make_manifest(space.sweep, all, self_exe()), r.dir);
+  Manifest last = make_manifest(space.sweep, all, self_exe());
+  last.ensemble = spec.confidence > 0 ? spec.draws : 0;
+  write_table(last, r.dir);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace xattn::sim::study
 {
 using nlohmann::json;
@@ -25,9 +27,13 @@ std::string row(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
   std::string ids;
   for (const std::string& id : e.point_ids)
     ids += (ids.empty() ? "" : " ") + id;
+  const std::string verdict =
+      spec.confidence > 0 ? fmt::format("{} ({}/{} draws)", e.meets ? "meets" : "FAILS",
+                                        static_cast<int>(std::lround(e.share * e.members)), e.members)
+                          : std::string(e.meets ? "meets" : "FAILS");
   return fmt::format("  {:>8g}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", spec.sizes[e.index], spec.size.values[e.index],
                      knobs_text(r, e.combo).empty() ? "-" : knobs_text(r, e.combo),
-                     core::format_seconds(core::Seconds(e.worst_s)), e.meets ? "meets" : "FAILS",
+                     core::format_seconds(core::Seconds(e.worst_s)), verdict,
                      ids + (e.invariants_ok ? "" : " (an engine invariant failed)"));
 }
 
@@ -41,6 +47,8 @@ json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
           {"knobs", knobs},
           {spec.metric + " (worst over seeds)", e.worst_s},
           {"meets", e.meets},
+          {"share_meeting", e.share},
+          {"members_judged", e.members},
           {"invariants_ok", e.invariants_ok},
           {"points", e.point_ids}};
 }
@@ -51,6 +59,10 @@ std::string plan_text(const PlanSpec& spec, const PlanResult& r)
   const std::string slo =
       fmt::format("{} of {} <= {}", spec.metric, spec.policy, core::format_seconds(core::Seconds(spec.max_s)));
   std::string s = fmt::format("plan {}: smallest {} with {}\n", spec.name, spec.size_label, slo);
+  if (spec.confidence > 0)
+    s += fmt::format("confidence {:g}: met in at least that share of {} profile draws per seed (drawn from the "
+                     "profile's uncertainty)\n",
+                     spec.confidence, spec.draws);
   s += fmt::format("{} simulations run ({} configurations judged, {} seed{} each) in {:.1f} s; folder {}\n\n",
                    r.simulations, r.evaluations.size(), spec.seeds.size(), spec.seeds.size() == 1 ? "" : "s", r.wall_s,
                    r.dir);
@@ -78,7 +90,12 @@ json plan_json(const PlanSpec& spec, const PlanResult& r)
 {
   json j{{"plan", spec.name},
          {"base", spec.base},
-         {"slo", {{"metric", spec.metric}, {"policy", spec.policy}, {"max_s", spec.max_s}}},
+         {"slo",
+          {{"metric", spec.metric},
+           {"policy", spec.policy},
+           {"max_s", spec.max_s},
+           {"confidence", spec.confidence > 0 ? json(spec.confidence) : json(nullptr)},
+           {"draws", spec.confidence > 0 ? json(spec.draws) : json(nullptr)}}},
          {"size_key", spec.size.key},
          {"seeds", spec.seeds},
          {"simulations", r.simulations},
