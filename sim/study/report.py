@@ -62,9 +62,12 @@ def step_cdf(runs, rd):
         for r in read_csv(os.path.join(d, "requests.csv")):
             samples[r["policy"]].append((float(r["mean_step_s"]), int(r["steps"])))
         s = json.load(open(os.path.join(d, "summary.json")))
+        ens = s.get("ensemble", {}).get("policies", {})
         for pol, fig in s["policies"].items():
             for q, level in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0)):
-                quant.append([os.path.basename(d), pol, q, level, fig["step_latency_s"][q]])
+                band = ens.get(pol, {}).get("step_latency_s." + q, {})
+                quant.append([os.path.basename(d), pol, q, level, fig["step_latency_s"][q],
+                              band.get("p5", ""), band.get("p95", "")])
     rows = []
     for pol, xs in samples.items():
         xs.sort()
@@ -74,14 +77,19 @@ def step_cdf(runs, rd):
             acc += w
             rows.append([pol, x, acc / total])
     write_csv(os.path.join(rd, "step_cdf.csv"), ["policy", "mean_step_s", "cdf"], rows)
-    write_csv(os.path.join(rd, "step_quantiles.csv"), ["run", "policy", "stat", "level", "step_latency_s"], quant)
+    write_csv(os.path.join(rd, "step_quantiles.csv"),
+              ["run", "policy", "stat", "level", "step_latency_s", "ensemble_p5", "ensemble_p95"], quant)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for pol in samples:
         pts = [(x, c) for p, x, c in rows if p == pol]
         line, = ax.step([x * 1e3 for x, _ in pts], [c for _, c in pts], where="post", label=pol, color=colour(pol))
         if len(runs) == 1:
-            qs = [(v, lv) for _, p, _, lv, v in quant if p == pol]
-            ax.plot([v * 1e3 for v, _ in qs], [lv for _, lv in qs], "o", color=line.get_color(), ms=4)
+            qs = [(v, lv, lo, hi) for _, p, _, lv, v, lo, hi in quant if p == pol]
+            ax.plot([v * 1e3 for v, _, _, _ in qs], [lv for _, lv, _, _ in qs], "o", color=line.get_color(), ms=4)
+            # Bands: each quantile's 5-95% range over an ensemble's profile draws (run --ensemble N).
+            for v, lv, lo, hi in qs:
+                if lo != "" and hi != "":
+                    ax.hlines(lv, lo * 1e3, hi * 1e3, color=line.get_color(), lw=7, alpha=0.25)
     ax.set_xscale("log")
     ax.set_xlabel("step latency (ms, log)")
     ax.set_ylabel("fraction of steps")
@@ -190,6 +198,38 @@ def crossover(rd):
     return png(fig)
 
 
+def ensemble(runs, rd):
+    """Per policy, each headline figure of the run with its 5-95% band over the ensemble's members
+    (profiles drawn from the profile's uncertainty); None without an ensemble."""
+    s = json.load(open(os.path.join(runs[0], "summary.json")))
+    if len(runs) != 1 or "ensemble" not in s:
+        return None
+    e = s["ensemble"]
+    figs = ("step_latency_s.mean", "step_latency_s.p99", "request_latency_s.p50")
+    rows = []
+    for pol, f in sorted(e["policies"].items()):
+        for name in figs:
+            b = f.get(name)
+            if b:
+                top, stat = name.split(".")
+                rows.append([pol, name, s["policies"][pol][top][stat], b["p5"], b["p50"], b["p95"]])
+    write_csv(os.path.join(rd, "ensemble.csv"), ["policy", "figure", "value", "p5", "p50", "p95"], rows)
+    fig, axes = plt.subplots(1, len(figs), figsize=(10, 4))
+    for ax, name in zip(axes, figs):
+        pts = [r for r in rows if r[1] == name]
+        xs = list(range(len(pts)))
+        for x, r in zip(xs, pts):
+            ax.bar(x, (r[5] - r[3]) * 1e3, bottom=r[3] * 1e3, color=colour(r[0]), alpha=0.3, width=0.6)
+            ax.plot(x, r[2] * 1e3, "o", color=colour(r[0]))
+        ax.set_xticks(xs)
+        ax.set_xticklabels([r[0] for r in pts], rotation=30, fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ms (dot: the profile's values; band: 5-95%% over %d draws)" % e["members"], fontsize=8)
+    return png(fig)
+
+
 def capacity(d, meta, rd):
     rows = read_csv(os.path.join(d, "results.csv"))
     keys = meta.get("keys", [])
@@ -239,6 +279,7 @@ def main(d):
         ("Step latency CDF per policy" + pooled + ": requests' mean step latency weighted by steps; dots: exact "
          "step p50/p90/p99/max", "step_cdf.csv", step_cdf(runs, rd)),
         ("Decisions mix per policy" + pooled, "decisions.csv", decisions(runs, rd)),
+        ("Ensemble: headline figures with their 5-95% band over profile draws", "ensemble.csv", ensemble(runs, rd)),
         ("Per-link utilisation" + pooled, "link_utilisation.csv", links(runs, rd)),
         ("Holder load: busy fraction per holder GPU" + pooled, "holder_load.csv", holders(runs, rd)),
         ("Route-vs-fetch crossover map over M_q and c_t (closed form: one call, one holder, %s later uses of the "
@@ -254,6 +295,8 @@ def main(d):
     for n in meta.get("notes", []):
         parts.append("<p><em>%s</em></p>" % html.escape(n))
     for title, name, img in figs:
+        if img is None and name == "ensemble.csv":
+            continue  # a run without an ensemble has no bands to show
         if img is None:
             parts.append("<p>%s: no data.</p>" % html.escape(title))
             continue

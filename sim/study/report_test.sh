@@ -2,7 +2,8 @@
 # The HTML report of a run and of a sweep: self-contained (plots as base64 PNGs), the CSV behind
 # every plot beside it; a missing python3-matplotlib gives a clear message. With Debian's
 # chromium, the page is rendered headless and the screenshot must show the plots (not a blank
-# page). Skips (exit 77) where matplotlib or chromium is absent, after the checks that need neither.
+# page). The run is an ensemble (--ensemble 4): its plots carry 5-95% bands over the profile draws.
+# Skips (exit 77) where matplotlib or chromium is absent, after the checks that need neither.
 # Usage: report_test.sh XATTN
 set -euo pipefail
 xattn=$1
@@ -11,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$xattn" run "$here/../../scenarios/quickstart.yaml" --out "$work/run" --quiet --set workload.generator.requests=60 \
-  --policy route --policy fetch --policy predicate
+  --policy route --policy fetch --policy predicate --ensemble 4
 
 # Without matplotlib: a clear message naming the package, exit 2, no page.
 rc=0
@@ -28,8 +29,18 @@ fi
 html=$work/run/report.html
 imgs=$(grep -o "data:image/png;base64," "$html" | wc -l)
 echo "run report: $imgs plots, $(stat -c %s "$html") bytes"
-[ "$imgs" -eq 5 ] || { echo "FAIL: expected 5 plots (CDF, decisions, links, holders, crossover), got $imgs"; exit 1; }
-for f in step_cdf step_quantiles decisions link_utilisation holder_load crossover; do
+[ "$imgs" -eq 6 ] || { echo "FAIL: expected 6 plots (CDF, decisions, ensemble, links, holders, crossover), got $imgs"; exit 1; }
+# The bands: every quantile of the CDF and every ensemble figure has a 5-95% range with p5 <= p95.
+/usr/bin/python3 - "$work/run/report" <<'PY'
+import csv, sys
+q = list(csv.DictReader(open(sys.argv[1] + "/step_quantiles.csv")))
+assert q and all(r["ensemble_p5"] and r["ensemble_p95"] for r in q), "a CDF quantile without its band"
+assert all(float(r["ensemble_p5"]) <= float(r["ensemble_p95"]) for r in q)
+e = list(csv.DictReader(open(sys.argv[1] + "/ensemble.csv")))
+assert len(e) == 9 and all(float(r["p5"]) <= float(r["p50"]) <= float(r["p95"]) for r in e), "ensemble bands"
+print("bands:", len(q), "CDF quantiles,", len(e), "ensemble figures")
+PY
+for f in step_cdf step_quantiles decisions ensemble link_utilisation holder_load crossover; do
   [ -s "$work/run/report/$f.csv" ] || { echo "FAIL: report/$f.csv missing"; exit 1; }
 done
 grep -q "src='http" "$html" && { echo "FAIL: the page loads something from the network"; exit 1; }
