@@ -5,6 +5,8 @@
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -137,6 +139,8 @@ int Simulation::requester_for(const workloads::Request& r)
 
 void Simulation::on_arrival()
 {
+  XATTN_CHECK(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12,
+              "a request arrives at the time the stream gave it");
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
   const int inst = requester_for(pending_);
@@ -203,6 +207,7 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
     return pl.primary(chunk);
   thread_local std::vector<int> options;
   pl.holders_of(chunk, options);
+  XATTN_CHECK(!options.empty(), "a chunk has no holder");
   // The nearest replica (fabric class order), the primary among equals.
   const topo::GpuId me = instances_[inst]->gpus[0];
   int best             = options[0];
