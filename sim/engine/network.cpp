@@ -57,6 +57,7 @@ Network::~Network() { g_network = nullptr; }
 
 const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 {
+  static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   auto it                 = paths_.find(key);
   if (it != paths_.end())

@@ -130,8 +130,8 @@ void Simulation::schedule_next_arrival()
 int Simulation::requester_for(const workloads::Request& r)
 {
   // A session stays on one requester; sub-agents spread over requesters round-robin.
-  const std::uint64_t key = r.is_subagent() ? (r.agent | (1ULL << 63)) : r.session;
-  auto [it, fresh]        = home_.try_emplace(key, 0);
+  auto& homes      = r.is_subagent() ? subagent_home_ : home_;
+  auto [it, fresh] = homes.try_emplace(r.is_subagent() ? r.agent : r.session, 0);
   if (fresh)
     it->second = next_home_++ % static_cast<int>(instances_.size());
   return it->second;
