@@ -1,5 +1,7 @@
 #include "workloads/azure.hpp"
 
+#include "workloads/request_id.hpp"
+
 #include <charconv>
 #include <optional>
 
@@ -98,10 +100,12 @@ bool AzureReader::read_line(std::string_view line, Request& out)
   const double t = static_cast<double>(dt->whole_s - origin_whole_s_) + (dt->frac_s - origin_frac_s_);
   if (t < last_s_) return bad(1, "TIMESTAMP", "timestamps must not decrease");
   last_s_ = t;
+  if (!ids::session_fits(next_id_))
+    return bad(1, "", "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
   out.id = next_id_++;
   out.arrival = core::Seconds(t);
   out.session = out.id;
-  out.agent = out.id;
+  out.agent = ids::agent_id(out.session, 0);
   out.parent_agent = kNoAgent;
   out.block_tokens = 0;
   out.blocks.clear();

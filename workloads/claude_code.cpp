@@ -3,6 +3,7 @@
 #include "sim/core/error.hpp"
 #include "workloads/compressed_file.hpp"
 #include "workloads/json_line.hpp"
+#include "workloads/request_id.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -81,7 +82,8 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
     if (messages_.size() < 20) messages_.push_back(d.str());
   };
 
-  const std::uint64_t main_agent = session << 32;
+  XATTN_CHECK(session < ids::kLocalBlockSessions, "a session number the importer can namespace block ids with");
+  const std::uint64_t main_agent = ids::agent_id(session, 0);
   std::uint64_t next_sub = 1;
   std::vector<Frame> stack{{&doc["requests"], 0, 0.0, main_agent, kNoAgent, "requests"}};
   // Depth first with an explicit stack: any nesting depth, no recursion.
@@ -113,8 +115,13 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
         bad(at + ".requests", "a sub-agent needs an array of requests");
         continue;
       }
+      if (next_sub > ids::kSubagents) {
+        bad(at, "more than " + std::to_string(ids::kSubagents) +
+                    " sub-agents in one session (the request-id layout, workloads/request_id.hpp)");
+        continue;
+      }
       ++subagents_;
-      stack.push_back({&*sub, 0, t, main_agent + next_sub++, f.agent, at + ".requests"});
+      stack.push_back({&*sub, 0, t, ids::agent_id(session, next_sub++), f.agent, at + ".requests"});
       continue;
     }
     if (type != "n") {
@@ -143,13 +150,13 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
     for (std::size_t k = 0; k < ids->size() && ok; ++k) {
       const json& id = (*ids)[k];
       if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-          (local_ids && id.get<std::int64_t>() >= (1LL << 40))) {
+          (local_ids && id.get<std::uint64_t>() >= ids::kLocalBlocks)) {
         bad(at + ".hash_ids[" + std::to_string(k) + "]", "expected a block id in [0, 2^40), got " + id.dump());
         ok = false;
         break;
       }
       std::uint64_t v = id.get<std::uint64_t>();
-      r.blocks.push_back(local_ids ? (session << 40) + v : v);
+      r.blocks.push_back(local_ids ? ids::session_block(session, v) : v);
     }
     if (!ok) continue;
     if (auto th = e.find("think_time"); th != e.end() && !th->is_null()) {

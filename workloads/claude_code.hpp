@@ -14,10 +14,12 @@ namespace xattn::workloads
 /// Reads one session file and serves its calls in absolute-time order (the file interleaves a
 /// sub-agent's calls with its parent's, so one session is sorted in memory; a session is small).
 ///
-/// Ids: the session is `session`; the main agent is (session << 32), the k-th sub-agent met in
-/// the file (depth first, in entry order, k from 1) is (session << 32) + k, its parent the agent
-/// whose `requests` list holds it. With "hash_id_scope": "local" block ids become
-/// (session << 40) + id, so that sessions never share a block by accident (ids must be < 2^40).
+/// Ids (made by workloads/request_id.hpp): the session is `session`; the main agent is
+/// ids::agent_id(session, 0), the k-th sub-agent met in the file (depth first, in entry order, k
+/// from 1) is ids::agent_id(session, k), its parent the agent whose `requests` list holds it; a
+/// session holds at most ids::kSubagents sub-agents. With "hash_id_scope": "local" block ids
+/// become ids::session_block(session, id), so that sessions never share a block by accident (ids
+/// must be < 2^40). REQUIRES: session < ids::kLocalBlockSessions.
 /// A sub-agent's call at nested time t arrives at (parent's placement of the sub-agent) + t.
 /// Errors name the file and the entry path, e.g. "requests[12].requests[3].hash_ids".
 class ClaudeCodeReader : public RequestSource

@@ -1,5 +1,7 @@
 #include "workloads/generator.hpp"
 
+#include "workloads/request_id.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -66,19 +68,20 @@ void AgenticGenerator::append_private(Agent& a, std::int64_t tokens)
 {
   const std::int64_t blocks = (tokens + cfg_.block_tokens - 1) / cfg_.block_tokens;
   for (std::int64_t i = 0; i < blocks; ++i)
-    a.context.push_back(kPrivateBlockBase + next_private_++);
+    a.context.push_back(ids::private_block(next_private_++));
 }
 
 void AgenticGenerator::start_top_level(double at_s)
 {
   Agent a;
-  a.id = next_agent_++;
+  a.order = next_order_++;
   a.session = next_session_++;
+  a.id = ids::agent_id(a.session, 0);
   a.turns_left = cfg_.turns;
   a.last_done_s = at_s;
   a.ready_s = at_s + (cfg_.process == ArrivalProcess::kClosed ? rng_.exponential(cfg_.think.value()) : 0.0);
   for (std::uint64_t b = 0; b < system_blocks_; ++b)
-    a.context.push_back(kSystemBlockBase + b);
+    a.context.push_back(ids::system_block(b));
   agents_.push_back(std::move(a));
 }
 
@@ -88,18 +91,20 @@ void AgenticGenerator::spawn(Agent& parent, double at_s, std::int64_t parent_out
   std::vector<std::uint64_t> shared; // the code every sibling is sent to explore
   read_into(shared, cfg_.reads_per_turn);
   parent.live_children = n;
-  const std::uint64_t parent_id = parent.id, session = parent.session;
+  const std::uint64_t parent_id = parent.id, session = parent.session, first_sub = parent.subagents;
+  parent.subagents += static_cast<std::uint64_t>(n); // `parent` may move once agents_ grows below
   const double start_s = at_s + static_cast<double>(parent_out) * cfg_.time_per_output_token.value();
   for (std::int64_t k = 0; k < n; ++k) {
     Agent c;
-    c.id = next_agent_++;
+    c.order = next_order_++;
+    c.id = ids::agent_id(session, first_sub + static_cast<std::uint64_t>(k) + 1); // bounded by read_generator
     c.session = session;
     c.parent = parent_id;
     c.turns_left = cfg_.subagent_turns;
     c.ready_s = start_s;
     c.last_done_s = start_s;
     for (std::uint64_t b = 0; b < system_blocks_; ++b)
-      c.context.push_back(kSystemBlockBase + b);
+      c.context.push_back(ids::system_block(b));
     // Each shared file is kept with probability sibling_overlap, else replaced by an own read.
     for (std::size_t i = 0; i < shared.size(); i += cfg_.read_blocks) {
       if (rng_.uniform() < cfg_.sibling_overlap)
@@ -132,7 +137,7 @@ std::size_t AgenticGenerator::earliest() const
   std::size_t best = 0;
   for (std::size_t i = 1; i < agents_.size(); ++i)
     if (agents_[i].ready_s < agents_[best].ready_s ||
-        (agents_[i].ready_s == agents_[best].ready_s && agents_[i].id < agents_[best].id))
+        (agents_[i].ready_s == agents_[best].ready_s && agents_[i].order < agents_[best].order))
       best = i;
   return best;
 }

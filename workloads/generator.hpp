@@ -65,10 +65,6 @@ GeneratorConfig read_generator(core::Section& s);
 /// Loads a YAML file holding a generator section at its root. Throws core::InputError.
 GeneratorConfig load_generator(const std::string& path);
 
-/// Block-id namespaces of generated traces: corpus blocks are 0..corpus_blocks-1.
-inline constexpr std::uint64_t kSystemBlockBase = 1ULL << 61;
-inline constexpr std::uint64_t kPrivateBlockBase = 1ULL << 62;
-
 class AgenticGenerator : public RequestSource
 {
 public:
@@ -86,6 +82,8 @@ public:
 private:
   struct Agent {
     std::uint64_t id = 0, session = 0, parent = kNoAgent;
+    std::uint64_t order = 0;       ///< creation order: breaks ties between agents ready at once
+    std::uint64_t subagents = 0;   ///< sub-agents this session's main agent spawned so far
     std::vector<std::uint64_t> context; ///< block ids, prompt order
     std::int64_t turns_left = 0;
     std::int64_t live_children = 0;
@@ -106,7 +104,7 @@ private:
   ZipfSampler zipf_;
   std::vector<std::uint32_t> file_of_rank_; ///< layout: popularity rank -> file index
   std::vector<Agent> agents_;
-  std::uint64_t emitted_ = 0, next_agent_ = 0, next_session_ = 0, next_private_ = 0;
+  std::uint64_t emitted_ = 0, next_order_ = 0, next_session_ = 0, next_private_ = 0;
   double clock_s_ = 0;
   bool burst_ = false;
   double state_end_s_ = 0;

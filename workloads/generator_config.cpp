@@ -1,5 +1,6 @@
 // The generator's YAML schema and reader (generator.hpp).
 #include "workloads/generator.hpp"
+#include "workloads/request_id.hpp"
 
 namespace xattn::workloads
 {
@@ -154,6 +155,23 @@ void share(core::Section& s, const char* key, double v)
 {
   if (v < 0.0 || v > 1.0) s.error(key, "must lie in [0, 1], got " + std::to_string(v));
 }
+
+// The ids the generator will make must fit the request-id layout (workloads/request_id.hpp):
+// sessions (agents.count at the start, one more each time a session ends, at most once per
+// request) and the sub-agents of one session (at most one spawn per top-level turn).
+void check_ids(const GeneratorConfig& c, core::Section& s, core::Section& sub)
+{
+  const double sessions = static_cast<double>(c.agents) + static_cast<double>(c.requests);
+  if (sessions > static_cast<double>(ids::kSessions))
+    s.error("requests", "agents.count + requests = " + std::to_string(c.agents) + " + " + std::to_string(c.requests) +
+                            " sessions may open, more than the " + std::to_string(ids::kSessions) +
+                            " of the request-id layout (workloads/request_id.hpp)");
+  const double per_session = static_cast<double>(c.turns) * static_cast<double>(c.max_subagents);
+  if (c.spawn_probability > 0 && per_session > static_cast<double>(ids::kSubagents))
+    sub.error("max", "agents.turns x agents.subagents.max = " + std::to_string(c.turns) + " x " +
+                         std::to_string(c.max_subagents) + " sub-agents may spawn in one session, more than the " +
+                         std::to_string(ids::kSubagents) + " of the request-id layout (workloads/request_id.hpp)");
+}
 } // namespace
 
 double GeneratorConfig::mean_rate_per_s() const
@@ -209,6 +227,7 @@ GeneratorConfig read_generator(core::Section& s)
   c.think = arrival.seconds("think");
   c.time_per_output_token = arrival.seconds("time_per_output_token");
   c.output = read_length(s.section("output"));
+  check_ids(c, s, sub);
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "workloads/mooncake.hpp"
 
+#include "workloads/request_id.hpp"
+
 namespace xattn::workloads
 {
 namespace
@@ -44,10 +46,12 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
                "timestamps must not decrease (" + FlatJsonParser::describe(v[kTimestamp]) + " ms after " +
                    FlatJsonParser::describe(JsonValue{JsonValue::Kind::kFloat, 0, last_ms_}) + " ms)");
   last_ms_ = ms;
+  if (!ids::session_fits(next_id_))
+    return bad(0, "", "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
   out.id = next_id_++;
   out.arrival = core::Seconds(ms * 1e-3);
   out.session = out.id;
-  out.agent = out.id;
+  out.agent = ids::agent_id(out.session, 0);
   out.parent_agent = kNoAgent;
   out.block_tokens = kBlockTokens;
   out.input_tokens = v[kInput].integer;

@@ -1,7 +1,8 @@
 #include "workloads/rng.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "sim/core/check.hpp"
+
 #include <cmath>
 
 namespace xattn::workloads
@@ -55,7 +56,7 @@ double Rng::uniform()
 
 std::uint64_t Rng::below(std::uint64_t n)
 {
-  assert(n > 0 && "Rng::below needs a positive bound");
+  XATTN_CHECK(n > 0, "Rng::below needs a positive bound");
   u128 m = static_cast<u128>(next()) * n;
   auto low = static_cast<std::uint64_t>(m);
   if (low < n) {
@@ -89,7 +90,7 @@ double Rng::lognormal(double mean, double cv)
 
 ZipfSampler::ZipfSampler(std::uint64_t n, double s) : cdf_(n)
 {
-  assert(n > 0 && "Zipf over an empty support");
+  XATTN_CHECK(n > 0, "Zipf over an empty support");
   double sum = 0.0;
   for (std::uint64_t r = 0; r < n; ++r) {
     sum += std::pow(static_cast<double>(r + 1), -s);

@@ -19,7 +19,9 @@ TEST_CASE("workloads: claude-code importer places nested sub-agent calls in the 
   CHECK(src.subagents() == 3);
   // Hand timeline: main 0, 20; agent_001 placed at 10 (calls 10, 16); agent_002 inside it at
   // 10 + 4 (calls 14.5, 44); agent_003 at 12.
-  const std::uint64_t main = 3ULL << 32;
+  // The layout of workloads/request_id.hpp: agent = session << 16 | sub-agent, local block =
+  // session << 40 | id.
+  const std::uint64_t main = 3ULL << 16;
   const std::vector<double> t{0, 10, 12, 14.5, 16, 20, 44};
   const std::vector<std::uint64_t> agent{main, main + 1, main + 3, main + 2, main + 1, main, main + 2};
   const std::vector<std::uint64_t> parent{kNoAgent, main, main, main + 1, main, kNoAgent, main + 1};
@@ -118,7 +120,7 @@ TEST_CASE("workloads: claude-code sessions import with every request and sub-age
       in += rs[i].input_tokens;
       out += rs[i].output_tokens;
       if (i > 0) CHECK(rs[i - 1].arrival <= rs[i].arrival);
-      if (rs[i].agent == (7ULL << 32) + 1) {
+      if (rs[i].agent == (7ULL << 16) + 1) { // workloads/request_id.hpp: session 7, sub-agent 1
         ++first_sub;
         first_sub_min = std::min(first_sub_min, rs[i].arrival.value());
         first_sub_max = std::max(first_sub_max, rs[i].arrival.value());

@@ -1,5 +1,7 @@
 #include "workloads/xattn_trace.hpp"
 
+#include "workloads/request_id.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <charconv>
@@ -103,6 +105,13 @@ bool XattnTraceReader::next(Request& out)
       out.parent_agent = kNoAgent;
     else
       out.parent_agent = static_cast<std::uint64_t>(need_int(kParent, false));
+    // Copies of the workload place these ids in their own ranges (workloads/request_id.hpp).
+    if (!ids::session_fits(out.session))
+      core::fail(file, n, 0, "session", "must be below 2^32 (the request-id layout, workloads/request_id.hpp)");
+    if (!ids::agent_fits(out.agent))
+      core::fail(file, n, 0, "agent", "must be below 2^48 (the request-id layout, workloads/request_id.hpp)");
+    if (out.parent_agent != kNoAgent && !ids::agent_fits(out.parent_agent))
+      core::fail(file, n, 0, "parent", "must be below 2^48 (the request-id layout, workloads/request_id.hpp)");
     out.block_tokens = need_int(kBlockTokens, false);
     if (v[kBlocks].kind != JsonValue::Kind::kArray)
       core::fail(file, n, 0, "blocks",

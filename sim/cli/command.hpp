@@ -13,6 +13,10 @@ namespace xattn::cli {
 /// What the chosen subcommand does after parsing; returns the exit code.
 using Action = std::function<int()>;
 
+/// The whole command line: parses `argv`, runs the chosen subcommand, and returns its exit code,
+/// every exception mapped by core::exit_code (sim/core/failure.hpp).
+int run_cli(int argc, char** argv);
+
 void add_predict(CLI::App& app, Action& action);
 void add_describe(CLI::App& app, Action& action);
 void add_trace(CLI::App& app, Action& action);

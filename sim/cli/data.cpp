@@ -2,6 +2,7 @@
 // the binary, or under $XATTN_DATA), each with its size, records, origin and licence, every file
 // read through its importer and checked against its ORIGIN.yaml.
 #include "sim/cli/command.hpp"
+#include "sim/core/failure.hpp"
 #include "sim/core/resources.hpp"
 #include "workloads/datasets.hpp"
 
@@ -83,11 +84,11 @@ int list_data_sets(const DataFlags& f)
     std::cerr << "xattn data list: no data set found; looked in:\n";
     for (const auto& d : core::trace_data_dirs())
       std::cerr << "  " << d.string() << "\n";
-    return 1;
+    return core::code(core::ExitCode::kCheckFailed);
   }
   for (const std::string& p : problems)
     std::cerr << "xattn data list: " << p << "\n";
-  return problems.empty() ? 0 : 1;
+  return core::code(problems.empty() ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
 }
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "sim/study/plan.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/failure.hpp"
 #include "sim/engine/driver.hpp"
 
 #include <filesystem>
@@ -42,7 +43,7 @@ void add_plan(CLI::App& app, Action& action)
     sim::study::PlanResult r = sim::study::run_plan(spec, f->out, f->workers, !f->quiet);
     if (r.interrupted) {
       std::cerr << "interrupted: simulated points are kept in " << r.dir << "; run the same command to resume\n";
-      return 130;
+      return core::code(core::ExitCode::kInterrupted);
     }
     const std::string text = sim::study::plan_text(spec, r);
     core::write_file_atomically((std::filesystem::path(r.dir) / "plan.txt").string(), text);

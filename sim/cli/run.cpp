@@ -1,6 +1,7 @@
 // `xattn run [SCENARIO.yaml]`: simulates every policy of a scenario (the embedded quickstart
 // when none is given) and writes summary.json, CSVs and a report into --out (docs/file-formats.md, "Outputs").
 #include "sim/cli/command.hpp"
+#include "sim/core/failure.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
 #include "sim/policy/policy.hpp"
@@ -69,10 +70,10 @@ void add_run(CLI::App& app, Action& action)
     opt.progress = !f->quiet;
     opt.ensemble = f->ensemble;
     sim::engine::RunOutcome r = sim::engine::run_scenario(sc, opt);
-    if (r.exit_code == 130) {
+    if (r.exit_code == core::code(core::ExitCode::kInterrupted)) {
       std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in "
                 << r.out_dir << "/summary.interrupted.json\n";
-      return 130;
+      return r.exit_code;
     }
     if (!f->quiet)
       std::cout << r.table << "results in " << r.out_dir << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n";

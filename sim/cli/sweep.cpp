@@ -2,6 +2,7 @@
 // resubmit DIR`: many simulations and one table (docs/architecture.md, "Studies at scale"; sim/study/).
 #include "sim/study/sweep.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/failure.hpp"
 #include "sim/study/report.hpp"
 
 #include <iostream>
@@ -82,9 +83,9 @@ void add_sweep(CLI::App& app, Action& action)
       if (opt.backend == sim::study::Backend::kLocal) {
         std::cout << r.points << " points: " << r.local.ran << " ran, " << r.local.skipped << " already complete, "
                   << r.local.failed << " failed in " << static_cast<int>(r.local.wall_s * 10) / 10.0 << " s\n";
-        if (r.exit_code == 130) {
+        if (r.exit_code == core::code(core::ExitCode::kInterrupted)) {
           std::cerr << "interrupted: complete points are kept; run the same command again to resume\n";
-          return 130;
+          return core::code(core::ExitCode::kInterrupted);
         }
         int rc = finish(r.dir, r.collection, f->report);
         return rc;

@@ -5,6 +5,7 @@
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
+#include "sim/core/failure.hpp"
 #include "sim/core/error.hpp"
 #include "validate/measured.hpp"
 #include "validate/paper.hpp"
@@ -52,9 +53,9 @@ int run_measured(const ValidateOptions& o)
   std::cout << validate::write_report(r, out, o.worst) << "\nreport: " << out << "/report.md\n";
   if (o.max_mape >= 0 && 100 * r.overall.mape > o.max_mape) {
     std::cout << fmt::format("FAIL: overall MAPE {:.2f}% is above --max-mape {}%\n", 100 * r.overall.mape, o.max_mape);
-    return 1;
+    return core::code(core::ExitCode::kCheckFailed);
   }
-  return r.invariants_ok ? 0 : 1;
+  return core::code(r.invariants_ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
 }
 
 int run_paper(const ValidateOptions& o)
@@ -67,7 +68,7 @@ int run_paper(const ValidateOptions& o)
             << runner.runs() << " engine runs\n\n";
   std::cout << validate::paper_table(results, o.details);
   for (const auto& r : results)
-    if (!r.holds) return 1;
+    if (!r.holds) return core::code(core::ExitCode::kCheckFailed);
   return 0;
 }
 

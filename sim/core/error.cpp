@@ -36,6 +36,36 @@ InputError::InputError(std::vector<Diagnostic> diagnostics)
 
 InputError::InputError(Diagnostic diagnostic) : InputError(std::vector<Diagnostic>{std::move(diagnostic)}) {}
 
+InvariantError::InvariantError(std::string invariant, const std::string& detail)
+    : std::runtime_error("invariant " + invariant + " failed: " + detail), invariant_(std::move(invariant))
+{
+}
+
+InvariantError::InvariantError(Rendered, std::string invariant, const std::string& message)
+    : std::runtime_error(message), invariant_(std::move(invariant))
+{
+}
+
+InvariantError InvariantError::rendered(std::string invariant, const std::string& message)
+{
+  return InvariantError(Rendered{}, std::move(invariant), message);
+}
+
+LimitError::LimitError(std::string key, const std::string& message)
+    : std::runtime_error(key + ": " + message), key_(std::move(key))
+{
+}
+
+LimitError::LimitError(Rendered, std::string key, const std::string& message)
+    : std::runtime_error(message), key_(std::move(key))
+{
+}
+
+LimitError LimitError::rendered(std::string key, const std::string& message)
+{
+  return LimitError(Rendered{}, std::move(key), message);
+}
+
 void Diagnostics::throw_if_any() const
 {
   if (!list_.empty())

@@ -1,8 +1,13 @@
-// The one error type for bad input (a file, a flag, a value the user gave us).
+// The error types. Library code throws them; only main() turns them into lines on stderr and an
+// exit code, through the one mapping in sim/core/failure.hpp:
 //
-// Library code throws InputError; only main() turns it into "FILE:LINE:COL: error: KEY: what"
-// lines on stderr and exit code 2. Every loader collects all problems it can find before it
-// throws, so that a user fixes a file in one pass.
+//   InputError      bad input (a file, a flag, a value the user gave us)         exit 2
+//   InvariantError  a check on the simulation's answer failed (an invariant)     exit 1
+//   LimitError      a guard stopped the run (engine.max_memory)                  exit 1
+//   InternalError   a bug in xattn: a broken precondition (XATTN_CHECK)          exit 3
+//
+// InputError renders as "FILE:LINE:COL: error: KEY: what"; every loader collects all problems it
+// can find before it throws, so that a user fixes a file in one pass.
 #pragma once
 
 #include <stdexcept>
@@ -47,6 +52,43 @@ public:
 
 private:
   std::vector<Diagnostic> list_;
+};
+
+/// An invariant of the simulation failed (sim/engine/README.md, "Invariants"): the answer would be
+/// wrong. what() is "invariant NAME failed: DETAIL".
+class InvariantError : public std::runtime_error {
+public:
+  InvariantError(std::string invariant, const std::string& detail);
+  /// The error as another process rendered it: what() is `message` as is.
+  static InvariantError rendered(std::string invariant, const std::string& message);
+  const std::string& invariant() const { return invariant_; }
+
+private:
+  struct Rendered {};
+  InvariantError(Rendered, std::string invariant, const std::string& message);
+  std::string invariant_;
+};
+
+/// A guard stopped the run before the machine had to (engine.max_memory): not a bug and not bad
+/// input; `key` names the setting that sets the limit.
+class LimitError : public std::runtime_error {
+public:
+  /// what() is "KEY: MESSAGE".
+  LimitError(std::string key, const std::string& message);
+  /// The error as another process rendered it: what() is `message` as is.
+  static LimitError rendered(std::string key, const std::string& message);
+  const std::string& key() const { return key_; }
+
+private:
+  struct Rendered {};
+  LimitError(Rendered, std::string key, const std::string& message);
+  std::string key_;
+};
+
+/// A bug in xattn: a broken precondition or internal invariant (XATTN_CHECK, sim/core/check.hpp).
+class InternalError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Shorthand for a single-problem throw.

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
+#include "sim/core/check.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -254,11 +255,10 @@ const Section::Entry* Section::find(std::string_view key) const
 const Field& Section::field(std::string_view key, FieldKind kind) const
 {
   auto it = std::find_if(schema_->begin(), schema_->end(), [&](const Field& f) { return f.key == key; });
-  assert(it != schema_->end() && "reading a key that the schema does not list");
-  assert((it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger) ||
-          (it->kind == FieldKind::kNameOrSection && (kind == FieldKind::kString || kind == FieldKind::kSection))) &&
-         "reading a key with another kind than its schema says");
-  (void)kind;
+  XATTN_CHECK(it != schema_->end(), "reading a key that the schema does not list: " + key_path(key));
+  XATTN_CHECK(it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger) ||
+                  (it->kind == FieldKind::kNameOrSection && (kind == FieldKind::kString || kind == FieldKind::kSection)),
+              "reading a key with another kind than its schema says: " + key_path(key));
   return *it;
 }
 
@@ -397,7 +397,7 @@ bool Section::is_inline(std::string_view key) const
 Section Section::section(std::string_view key)
 {
   const Field& f = field(key, FieldKind::kSection);
-  assert(f.sub != nullptr);
+  XATTN_CHECK(f.sub != nullptr, "a section without a schema: " + key_path(key));
   const Entry* e = find(key);
   Section s(file_, e ? e->value : YAML::Node(), key_path(key), *f.sub, *diags_);
   if (e && s.line_ == 0) {
@@ -410,7 +410,7 @@ Section Section::section(std::string_view key)
 std::vector<Section> Section::sections(std::string_view key)
 {
   const Field& f = field(key, FieldKind::kList);
-  assert(f.sub != nullptr);
+  XATTN_CHECK(f.sub != nullptr, "a section without a schema: " + key_path(key));
   std::vector<Section> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {
@@ -430,7 +430,7 @@ std::vector<Section> Section::sections(std::string_view key)
 std::vector<std::pair<std::string, Section>> Section::named_sections(std::string_view key)
 {
   const Field& f = field(key, FieldKind::kMap);
-  assert(f.sub != nullptr);
+  XATTN_CHECK(f.sub != nullptr, "a section without a schema: " + key_path(key));
   std::vector<std::pair<std::string, Section>> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {

@@ -2,6 +2,9 @@
 // bounded by an HBM budget in bytes. Keys are chunk ids (dense) or block ids (sparse gathers).
 #pragma once
 
+#include "sim/core/check.hpp"
+
+#include <cmath>
 #include <cstdint>
 #include <list>
 #include <unordered_map>
@@ -22,9 +25,10 @@ public:
   }
   bool contains(std::uint64_t key) const { return index_.count(key) != 0; }
   /// Inserts `key` of `bytes`, evicting the least recent entries to fit. An entry larger than the
-  /// whole budget is not kept (it is paid again next time).
+  /// whole budget is not kept (it is paid again next time). REQUIRES: bytes >= 0, finite.
   void insert(std::uint64_t key, double bytes)
   {
+    XATTN_CHECK(bytes >= 0 && std::isfinite(bytes), "a cache entry has a size");
     if (bytes > budget_ || touch(key))
       return;
     while (used_ + bytes > budget_ && !order_.empty()) {

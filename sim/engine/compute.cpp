@@ -1,9 +1,22 @@
 #include "sim/engine/compute.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace xattn::sim::engine {
+
+ComputeUnit::ComputeUnit(int slots) : slots_(slots)
+{
+  XATTN_CHECK(slots > 0, "a GPU runs at least one kernel at a time");
+}
+
+StreamPool::StreamPool(int streams) : streams_(streams), free_(streams)
+{
+  XATTN_CHECK(streams > 0, "a holder has at least one copy stream");
+}
 
 double ComputeUnit::rate() const
 {
@@ -14,6 +27,7 @@ double ComputeUnit::rate() const
 void ComputeUnit::advance()
 {
   const double t = now();
+  XATTN_CHECK(t >= last_, "the clock went backwards under a holder's kernels");
   if (!active_.empty()) {
     const double progress = (t - last_) * rate();
     for (Kernel& k : active_)
@@ -39,6 +53,7 @@ void ComputeUnit::reschedule()
 
 void ComputeUnit::submit(double work_s, std::function<void()> done)
 {
+  XATTN_CHECK(work_s >= 0 && std::isfinite(work_s), "a kernel takes a finite, non-negative time");
   advance();
   active_.push_back({work_s, now(), work_s, std::move(done)});
   ++stats_.kernels;
@@ -91,6 +106,7 @@ void StreamPool::acquire(std::function<void()> granted)
 
 void StreamPool::release()
 {
+  XATTN_CHECK(free_ < streams_, "a copy stream released that was not acquired");
   if (waiting_.empty()) {
     ++free_;
     return;

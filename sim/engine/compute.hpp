@@ -26,8 +26,10 @@ struct ComputeStats {
 
 class ComputeUnit {
 public:
-  explicit ComputeUnit(int slots) : slots_(slots) {}
+  /// REQUIRES: slots > 0.
+  explicit ComputeUnit(int slots);
   /// Starts a kernel of `work_s` seconds at full speed now; `done` runs when it finishes.
+  /// REQUIRES: work_s >= 0, finite.
   void submit(double work_s, std::function<void()> done);
   const ComputeStats& stats() const { return stats_; }
   int running() const { return static_cast<int>(active_.size()); }
@@ -57,9 +59,11 @@ struct StreamStats {
 
 class StreamPool {
 public:
-  explicit StreamPool(int streams) : free_(streams) {}
+  /// REQUIRES: streams > 0.
+  explicit StreamPool(int streams);
   /// Calls `granted` now if a stream is free, else when one is released (FIFO).
   void acquire(std::function<void()> granted);
+  /// REQUIRES: a stream acquired and not yet released.
   void release();
   const StreamStats& stats() const { return stats_; }
 
@@ -68,7 +72,7 @@ private:
     double since;
     std::function<void()> granted;
   };
-  int free_;
+  int streams_, free_;
   std::deque<Waiter> waiting_;
   StreamStats stats_;
 };

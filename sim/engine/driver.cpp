@@ -1,6 +1,8 @@
 #include "sim/engine/driver.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/failure.hpp"
 
+#include "sim/engine/child_failure.hpp"
 #include "sim/engine/ensemble.hpp"
 #include "sim/engine/output.hpp"
 #include "sim/engine/simulation.hpp"
@@ -8,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -59,12 +63,8 @@ struct Task {
     const std::string result = to_json(sim.run()).dump();
     // Whole or absent: the driver may read it while this process is being killed.
     core::write_file_atomically(tmp / (name + ".json"), result);
-  } catch (const core::InputError& e) {
-    std::ofstream(tmp / (name + ".error")) << e.what();
-    code = 2;
   } catch (const std::exception& e) {
-    std::ofstream(tmp / (name + ".error")) << "internal error: " << e.what();
-    code = 3;
+    code = write_child_failure(tmp, name, e); // the parent rethrows the same type
   }
   std::fflush(nullptr);
   _exit(code);
@@ -121,7 +121,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       tasks.push_back({p, k});
   std::vector<std::pair<pid_t, std::string>> running;
   std::size_t next = 0;
-  std::vector<std::string> failures;
+  std::vector<ChildFailure> failures;
   std::fflush(nullptr);
   while ((next < tasks.size() || !running.empty()) && g_stop == 0) {
     while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
@@ -130,7 +130,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       if (pid == 0)
         child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt.progress);
       if (pid < 0)
-        throw std::runtime_error("fork failed");
+        throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       running.emplace_back(pid, tasks[next++].stem());
     }
     int status = 0;
@@ -141,11 +141,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     if (it == running.end())
       continue;
     const std::string name = it->second;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::string why = fs::exists(tmp / (name + ".error")) ? read_file(tmp / (name + ".error"))
-                                                            : "the simulation process died (status " + std::to_string(status) + ")";
-      failures.push_back(name + ": " + why);
-    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      failures.push_back(read_child_failure(tmp, name, status));
     running.erase(it);
   }
 
@@ -168,20 +165,14 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(),
                                 outcome.summary.dump(2) + "\n");
     fs::remove_all(tmp, ec);
-    outcome.exit_code = 130;
+    outcome.exit_code = core::code(core::ExitCode::kInterrupted);
     return outcome;
   }
   if (!failures.empty()) {
     fs::remove_all(tmp, ec);
     for (const fs::path& p : created)
       fs::remove(p, ec); // only an empty folder goes
-    std::string all;
-    for (const std::string& f : failures)
-      all += (all.empty() ? "" : "\n") + f;
-    // A policy that failed on bad input is bad input; anything else is ours.
-    if (all.find("internal error") == std::string::npos && all.find("died") == std::string::npos)
-      throw core::InputError(core::Diagnostic{sc.file, 0, 0, "", all});
-    throw std::runtime_error(all);
+    throw_child_failures(sc.file, failures);
   }
   outcome.result = make_result(sc, std::move(policies));
   if (!members.empty()) {
@@ -196,7 +187,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
   outcome.table     = comparison_table(outcome.result);
-  outcome.exit_code = outcome.result.ok ? 0 : 1;
+  outcome.exit_code = core::code(outcome.result.ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
   return outcome;
 }
 

@@ -27,7 +27,7 @@ struct RunOutcome {
   nlohmann::json summary; ///< what summary.json holds (to_json(result))
   std::string out_dir;
   std::string table;    ///< the terminal comparison
-  int exit_code = 0;    ///< 0 ok, 1 an invariant failed, 130 interrupted
+  int exit_code = 0;    ///< core::ExitCode: ok, check failed (an invariant), interrupted
 };
 
 /// Runs every policy of the scenario and writes summary.json, requests.csv, links.csv,

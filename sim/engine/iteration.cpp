@@ -3,6 +3,8 @@
 #include "sim/engine/clock.hpp"
 #include "sim/engine/state.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -286,6 +288,7 @@ void IterationSteps::launch_exchange(const Exchange& e, int rank)
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
   const ExchangePrice x = price(e, rank);
   const double L        = plan->scale;
+  XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "an exchange goes to a GPU that holds no chunk");
   ComputeUnit* gpu      = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
   IterationSteps self   = *this;
   // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
@@ -306,6 +309,7 @@ void IterationSteps::launch_move(const Move& mv, int rank)
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
   const MovePrice x    = price(mv, rank);
   const double L       = plan->scale;
+  XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool     = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
   double* free_at      = &instance().splice_free_at[rank];
   auto gather = [=]() mutable {
@@ -334,6 +338,7 @@ void IterationSteps::launch_move(const Move& mv, int rank)
 
 void IterationSteps::op_done()
 {
+  XATTN_CHECK(plan->outstanding > 0, "an operation of an iteration completed twice");
   if (--plan->outstanding == 0)
     round_done();
 }
@@ -393,6 +398,7 @@ void IterationSteps::finish()
 
 void IterationRunner::start(Simulation& sim, int inst)
 {
+  XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances_.size()) && !sim.instances_[inst]->active.empty());
   IterationSteps it{sim, std::make_shared<Plan>()};
   it.plan->inst = inst;
   it.build();

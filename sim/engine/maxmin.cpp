@@ -1,5 +1,7 @@
 #include "sim/engine/maxmin.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,6 +25,7 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
 
 void MaxMinSolver::add_flow(double bytes, double cap)
 {
+  XATTN_CHECK(bytes > 0 && cap > 0, "a flow has bytes to move and a positive cap");
   bytes_.push_back(bytes);
   cap_.push_back(cap);
   begin_.push_back(static_cast<std::uint32_t>(links_.size()));
@@ -103,6 +106,7 @@ void MaxMinSolver::schedule(double start, std::vector<Schedule>& out)
     for (std::size_t i = 0; i < n; ++i)
       if (active_[i])
         dt = std::min(dt, remaining_[i] / rate[i]);
+    XATTN_CHECK(std::isfinite(dt), "max-min: no active flow progresses");
     const double next = t + dt;
     for (std::size_t i = 0; i < n; ++i) {
       if (!active_[i])

@@ -23,6 +23,7 @@ public:
   /// Adds a link of `capacity` B/s; returns its index.
   std::uint32_t add_link(double capacity);
   /// Adds a flow of `bytes` capped at `cap` B/s; cross() then names the links it crosses.
+  /// REQUIRES: bytes > 0, cap > 0.
   void add_flow(double bytes, double cap);
   void cross(std::uint32_t link);
   std::size_t flows() const { return bytes_.size(); }

@@ -2,11 +2,12 @@
 
 #include "sim/engine/clock.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/NetZone.hpp>
-#include <xbt/asserts.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
     resources_[2 * id + 1].capacity = topo.link(id).bandwidth.value();
   }
   link_bytes_.assign(resources_.size(), 0.0);
-  xbt_assert(g_network == nullptr, "one Network per process");
+  XATTN_CHECK(g_network == nullptr, "one Network per process");
   g_network = this;
   if (!g_connected) {
     simgrid::s4u::Activity::on_completion_cb([](const simgrid::s4u::Activity& a) {
@@ -43,7 +44,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
     simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_bw_factor_cb(
         [](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*, const std::vector<simgrid::s4u::Link*>&,
            const std::unordered_set<simgrid::s4u::NetZone*>&) {
-          xbt_assert(g_next_factor > 0, "a SimGrid comm started outside Network::go_real");
+          XATTN_CHECK(g_next_factor > 0, "a SimGrid comm started outside Network::go_real");
           const double f = g_next_factor;
           g_next_factor  = 0;
           return f;
@@ -56,6 +57,7 @@ Network::~Network() { g_network = nullptr; }
 
 const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 {
+  static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   auto it                 = paths_.find(key);
   if (it != paths_.end())
@@ -95,8 +97,9 @@ std::uint32_t Network::new_leg()
 void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s,
                        std::function<void()> done)
 {
-  xbt_assert(src != dst && bytes > 0, "a transfer moves bytes between two GPUs");
-  xbt_assert(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
+  XATTN_CHECK(src != dst && bytes > 0 && std::isfinite(bytes), "a transfer moves bytes between two GPUs");
+  XATTN_CHECK(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
+  XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
   if (!in_completion_)
     retired_.clear();
   const CachedPath& route = cached(src, dst);
@@ -481,6 +484,7 @@ void Network::demote_one(std::uint32_t id)
 void Network::go_real(std::uint32_t id, double bytes)
 {
   Leg& leg = legs_[id];
+  XATTN_CHECK(bytes >= 0 && std::isfinite(bytes), "a transfer continues with what it has left to move");
   leg.real = true;
   // When the blocks together can outrun the path, the link limits the transfer: one flow between
   // the copy-engine endpoints, which carry no dispatch cap, with the message's bandwidth factor.
@@ -524,6 +528,8 @@ void Network::on_comm_done(const simgrid::s4u::Activity& a)
   auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
   if (tag == 0)
     return;
+  XATTN_CHECK(tag <= legs_.size() && legs_[tag - 1].real && legs_[tag - 1].subs_left > 0,
+              "a SimGrid comm completed for a transfer that has no comm in flight");
   retired_.clear(); // comms retired by earlier completions: their callbacks have returned
   in_completion_ = true;
   const auto id = static_cast<std::uint32_t>(tag - 1);
@@ -557,6 +563,7 @@ void Network::release(std::uint32_t id)
     res.reserved -= leg.alone;
     // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
     const auto pos  = leg.slot[k];
+    XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
     const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
     const std::uint32_t moved = res.legs[last];
     res.legs[pos]             = moved;

@@ -3,6 +3,8 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/state.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,6 +40,7 @@ LatencyStats latency_stats(std::vector<float>& v)
 PolicyResult Simulation::results()
 {
   const NetworkStats& ns = net_->stats();
+  XATTN_CHECK(finished_ <= arrived_, "more requests finished than arrived");
   PolicyResult r;
   r.requests          = finished_;
   r.arrived           = arrived_;

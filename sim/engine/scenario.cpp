@@ -4,6 +4,7 @@
 
 #include "sim/core/resources.hpp"
 #include "topologies/spec.hpp"
+#include "workloads/request_id.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -315,6 +316,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     wl.error("", "give exactly one of workload.trace and workload.generator");
   sc.workload.time_scale        = wl.number("time_scale");
   sc.workload.copies            = wl.count("copies");
+  if (static_cast<std::uint64_t>(std::max(0, sc.workload.copies)) > workloads::ids::kCopies)
+    wl.error("copies", std::to_string(sc.workload.copies) + " copies do not fit the request-id layout: at most " +
+                           std::to_string(workloads::ids::kCopies) + " (workloads/request_id.hpp)");
   sc.workload.copy_offset       = wl.seconds("copy_offset");
   sc.workload.max_requests      = static_cast<std::uint64_t>(wl.integer("max_requests"));
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");

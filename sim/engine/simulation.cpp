@@ -5,6 +5,8 @@
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -130,8 +132,8 @@ void Simulation::schedule_next_arrival()
 int Simulation::requester_for(const workloads::Request& r)
 {
   // A session stays on one requester; sub-agents spread over requesters round-robin.
-  const std::uint64_t key = r.is_subagent() ? (r.agent | (1ULL << 63)) : r.session;
-  auto [it, fresh]        = home_.try_emplace(key, 0);
+  auto& homes      = r.is_subagent() ? subagent_home_ : home_;
+  auto [it, fresh] = homes.try_emplace(r.is_subagent() ? r.agent : r.session, 0);
   if (fresh)
     it->second = next_home_++ % static_cast<int>(instances_.size());
   return it->second;
@@ -139,6 +141,8 @@ int Simulation::requester_for(const workloads::Request& r)
 
 void Simulation::on_arrival()
 {
+  XATTN_CHECK(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12,
+              "a request arrives at the time the stream gave it");
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
   const int inst = requester_for(pending_);
@@ -205,6 +209,7 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
     return pl.primary(chunk);
   thread_local std::vector<int> options;
   pl.holders_of(chunk, options);
+  XATTN_CHECK(!options.empty(), "a chunk has no holder");
   // The nearest replica (fabric class order), the primary among equals.
   const topo::GpuId me = instances_[inst]->gpus[0];
   int best             = options[0];

@@ -92,7 +92,8 @@ private:
   workloads::Request pending_;
   bool pending_live_ = false;
   std::vector<std::unique_ptr<Instance>> instances_;
-  std::unordered_map<std::uint64_t, int> home_; ///< session or sub-agent -> requester instance
+  std::unordered_map<std::uint64_t, int> home_;          ///< session -> requester instance
+  std::unordered_map<std::uint64_t, int> subagent_home_; ///< sub-agent -> requester instance
   int next_home_ = 0;
   FILE* requests_csv_ = nullptr;
 

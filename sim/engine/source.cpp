@@ -1,14 +1,12 @@
 #include "sim/engine/source.hpp"
 
 #include "workloads/generator.hpp"
+#include "workloads/request_id.hpp"
 
 #include <vector>
 
 namespace xattn::sim::engine {
 namespace {
-
-// Ids of copy k live in their own range: sessions and agents never collide across copies.
-constexpr std::uint64_t kCopyStride = 1ULL << 40;
 
 class ShapedSource : public workloads::RequestSource {
 public:
@@ -44,11 +42,13 @@ public:
     std::swap(out, lane.head);
     lane.live = lane.src->next(lane.head);
     out.arrival = core::Seconds(best_t / sc_.workload.time_scale);
-    const std::uint64_t shift = static_cast<std::uint64_t>(best) * kCopyStride;
-    out.session += shift;
-    out.agent += shift;
+    // Ids of copy k live in their own range (workloads/request_id.hpp): sessions and agents never
+    // collide across copies. The scenario loader bounds workload.copies by the layout.
+    const auto copy = static_cast<std::uint64_t>(best);
+    out.session     = workloads::ids::copy_session(out.session, copy);
+    out.agent       = workloads::ids::copy_agent(out.agent, copy);
     if (out.parent_agent != workloads::kNoAgent)
-      out.parent_agent += shift;
+      out.parent_agent = workloads::ids::copy_agent(out.parent_agent, copy);
     out.id = emitted_++;
     if (sc_.workload.max_output_tokens > 0)
       out.output_tokens = std::min(out.output_tokens, sc_.workload.max_output_tokens);

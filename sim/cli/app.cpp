@@ -1,0 +1,55 @@
+// The `xattn` command line as a function: parses, runs the chosen subcommand, and maps every
+// exception to its exit code through core::exit_code (sim/core/failure.hpp), the one mapping.
+// main.cpp calls it; so does the fault-injection harness of the tests (sim/engine/fault.hpp).
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/failure.hpp"
+
+#include <iostream>
+
+namespace xattn::cli {
+
+int run_cli(int argc, char** argv)
+{
+  CLI::App app{"xattn: a discrete-event cluster simulator for cross-instance attention in LLM serving.\n"
+               "Should a decoding query move to the KV cache, or the cache to the query, and at what cost?"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "xattn 0.1.0");
+  Action action;
+  add_predict(app, action);
+  add_describe(app, action);
+  add_trace(app, action);
+  add_data(app, action);
+  add_topo(app, action);
+  add_calibrate(app, action);
+  add_run(app, action);
+  add_validate(app, action);
+  add_sweep(app, action);
+  add_plan(app, action);
+  add_report(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes are >= 100; bad flags are bad input: exit 2 with one clear line.
+    std::cerr << "command line: error: " << e.what() << "\n";
+    return core::code(core::ExitCode::kBadInput);
+  } catch (const std::exception& e) {
+    std::cerr << core::render(e) << "\n";
+    return core::code(core::exit_code(e));
+  }
+  try {
+    return action ? action() : core::code(core::ExitCode::kOk);
+  } catch (const std::exception& e) {
+    std::cerr << core::render(e) << "\n";
+    return core::code(core::exit_code(e));
+  }
+}
+
+} // namespace xattn::cli
