@@ -41,6 +41,38 @@ TEST_CASE("profile: the default preset loads and carries the paper's constants")
   CHECK(1.0 - gpu / proxy == Approx(0.40).margin(0.005));
 }
 
+TEST_CASE("profile: the Blackwell presets carry NVLink 5, HBM3e and NDR-400 datasheet rates and their deratings")
+{
+  for (const char* name : {"b200-ndr400-ibgda", "gb200-nvl72-ibgda"}) {
+    INFO(name);
+    calibrate::Profile p = calibrate::load_profile(name);
+    CHECK(p.name == name);
+    // NVLink 5: 18 links x 50 GB/s each way = 900 GB/s; effective at NVLink 4's measured 376/450.
+    const auto& nv = p.fabric(core::FabricClass::kNvlink);
+    CHECK(nv.nominal().value() == Approx(18 * 50e9));
+    CHECK(nv.bandwidth.value() == Approx(900e9 * 376.0 / 450.0).epsilon(1e-3));
+    // NDR-400: 400 Gb/s = 50 GB/s per port, 92% effective.
+    for (core::FabricClass f : {core::FabricClass::kIbSpine, core::FabricClass::kIbSameLeaf}) {
+      CHECK(p.fabric(f).nominal().value() == Approx(400e9 / 8));
+      CHECK(p.fabric(f).bandwidth.value() == Approx(0.92 * 50e9));
+    }
+    // 1152 B of latent per token read from 8 TB/s HBM3e.
+    CHECK(p.kernel_per_token.value() == Approx(1152 / 8e12));
+    // Inherited from the H100 profile: the paper's probe and one thread block's rate.
+    CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6));
+    CHECK(p.fabric(core::FabricClass::kNvlink).block_rate.value() == Approx(25e9));
+    CHECK(p.splice_fixed.value() == Approx(3e-3));
+  }
+  // 2 x (576 + 512) flop per token and row at 40% of the dense bf16 rate: 2.25 PFLOP/s (B200),
+  // 2.5 PFLOP/s (GB200); prefill 2 x 37e9 flop per token at 37% of it.
+  calibrate::Profile b200 = calibrate::load_profile("b200-ndr400-ibgda");
+  CHECK(b200.kernel_per_token_row.value() == Approx(2 * 1088 / (0.4 * 2.25e15)).epsilon(0.01));
+  CHECK(b200.prefill_tokens_per_s == Approx(0.37 * 2.25e15 / 74e9));
+  calibrate::Profile gb200 = calibrate::load_profile("gb200-nvl72-ibgda");
+  CHECK(gb200.kernel_per_token_row.value() == Approx(2 * 1088 / (0.4 * 2.5e15)).epsilon(0.01));
+  CHECK(gb200.prefill_tokens_per_s == Approx(0.37 * 2.5e15 / 74e9));
+}
+
 TEST_CASE("profile: extends overrides only what the child sets")
 {
   fs::path child = write_tmp("child.yaml", "name: mine\nextends: h100-ndr200-ibgda\nsplice:\n  fixed: 1ms\n");

@@ -58,7 +58,20 @@ core::FabricClass Topology::fabric_class(GpuId a, GpuId b) const
 {
   if (a == b) return core::FabricClass::kSameGpu;
   if (node_of(a) == node_of(b)) return has_nvlink() ? core::FabricClass::kNvlink : core::FabricClass::kPcie;
-  return leaf_of(a) == leaf_of(b) ? core::FabricClass::kIbSameLeaf : core::FabricClass::kIbSpine;
+  if (same_domain(a, b)) return core::FabricClass::kNvlink;
+  // The network part starts at the relay's NIC under PXN, at a's own otherwise.
+  const std::optional<GpuId> relay = pxn_relay(a, b);
+  return leaf_of(relay.value_or(a)) == leaf_of(b) ? core::FabricClass::kIbSameLeaf : core::FabricClass::kIbSpine;
+}
+
+std::optional<GpuId> Topology::pxn_relay(GpuId a, GpuId b) const
+{
+  if (rails() == 1 || spec_.fabric->cross_rail != CrossRail::kPxn || same_domain(a, b) || node_of(a) == node_of(b))
+    return std::nullopt;
+  const int rail = rail_of_nic(nic_of(b));
+  if (rail_of_nic(nic_of(a)) == rail) return std::nullopt;
+  // The schema requires a GPU on every rail under PXN.
+  return static_cast<GpuId>(node_of(a)) * gpus_per_node_ + static_cast<GpuId>(rail_owner_[rail]);
 }
 
 std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
@@ -81,7 +94,11 @@ std::optional<GpuId> Topology::rail_gpu(int node, int nic) const
 
 std::optional<GpuId> Topology::rail_relay(GpuId striping, GpuId other) const
 {
-  if (!can_stripe() || node_of(striping) == node_of(other) || nic_of(other) == nic_of(striping)) return std::nullopt;
+  if (!can_stripe() || node_of(striping) == node_of(other)) return std::nullopt;
+  // Its own NIC already reaches other's rail: the same NIC, or on a rail-optimised fabric any NIC
+  // of the same rail leaf.
+  const int mine = nic_of(striping), theirs = nic_of(other);
+  if (mine == theirs || (rails() > 1 && rail_of_nic(mine) == rail_of_nic(theirs))) return std::nullopt;
   return rail_gpu(node_of(striping), nic_of(other));
 }
 
@@ -96,6 +113,20 @@ Path Topology::path_via(GpuId a, GpuId via, GpuId b) const
   return p;
 }
 
+void Topology::add_ib_hops(GpuId from, GpuId b, std::vector<Hop>& out) const
+{
+  const std::vector<Hop> up = gpu_to_leaf(from);
+  out.insert(out.end(), up.begin(), up.end());
+  if (const int la = leaf_of(from), lb = leaf_of(b); la != lb) {
+    const int spine = static_cast<int>((la + lb) % spine_count());
+    out.push_back(hop(trunk_link(la, spine), Direction::kUp));
+    out.push_back(hop(trunk_link(lb, spine), Direction::kDown));
+  }
+  const std::vector<Hop> down = gpu_to_leaf(b);
+  for (auto it = down.rbegin(); it != down.rend(); ++it)
+    out.push_back(hop(it->link, it->dir == Direction::kUp ? Direction::kDown : Direction::kUp));
+}
+
 Path Topology::path(GpuId a, GpuId b) const
 {
   Path p;
@@ -104,7 +135,7 @@ Path Topology::path(GpuId a, GpuId b) const
   case core::FabricClass::kSameGpu:
     p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
     return p;
-  case core::FabricClass::kNvlink:
+  case core::FabricClass::kNvlink: // within a node or across the trays of one NVLink domain
     p.hops = {hop(nvlink_link(a), Direction::kUp), hop(nvlink_link(b), Direction::kDown)};
     break;
   case core::FabricClass::kPcie:
@@ -113,19 +144,14 @@ Path Topology::path(GpuId a, GpuId b) const
     p.hops.push_back(hop(gpu_slot_link(b), Direction::kDown));
     break;
   case core::FabricClass::kIbSameLeaf:
-  case core::FabricClass::kIbSpine: {
-    p.hops = gpu_to_leaf(a);
-    if (p.fabric == core::FabricClass::kIbSpine) {
-      const int la = leaf_of(a), lb = leaf_of(b);
-      const int spine = static_cast<int>((la + lb) % spine_count());
-      p.hops.push_back(hop(trunk_link(la, spine), Direction::kUp));
-      p.hops.push_back(hop(trunk_link(lb, spine), Direction::kDown));
+  case core::FabricClass::kIbSpine:
+    if (const std::optional<GpuId> relay = pxn_relay(a, b)) {
+      p.hops = {hop(nvlink_link(a), Direction::kUp), hop(nvlink_link(*relay), Direction::kDown)};
+      add_ib_hops(*relay, b, p.hops);
+    } else {
+      add_ib_hops(a, b, p.hops);
     }
-    std::vector<Hop> down = gpu_to_leaf(b);
-    for (auto it = down.rbegin(); it != down.rend(); ++it)
-      p.hops.push_back(hop(it->link, it->dir == Direction::kUp ? Direction::kDown : Direction::kUp));
     break;
-  }
   }
   p.bottleneck = core::BytesPerSec(std::numeric_limits<double>::infinity());
   for (const Hop& h : p.hops) {

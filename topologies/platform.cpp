@@ -1,9 +1,11 @@
 #include "topologies/platform.hpp"
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
-#include <cassert>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace xattn::topo
@@ -12,17 +14,71 @@ namespace
 {
 
 namespace s4u = simgrid::s4u;
+using simgrid::kernel::resource::StandardLinkImpl;
 using simgrid::kernel::routing::NetPoint;
-using InRoute = s4u::LinkInRoute;
 
-std::vector<InRoute> to_route(const std::vector<Hop>& hops, const Platform& p)
+// What a host of the platform stands for: a GPU, or one of its endpoints (a copy-engine endpoint
+// carries no dispatch cap; a relay endpoint enters the fabric through another GPU of its node).
+struct Endpoint {
+  GpuId gpu = 0;
+  GpuId via = 0; ///< the GPU its traffic crosses first (a relay's rail GPU); `gpu` itself otherwise
+  bool copy_engine = false;
+};
+
+// The zone that holds every host and link and routes each pair as Topology::path() says.
+class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl
 {
-  std::vector<InRoute> out;
-  out.reserve(hops.size());
-  for (const Hop& h : hops)
-    out.emplace_back(p.links[h.link], h.dir == Direction::kUp ? InRoute::Direction::UP : InRoute::Direction::DOWN);
-  return out;
-}
+public:
+  TopologyZone(const std::string& name, const Topology& topo) : NetZoneImpl(name), topo_(topo) {}
+
+  void add_endpoint(const s4u::Host* host, Endpoint e)
+  {
+    const unsigned long id = host->get_netpoint()->id();
+    if (endpoints_.size() <= id) endpoints_.resize(id + 1);
+    endpoints_[id] = e;
+  }
+  void set_link(LinkId id, s4u::SplitDuplexLink* link)
+  {
+    if (up_.size() <= id) {
+      up_.resize(id + 1);
+      down_.resize(id + 1);
+    }
+    up_[id] = link->get_link_up();
+    down_[id] = link->get_link_down();
+  }
+  /// The dispatch cap of each GPU and class [nvlink, pcie, ib] (null: uncapped).
+  std::vector<std::array<s4u::Link*, 3>> caps;
+
+protected:
+  void get_local_route(const NetPoint* src, const NetPoint* dst, simgrid::kernel::routing::Route* into,
+                       double* latency) override
+  {
+    const Endpoint& s = endpoints_.at(src->id());
+    const Endpoint& d = endpoints_.at(dst->id());
+    if (!s.copy_engine && !caps.empty()) {
+      const core::FabricClass c = topo_.fabric_class(s.gpu, d.gpu);
+      const int k = c == core::FabricClass::kNvlink ? 0 : c == core::FabricClass::kPcie ? 1 : 2;
+      if (s4u::Link* cap = caps[s.gpu][k]; cap != nullptr && s.gpu != d.gpu)
+        into->link_list_.push_back(cap->get_impl());
+    }
+    auto add = [&](GpuId a, GpuId b) {
+      if (a == b) return;
+      for (const Hop& h : topo_.path(a, b).hops) {
+        s4u::Link* l = h.dir == Direction::kUp ? up_[h.link] : down_[h.link];
+        into->link_list_.push_back(l->get_impl());
+        if (latency != nullptr) *latency += l->get_latency();
+      }
+    };
+    add(s.gpu, s.via);
+    add(s.via, d.via);
+    add(d.via, d.gpu);
+  }
+
+private:
+  const Topology& topo_;
+  std::vector<Endpoint> endpoints_;   ///< by netpoint id
+  std::vector<s4u::Link*> up_, down_; ///< by LinkId: the two directions of each split-duplex link
+};
 
 } // namespace
 
@@ -44,130 +100,69 @@ Platform build_platform(const Topology& topo, s4u::Engine& engine, const HostSpe
 {
   configure_network(engine);
   Platform p;
-  p.hosts.resize(topo.gpu_count());
-  if (host.copy_engine_hosts)
-    p.ce_hosts.resize(topo.gpu_count());
+  const std::size_t gpus = topo.gpu_count();
+  p.hosts.resize(gpus);
+  if (host.copy_engine_hosts) p.ce_hosts.resize(gpus);
   p.links.resize(topo.link_count());
   p.nics_per_node = topo.spec().nics ? topo.spec().nics->count : 0;
   if (!host.striping.empty() && topo.can_stripe()) {
-    p.striping.assign(topo.gpu_count(), 0);
+    p.striping.assign(gpus, 0);
     for (GpuId g : host.striping)
       p.striping.at(g) = 1;
-    p.relay_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
-    if (host.copy_engine_hosts)
-      p.relay_ce_hosts.assign(topo.gpu_count() * p.nics_per_node, nullptr);
+    p.relay_hosts.assign(gpus * p.nics_per_node, nullptr);
+    if (host.copy_engine_hosts) p.relay_ce_hosts.assign(gpus * p.nics_per_node, nullptr);
   }
-  const int leaves = std::max<int>(1, static_cast<int>(topo.leaf_count()));
-  const int gpn = static_cast<int>(topo.spec().gpus_per_node);
 
-  s4u::NetZone* fabric = s4u::create_full_zone("fabric");
-  std::vector<s4u::NetZone*> leaf_zones;
-  std::vector<NetPoint*> gateways;
-  auto make_link = [&](s4u::NetZone* zone, LinkId id) {
-    const Link& l = topo.link(id);
-    p.links[id] = zone->create_split_duplex_link(l.name, l.bandwidth.value())->set_latency(l.latency.value())->seal();
-  };
+  s4u::NetZone* root = s4u::create_full_zone("fabric");
+  auto* impl = new TopologyZone("gpus", topo); // owned by its parent zone from here on
+  s4u::NetZone* zone = impl->get_iface();
+  zone->set_parent(root);
 
-  // Node links (NVLink, PCIe, NIC access) live in their leaf's zone: every node's links form one
-  // contiguous block in link-id order, then the access links; make them per node as we go.
-  std::vector<std::vector<LinkId>> node_links(topo.node_count());
   for (LinkId id = 0; id < topo.link_count(); ++id) {
     const Link& l = topo.link(id);
-    if (l.kind == LinkKind::kIbTrunk) continue;
-    node_links[topo.node_of_vertex(l.a)].push_back(id); // a non-trunk link starts inside a node
+    auto* link = zone->create_split_duplex_link(l.name, l.bandwidth.value());
+    link->set_latency(l.latency.value())->seal();
+    p.links[id] = link;
+    impl->set_link(id, link);
   }
-
-  for (int leaf = 0; leaf < leaves; ++leaf) {
-    const std::string name = "leaf" + std::to_string(leaf);
-    s4u::NetZone* zone = s4u::create_star_zone(name);
-    zone->set_parent(fabric);
-    NetPoint* gw = zone->create_router(name + ".sw");
-    zone->add_route(gw, nullptr, nullptr, nullptr, {}, true);
-    leaf_zones.push_back(zone);
-    gateways.push_back(gw);
-  }
-  for (int node = 0; node < static_cast<int>(topo.node_count()); ++node) {
-    s4u::NetZone* zone = leaf_zones[topo.leaf_of_node(node)];
-    for (LinkId id : node_links[node])
-      make_link(zone, id);
-    // Dispatch caps: [nvlink, pcie, ib] FATPIPE links of each GPU of the node (null: uncapped).
-    static const char* kCapClass[3] = {"nvlink", "pcie", "ib"};
-    std::vector<std::array<s4u::Link*, 3>> caps(gpn, {nullptr, nullptr, nullptr});
-    for (int local = 0; local < gpn; ++local)
+  // Dispatch caps: a FATPIPE link per GPU and capped class (a FATPIPE limits every flow to its
+  // bandwidth and shares nothing), first on the routes of that class, so that a comm is one
+  // thread block's flow.
+  static const char* kCapClass[3] = {"nvlink", "pcie", "ib"};
+  if (host.dispatch[0].value() > 0 || host.dispatch[1].value() > 0 || host.dispatch[2].value() > 0) {
+    impl->caps.assign(gpus, {nullptr, nullptr, nullptr});
+    for (GpuId g = 0; g < gpus; ++g)
       for (int c = 0; c < 3; ++c)
         if (host.dispatch[c].value() > 0)
-          caps[local][c] = zone->create_link(topo.gpu_name(static_cast<GpuId>(node * gpn + local)) + ".dispatch." +
-                                                 kCapClass[c],
-                                             host.dispatch[c].value())
-                               ->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)
-                               ->set_latency(0)
-                               ->seal();
-    auto capped = [&](std::vector<InRoute> route, int local, int c) {
-      if (caps[local][c] != nullptr)
-        route.insert(route.begin(), InRoute(caps[local][c]));
-      return route;
-    };
-    for (int local = 0; local < gpn; ++local) {
-      const GpuId g = static_cast<GpuId>(node * gpn + local);
-      p.hosts[g] = zone->create_host(topo.gpu_name(g), host.speed.value())->set_core_count(host.cores)->seal();
-      zone->add_route(p.hosts[g]->get_netpoint(), nullptr, nullptr, nullptr,
-                      capped(to_route(topo.gpu_to_leaf(g), p), local, 2), true);
-      if (host.copy_engine_hosts) {
-        p.ce_hosts[g] = zone->create_host(topo.gpu_name(g) + ".ce", host.speed.value())->seal();
-        zone->add_route(p.ce_hosts[g]->get_netpoint(), nullptr, nullptr, nullptr, to_route(topo.gpu_to_leaf(g), p), true);
-      }
-      if (!p.stripes(g))
-        continue;
-      // One relay endpoint per rail this GPU reaches through another GPU of its node.
-      for (int nic = 0; nic < p.nics_per_node; ++nic) {
-        const std::optional<GpuId> owner = topo.rail_gpu(node, nic);
-        if (nic == topo.nic_of(g) || !owner)
-          continue;
-        std::vector<Hop> hops = topo.path(g, *owner).hops;
-        const std::vector<Hop> up = topo.gpu_to_leaf(*owner);
-        hops.insert(hops.end(), up.begin(), up.end());
-        const std::string rail = ".rail" + std::to_string(nic);
-        s4u::Host* r = zone->create_host(topo.gpu_name(g) + rail, host.speed.value())->seal();
-        zone->add_route(r->get_netpoint(), nullptr, nullptr, nullptr, capped(to_route(hops, p), local, 2), true);
-        p.relay_hosts[g * p.nics_per_node + nic] = r;
-        if (host.copy_engine_hosts) {
-          s4u::Host* ce = zone->create_host(topo.gpu_name(g) + ".ce" + rail, host.speed.value())->seal();
-          zone->add_route(ce->get_netpoint(), nullptr, nullptr, nullptr, to_route(hops, p), true);
-          p.relay_ce_hosts[g * p.nics_per_node + nic] = ce;
-        }
-      }
-    }
-    for (int a = 0; a < gpn; ++a)
-      for (int b = 0; b < gpn; ++b) {
-        if (a == b)
-          continue;
-        const GpuId ga = node * gpn + a, gb = node * gpn + b;
-        const Path path = topo.path(ga, gb);
-        zone->add_bypass_route(p.hosts[ga]->get_netpoint(), p.hosts[gb]->get_netpoint(), nullptr, nullptr,
-                               capped(to_route(path.hops, p), a, path.fabric == core::FabricClass::kNvlink ? 0 : 1));
-        if (host.copy_engine_hosts)
-          zone->add_bypass_route(p.ce_hosts[ga]->get_netpoint(), p.ce_hosts[gb]->get_netpoint(), nullptr, nullptr,
-                                 to_route(path.hops, p));
-      }
+          impl->caps[g][c] = zone->create_link(topo.gpu_name(g) + ".dispatch." + kCapClass[c], host.dispatch[c].value())
+                                 ->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)
+                                 ->set_latency(0)
+                                 ->seal();
   }
-  for (s4u::NetZone* zone : leaf_zones)
-    zone->seal();
-
-  // Leaf to leaf over the spine that Topology::path picks: the trunk hops of any GPU pair between them.
-  for (LinkId id = 0; id < topo.link_count(); ++id)
-    if (topo.link(id).kind == LinkKind::kIbTrunk) make_link(fabric, id);
-  const int gpl = static_cast<int>(topo.gpu_count()) / leaves; // GPUs per leaf
-  for (int la = 0; la < leaves; ++la)
-    for (int lb = la + 1; lb < leaves; ++lb) {
-      Path path = topo.path(static_cast<GpuId>(la * gpl), static_cast<GpuId>(lb * gpl));
-      assert(path.fabric == core::FabricClass::kIbSpine);
-      std::vector<Hop> trunks;
-      for (const Hop& h : path.hops)
-        if (topo.link(h.link).kind == LinkKind::kIbTrunk) trunks.push_back(h);
-      fabric->add_route(leaf_zones[la]->get_netpoint(), leaf_zones[lb]->get_netpoint(), gateways[la], gateways[lb],
-                        to_route(trunks, p), true);
+  auto make_host = [&](const std::string& name, Endpoint e) {
+    s4u::Host* h = zone->create_host(name, host.speed.value());
+    if (!e.copy_engine && e.via == e.gpu) h->set_core_count(host.cores);
+    h->seal();
+    impl->add_endpoint(h, e);
+    return h;
+  };
+  for (GpuId g = 0; g < gpus; ++g) {
+    const std::string name = topo.gpu_name(g);
+    p.hosts[g] = make_host(name, {g, g, false});
+    if (host.copy_engine_hosts) p.ce_hosts[g] = make_host(name + ".ce", {g, g, true});
+    if (!p.stripes(g)) continue;
+    // One relay endpoint per rail this GPU reaches through another GPU of its node.
+    const int node = topo.node_of(g);
+    for (int nic = 0; nic < p.nics_per_node; ++nic) {
+      const std::optional<GpuId> owner = topo.rail_gpu(node, nic);
+      if (nic == topo.nic_of(g) || !owner) continue;
+      const std::string rail = ".rail" + std::to_string(nic);
+      p.relay_hosts[g * p.nics_per_node + nic] = make_host(name + rail, {g, *owner, false});
+      if (host.copy_engine_hosts)
+        p.relay_ce_hosts[g * p.nics_per_node + nic] = make_host(name + ".ce" + rail, {g, *owner, true});
     }
-  fabric->seal();
+  }
+  root->seal();
   return p;
 }
 

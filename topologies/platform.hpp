@@ -1,16 +1,16 @@
 // The SimGrid platform of a topology, built in C++ from the graph (no XML).
 //
-// Zones (docs/architecture.md, "The simulation on SimGrid"): a full zone "fabric" at the root
-// holds one star zone per leaf ("leaf3"), which holds the GPU hosts of the leaf's nodes
-// ("node12.gpu3") and a router "leaf3.sw" as its gateway. A GPU's star route up is
-// Topology::gpu_to_leaf() (PCIe to its own NIC, then the NIC's access link); down is the same
-// links reversed. Two GPUs of one node are joined by a bypass route over their NVLink (or PCIe)
-// hops; two leaves by a fabric route over the trunks of the spine Topology::path() picks. So the
-// SimGrid route of every pair is exactly path(a, b).hops, and the platform holds
-// O(GPUs + leaves²) routes, not O(GPUs²).
+// Routing (docs/architecture.md, "The simulation on SimGrid"): every GPU host and every link sits
+// in one netzone, "gpus", under the root, and that zone computes each route when SimGrid asks for
+// it, from Topology::path() (a SimGrid NetZoneImpl whose get_local_route() walks the topology). So
+// the SimGrid route of every pair is exactly path(a, b).hops, in every layout: leaf/spine, NVLink
+// domains of several nodes, rail-optimised fabrics with PXN or spine cross-rail routes. The
+// platform stores O(GPUs + links), no route table; a route costs O(hops) when a comm starts.
 //
-// Node zones are folded into the leaf zones on purpose: a SimGrid zone has one gateway, so a node
-// zone would send all of a node's traffic through one NIC and break GPU-NIC affinity.
+// Why not SimGrid's stock zones nested (a star zone per leaf under a full zone of leaves): SimGrid
+// picks gateways per pair of zones, never per host, so a route that depends on both ends (PXN:
+// NVLink to the GPU of the sender's node on the receiver's rail; NVLink between two trays of a
+// rack whose NICs sit on different leaves) would need a stored bypass per GPU pair.
 #pragma once
 
 #include "sim/core/units.hpp"
@@ -65,6 +65,7 @@ struct Platform {
 /// Sets the network configuration (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0:
 /// SimGrid's defaults are wrong for RDMA, docs/architecture.md) and builds the platform into
 /// `engine`, which must have no platform yet. One platform per Engine, one Engine per process.
+/// REQUIRES: `topo` outlives every comm of `engine` (routes are computed from it).
 Platform build_platform(const Topology& topo, simgrid::s4u::Engine& engine, const HostSpec& host);
 
 /// The SimGrid configuration build_platform sets, for an engine that sets up otherwise.

@@ -161,3 +161,105 @@ TEST_CASE("topo: striping over the node's NICs doubles what one GPU sends to two
   CHECK(flows[0].seconds == Approx(t.path(0, 4).latency.value() + 1e9 / 25e9).epsilon(1e-3));
   CHECK(flows[1].seconds == Approx(relay_lat + 1e9 / 25e9).epsilon(1e-3));
 }
+
+namespace
+{
+// Every ordered GPU pair: the SimGrid route (names, latency) between the hosts is path(a, b); with
+// dispatch caps the sender's cap of the path's class comes first, and the copy-engine endpoints
+// carry the path alone.
+void check_every_route(const topo::Topology& t)
+{
+  auto engine = topo::test::make_engine();
+  topo::HostSpec spec;
+  spec.dispatch = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(24e9)};
+  spec.copy_engine_hosts = true;
+  topo::Platform p = topo::build_platform(t, *engine, spec);
+  for (GpuId a = 0; a < t.gpu_count(); ++a)
+    for (GpuId b = 0; b < t.gpu_count(); ++b) {
+      if (a == b) continue;
+      const topo::Path path = t.path(a, b);
+      INFO(t.gpu_name(a) << " -> " << t.gpu_name(b));
+      double lat = 0;
+      CHECK(route(p.ce_hosts[a], p.ce_hosts[b], lat) == names(t, path));
+      CHECK(lat == Approx(path.latency.value()).epsilon(1e-12));
+      std::vector<std::string> capped = names(t, path);
+      const char* cls = path.fabric == core::FabricClass::kNvlink ? ".dispatch.nvlink"
+                        : path.fabric == core::FabricClass::kPcie ? ".dispatch.pcie"
+                                                                  : ".dispatch.ib";
+      capped.insert(capped.begin(), t.gpu_name(a) + cls);
+      CHECK(route(p.hosts[a], p.hosts[b], lat) == capped);
+    }
+}
+} // namespace
+
+TEST_CASE("topo: every SimGrid route is the routed path on a rail-optimised fabric with PXN")
+{
+  check_every_route(topo::test::rail("pxn"));
+}
+
+TEST_CASE("topo: every SimGrid route is the routed path on a rail-optimised fabric through the spine")
+{
+  check_every_route(topo::test::rail("spine"));
+}
+
+TEST_CASE("topo: every SimGrid route is the routed path across NVLink domains of several nodes")
+{
+  check_every_route(topo::test::domains());
+}
+
+TEST_CASE("topo: flows crossing an NVL72 domain get the max-min share of the GPUs' NVLink ports")
+{
+  // One GB200 NVL72-shaped rack: 18 trays of 4 GPUs, 9 switch trays x 100 GB/s = 900 GB/s per GPU
+  // each way; folded NVLink latency 1 + 0.2 / 2 = 1.1us per port, 2.2us per path.
+  const std::string yaml =
+      "name: nvl72\nnodes: 18\ngpus_per_node: 4\n"
+      "nvlink: {latency: 1us, switch_latency: 0.2us, nodes_per_domain: 18, switch_trays: 9,"
+      " tray_bandwidth: 100GBps}\n"
+      "nics: {count: 4}\n"
+      "fabric: {nodes_per_leaf: 18, leaves: 1, spines: 1, link: {bandwidth: 400Gbps, latency: 1us}}\n";
+  topo::Topology t = topo::load_topology(core::parse_yaml(yaml, "nvl72.yaml"));
+  auto engine = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {});
+  auto g = [&](const char* name) { return *t.find_gpu(name); };
+  // Three trays send 9 GB each to node5.gpu0: its port down (900 GB/s) gives each 300 GB/s. The
+  // first sender also sends 9 GB to node12.gpu1: its port up carries 300 GB/s of the first flow,
+  // so max-min gives the second flow the other 600 GB/s (an even split would be 450).
+  std::vector<topo::test::Transfer> flows{{g("node0.gpu0"), g("node5.gpu0"), 9e9},
+                                          {g("node9.gpu2"), g("node5.gpu0"), 9e9},
+                                          {g("node17.gpu3"), g("node5.gpu0"), 9e9},
+                                          {g("node0.gpu0"), g("node12.gpu1"), 9e9}};
+  for (const auto& f : flows)
+    REQUIRE(t.fabric_class(f.from, f.to) == core::FabricClass::kNvlink);
+  topo::test::run_concurrent(*engine, p, flows);
+  for (int i = 0; i < 3; ++i)
+    CHECK(flows[i].seconds == Approx(2.2e-6 + 9e9 / 300e9).epsilon(1e-3));
+  CHECK(flows[3].seconds == Approx(2.2e-6 + 9e9 / 600e9).epsilon(1e-3));
+}
+
+TEST_CASE("topo: flows sharing a rail leaf and its uplink get the max-min share (PXN)")
+{
+  topo::Topology t = topo::test::rail("pxn");
+  auto engine = topo::test::make_engine();
+  topo::Platform p = topo::build_platform(t, *engine, {});
+  // SimGrid (CM02) weights each flow's share by its route latency, as TCP's RTT unfairness does;
+  // the engine zeroes link latencies (its delays are its own), and so does this test: plain max-min.
+  for (auto* l : p.links)
+    l->set_latency(0);
+  auto g = [&](const char* name) { return *t.find_gpu(name); };
+  // A: node0.gpu0 -> node2.gpu3, PXN through node0.gpu3, up node0.nic3 to rail leaf 3, trunk
+  //    leaf3.spine0 (6.25 GB/s), down leaf 7.
+  // B: node1.gpu3 -> node3.gpu3, rail 3 too, the same trunk.
+  // C: node0.gpu3 -> node1.gpu3, rail leaf 3 only, node0.nic3 up.
+  // D: node0.gpu1 -> node1.gpu3, PXN through node0.gpu3, node0.nic3 up.
+  // The trunk binds first: A = B = 6.25 / 2 = 3.125 GB/s. node0.nic3's 25 GB/s up then leaves
+  // 25 - 3.125 = 21.875 GB/s to C and D, 10.9375 each (node1.nic3 down would allow 12.5 each).
+  std::vector<topo::test::Transfer> flows{{g("node0.gpu0"), g("node2.gpu3"), 1e9},
+                                          {g("node1.gpu3"), g("node3.gpu3"), 1e9},
+                                          {g("node0.gpu3"), g("node1.gpu3"), 1e9},
+                                          {g("node0.gpu1"), g("node1.gpu3"), 1e9}};
+  topo::test::run_concurrent(*engine, p, flows);
+  CHECK(flows[0].seconds == Approx(1e9 / 3.125e9).epsilon(1e-3));
+  CHECK(flows[1].seconds == Approx(1e9 / 3.125e9).epsilon(1e-3));
+  CHECK(flows[2].seconds == Approx(1e9 / 10.9375e9).epsilon(1e-3));
+  CHECK(flows[3].seconds == Approx(1e9 / 10.9375e9).epsilon(1e-3));
+}

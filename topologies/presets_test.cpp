@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
 using namespace xattn;
 using core::FabricClass;
@@ -139,6 +140,117 @@ TEST_CASE("topo: preset pcie-server by hand")
   CHECK(ib.bottleneck.value() == 25e9);
 }
 
+TEST_CASE("topo: preset h100-rail-1024 by hand")
+{
+  topo::Topology t = preset("h100-rail-1024");
+  CHECK(t.gpu_count() == 1024);
+  CHECK(t.leaf_count() == 32);
+  CHECK(t.spine_count() == 16);
+  CHECK(t.rails() == 8);
+  CHECK_THAT(t.spec().description, Catch::Contains("rail-optimised"));
+  CHECK(t.link_count() == 128 * 28 + 1024 + 32 * 16);
+  auto g = [&](const char* n) { return *t.find_gpu(n); };
+  // Folded (us): NVLink 0.4 + 0.1; GPU slot 0.5 + 0.05; NIC slot 0.5 + 0.05 + 0.25; access 0.1 +
+  // 0.25 + 0.065; trunk 0.1 + 0.13.
+  const double nvlink = 2 * 0.5, up_down = 2 * (0.55 + 0.8 + 0.415), trunks = 2 * 0.23;
+  topo::Path rail = t.path(g("node0.gpu5"), g("node31.gpu5")); // one SU, rail 5: leaf 5
+  CHECK(rail.fabric == FabricClass::kIbSameLeaf);
+  CHECK(rail.hops.size() == 6);
+  CHECK(rail.latency.value() == Approx(up_down * 1e-6));
+  CHECK(rail.bottleneck.value() == 50e9);
+  topo::Path pxn = t.path(g("node0.gpu0"), g("node1.gpu3")); // cross-rail: NVLink to node0.gpu3, rail 3
+  CHECK(pxn.fabric == FabricClass::kIbSameLeaf);
+  CHECK(pxn.hops.size() == 8);
+  CHECK(t.link(pxn.hops[1].link).name == "node0.gpu3.nvlink");
+  CHECK(t.link(pxn.hops[4].link).name == "node0.nic3.ib");
+  CHECK(pxn.latency.value() == Approx((nvlink + up_down) * 1e-6));
+  CHECK(pxn.bottleneck.value() == 50e9);
+  topo::Path su = t.path(g("node0.gpu2"), g("node40.gpu2")); // SU 1: leaf 8 + 2, spine (2 + 10) % 16
+  CHECK(su.fabric == FabricClass::kIbSpine);
+  CHECK(su.hops.size() == 8);
+  CHECK(t.link(su.hops[3].link).name == "leaf2.spine12");
+  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32 / 16); // two cables to each spine
+  CHECK(su.latency.value() == Approx((up_down + trunks) * 1e-6));
+  topo::Path both = t.path(g("node0.gpu0"), g("node40.gpu3")); // PXN, then leaf 3 -> spine 14 -> leaf 11
+  CHECK(both.fabric == FabricClass::kIbSpine);
+  CHECK(both.hops.size() == 10);
+  CHECK(t.link(both.hops[5].link).name == "leaf3.spine14");
+  CHECK(both.latency.value() == Approx((nvlink + up_down + trunks) * 1e-6));
+}
+
+TEST_CASE("topo: preset b200-rail-512 by hand")
+{
+  topo::Topology t = preset("b200-rail-512");
+  CHECK(t.gpu_count() == 512);
+  CHECK(t.leaf_count() == 16);
+  CHECK(t.spine_count() == 8);
+  CHECK(t.link_count() == 64 * 28 + 512 + 16 * 8);
+  auto g = [&](const char* n) { return *t.find_gpu(n); };
+  topo::Path nv = t.path(g("node3.gpu1"), g("node3.gpu6"));
+  CHECK(nv.fabric == FabricClass::kNvlink);
+  CHECK(nv.bottleneck.value() == 900e9); // NVLink 5
+  topo::Path pxn = t.path(g("node0.gpu0"), g("node1.gpu3"));
+  CHECK(pxn.fabric == FabricClass::kIbSameLeaf);
+  CHECK(pxn.latency.value() == Approx((2 * 0.5 + 2 * (0.55 + 0.8 + 0.415)) * 1e-6));
+  CHECK(pxn.bottleneck.value() == 50e9);
+  topo::Path su = t.path(g("node0.gpu0"), g("node32.gpu0")); // leaf 0 -> spine 0 -> leaf 8
+  CHECK(su.fabric == FabricClass::kIbSpine);
+  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32 / 8);
+}
+
+TEST_CASE("topo: preset gb200-nvl72-576 by hand")
+{
+  topo::Topology t = preset("gb200-nvl72-576");
+  CHECK(t.gpu_count() == 576);
+  CHECK(t.node_count() == 144);
+  CHECK(t.domain_count() == 8);
+  CHECK(t.nodes_per_domain() * t.spec().gpus_per_node == 72);
+  CHECK_THAT(t.spec().description, Catch::Contains("72"));
+  CHECK(t.leaf_count() == 32);
+  CHECK(t.spine_count() == 9);
+  CHECK(t.link_count() == 144 * 14 + 576 + 32 * 9);
+  CHECK(t.vertex_count() == 144 * 11 + 8 + 32 + 9);
+  auto g = [&](const char* n) { return *t.find_gpu(n); };
+  // Two trays of rack 0: NVLink through the switch trays, 9 x 100 GB/s; (0.5 + 0.1) us per port.
+  topo::Path tray = t.path(g("node0.gpu0"), g("node5.gpu0"));
+  CHECK(tray.fabric == FabricClass::kNvlink);
+  CHECK(tray.hops.size() == 2);
+  CHECK(t.vertex(t.link(tray.hops[0].link).b).name == "domain0.nvswitch");
+  CHECK(tray.latency.value() == Approx(1.2e-6));
+  CHECK(tray.bottleneck.value() == 900e9);
+  CHECK(t.fabric_class(g("node0.gpu0"), g("node17.gpu3")) == FabricClass::kNvlink);
+  // Rack 0 to rack 1 on rail 1: leaf 1 -> spine (1 + 5) % 9 = 6 -> leaf 5.
+  topo::Path rack = t.path(g("node0.gpu1"), g("node18.gpu1"));
+  CHECK(rack.fabric == FabricClass::kIbSpine);
+  CHECK(rack.hops.size() == 8);
+  CHECK(t.link(rack.hops[3].link).name == "leaf1.spine6");
+  CHECK(t.link(rack.hops[3].link).bandwidth.value() == 50e9 * 18 / 9);
+  CHECK(rack.latency.value() == Approx((2 * (0.55 + 0.8 + 0.415) + 2 * 0.23) * 1e-6));
+  CHECK(rack.bottleneck.value() == 50e9);
+  // Cross-rail to another rack: NVLink to node0.gpu2 first (PXN), then rail 2.
+  topo::Path pxn = t.path(g("node0.gpu0"), g("node18.gpu2"));
+  CHECK(pxn.fabric == FabricClass::kIbSpine);
+  CHECK(pxn.hops.size() == 10);
+  CHECK(t.link(pxn.hops[1].link).name == "node0.gpu2.nvlink");
+  CHECK(pxn.latency.value() == Approx((1.2 + 2 * (0.55 + 0.8 + 0.415) + 2 * 0.23) * 1e-6));
+}
+
+TEST_CASE("topo: every preset in topologies/ loads and is checked by hand and in SimGrid here")
+{
+  // A preset added without its tests here fails this test: add a "by hand" and a "SimGrid" case.
+  const std::set<std::string> checked{"b200-rail-512", "dgx-h100",   "gb200-nvl72-576", "h100-rail-1024",
+                                      "ndr400-1024",   "ndr400-128", "pcie-server",     "testbed-ndr200"};
+  std::set<std::string> found;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(XATTN_SOURCE_DIR) / "topologies"))
+    if (e.path().extension() == ".yaml") {
+      const std::string name = e.path().stem().string();
+      found.insert(name);
+      INFO(name);
+      CHECK(preset(name).name() == name);
+    }
+  CHECK(found == checked);
+}
+
 TEST_CASE("topo: preset dgx-h100 in SimGrid matches the closed form")
 {
   check_closed_form("dgx-h100", {FabricClass::kNvlink});
@@ -162,4 +274,21 @@ TEST_CASE("topo: preset ndr400-1024 in SimGrid matches the closed form")
 TEST_CASE("topo: preset pcie-server in SimGrid matches the closed form")
 {
   check_closed_form("pcie-server", {FabricClass::kPcie, FabricClass::kIbSameLeaf});
+}
+
+TEST_CASE("topo: preset h100-rail-1024 in SimGrid matches the closed form")
+{
+  check_closed_form("h100-rail-1024", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
+}
+
+TEST_CASE("topo: preset b200-rail-512 in SimGrid matches the closed form")
+{
+  check_closed_form("b200-rail-512", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
+}
+
+TEST_CASE("topo: preset gb200-nvl72-576 in SimGrid matches the closed form")
+{
+  // Every GPU of a rack is an NVLink hop away and every NIC of a rack has its own rail leaf, so two
+  // GPUs are either one NVLink domain or a spine apart: no pair is ib-same-leaf.
+  check_closed_form("gb200-nvl72-576", {FabricClass::kNvlink, FabricClass::kIbSpine});
 }

@@ -38,17 +38,31 @@ std::string summary_text(const Topology& t)
   const TopologySpec& s = t.spec();
   std::string out =
       fmt::format("topology {}: {} nodes x {} GPUs = {} GPUs\n", s.name, s.nodes, s.gpus_per_node, t.gpu_count());
-  if (s.nvlink)
-    out += fmt::format("  nvlink: {} per GPU each way\n", core::format_rate(s.nvlink->bandwidth));
-  else
+  if (!s.description.empty()) out += "  " + s.description + "\n";
+  if (s.nvlink) {
+    out += fmt::format("  nvlink: {} per GPU each way", core::format_rate(s.nvlink->bandwidth));
+    if (s.nvlink->switch_trays > 0)
+      out +=
+          fmt::format(" ({} switch trays x {})", s.nvlink->switch_trays, core::format_rate(s.nvlink->tray_bandwidth));
+    if (s.nvlink->nodes_per_domain > 1)
+      out += fmt::format(", {} domains of {} nodes ({} GPUs)", t.domain_count(), s.nvlink->nodes_per_domain,
+                         s.nvlink->nodes_per_domain * s.gpus_per_node);
+    out += "\n";
+  } else
     out += "  nvlink: none (GPUs of a node talk over PCIe)\n";
   out += fmt::format("  pcie: {} switches per node, {} slots, {} to the host\n", s.pcie.switches,
                      core::format_rate(s.pcie.bandwidth), core::format_rate(s.pcie.host_bandwidth));
   if (s.nics) out += fmt::format("  nics: {} per node\n", s.nics->count);
-  if (s.fabric)
+  if (s.fabric && s.fabric->rails == 1)
     out += fmt::format("  fabric: {} leaves of {} nodes, {} spines, {} links, oversubscription {}\n", s.fabric->leaves,
                        s.fabric->nodes_per_leaf, s.fabric->spines, core::format_rate(s.fabric->link_bandwidth),
                        s.fabric->oversubscription);
+  else if (s.fabric)
+    out += fmt::format("  fabric: rail-optimised, {} groups of {} nodes x {} rails = {} leaves, cross-rail {}, {} "
+                       "spines, {} links, oversubscription {}\n",
+                       s.fabric->leaves / s.fabric->rails, s.fabric->nodes_per_leaf, s.fabric->rails, s.fabric->leaves,
+                       s.fabric->cross_rail == CrossRail::kPxn ? "pxn" : "spine", s.fabric->spines,
+                       core::format_rate(s.fabric->link_bandwidth), s.fabric->oversubscription);
   out += fmt::format("  links: {}", t.link_count());
   std::string sep = " (";
   for (const auto& [kind, n] : links_by_kind(t)) {
@@ -63,11 +77,23 @@ nlohmann::json summary_json(const Topology& t)
   nlohmann::json by_kind = nlohmann::json::object();
   for (const auto& [kind, n] : links_by_kind(t))
     by_kind[kind] = n;
-  return {{"name", t.name()},         {"gpus", t.gpu_count()},
-          {"nodes", t.node_count()},  {"gpus_per_node", t.spec().gpus_per_node},
-          {"leaves", t.leaf_count()}, {"spines", t.spine_count()},
-          {"links", t.link_count()},  {"vertices", t.vertex_count()},
-          {"nvlink", t.has_nvlink()}, {"links_by_kind", by_kind}};
+  const TopologySpec& s = t.spec();
+  return {{"name", t.name()},
+          {"description", s.description},
+          {"gpus", t.gpu_count()},
+          {"nodes", t.node_count()},
+          {"gpus_per_node", s.gpus_per_node},
+          {"leaves", t.leaf_count()},
+          {"spines", t.spine_count()},
+          {"links", t.link_count()},
+          {"vertices", t.vertex_count()},
+          {"nvlink", t.has_nvlink()},
+          {"nvlink_domain_gpus", t.has_nvlink() ? t.nodes_per_domain() * s.gpus_per_node : 0},
+          {"switch_trays", s.nvlink ? s.nvlink->switch_trays : 0},
+          {"rails", t.rails()},
+          {"cross_rail", t.rails() > 1 ? nlohmann::json(s.fabric->cross_rail == CrossRail::kPxn ? "pxn" : "spine")
+                                       : nlohmann::json(nullptr)},
+          {"links_by_kind", by_kind}};
 }
 
 std::string path_text(const Topology& t, GpuId a, GpuId b, bool striped)

@@ -15,7 +15,9 @@ namespace xattn::topo
 
 /// A few lines: counts, fabric, links by kind.
 std::string summary_text(const Topology& t);
-/// {"name","gpus","nodes","gpus_per_node","leaves","spines","links","vertices","nvlink","links_by_kind"}.
+/// {"name","description","gpus","nodes","gpus_per_node","leaves","spines","links","vertices","nvlink",
+/// "nvlink_domain_gpus" (0 without NVLink),"switch_trays" (0: not described),"rails" (1: classic),
+/// "cross_rail" ("pxn", "spine", or null with one rail),"links_by_kind"}.
 nlohmann::json summary_json(const Topology& t);
 
 /// One line per hop (link, direction, bandwidth, latency) under a header with the fabric class,

@@ -20,6 +20,25 @@ TEST_CASE("topo: JSON summary has the documented keys and counts")
   CHECK_THAT(topo::summary_text(t), Contains("4 nodes x 4 GPUs = 16 GPUs"));
 }
 
+TEST_CASE("topo: the summary names NVLink domains, switch trays and rails")
+{
+  nlohmann::json plain = topo::summary_json(topo::test::small());
+  CHECK(plain["nvlink_domain_gpus"] == 4);
+  CHECK(plain["switch_trays"] == 0);
+  CHECK(plain["rails"] == 1);
+  CHECK(plain["cross_rail"].is_null());
+  topo::Topology d = topo::test::domains();
+  CHECK(topo::summary_json(d)["nvlink_domain_gpus"] == 4); // 2 nodes x 2 GPUs
+  CHECK(topo::summary_json(d)["switch_trays"] == 2);
+  CHECK_THAT(topo::summary_text(d), Contains("200GBps per GPU each way (2 switch trays x 100GBps), 2 domains of 2 "
+                                             "nodes (4 GPUs)"));
+  topo::Topology r = topo::test::rail("spine");
+  CHECK(topo::summary_json(r)["rails"] == 4);
+  CHECK(topo::summary_json(r)["cross_rail"] == "spine");
+  CHECK_THAT(topo::summary_text(r),
+             Contains("rail-optimised, 2 groups of 2 nodes x 4 rails = 8 leaves, cross-rail spine"));
+}
+
 TEST_CASE("topo: path report lists hops, class, latency sum and bottleneck")
 {
   topo::Topology t = topo::test::small();

@@ -5,12 +5,16 @@
 // A topology file:
 //
 //   name: testbed-ndr200
+//   description: ...            # optional: one line for reports
 //   nodes: 4                    # servers
 //   gpus_per_node: 8
 //   nvlink:                     # optional: absent means the GPUs of a node talk over PCIe only
 //     bandwidth: 450GBps        # per GPU, each way (NVLink 4.0 "900 GB/s bidirectional")
 //     latency: 1us              # GPU <-> NVSwitch port
 //     switch_latency: 0s
+//     nodes_per_domain: 1       # nodes sharing one NVLink domain (GB200 NVL72: 18 trays of 4 GPUs)
+//     switch_trays: 9           # optional: NVLink switch trays of a domain; with tray_bandwidth, the
+//     tray_bandwidth: 100GBps   #   per-GPU bandwidth is switch_trays x tray_bandwidth
 //   pcie:                       # the tree GPU <-> PCIe switch <-> host CPU, NIC <-> PCIe switch
 //     switches: 4               # per node; GPUs spread evenly over them
 //     bandwidth: 64GBps         # per GPU or NIC slot, each way
@@ -26,6 +30,9 @@
 //     link: {bandwidth: 200Gbps, latency: 0.5us}   # NIC <-> leaf cable, and each leaf <-> spine trunk's latency
 //     switch_latency: 0.2us
 //     oversubscription: 1       # leaf downlink / uplink capacity
+//     rails: 1                  # leaves per group of nodes_per_leaf nodes: > 1 is rail-optimised
+//     rail_of_nic: [0, 1, ...]  # optional: rail leaf of each local NIC (default: even spread)
+//     cross_rail: pxn           # rails > 1: pxn (NVLink to the node's GPU on the other rail) or spine
 #pragma once
 
 #include "sim/core/units.hpp"
@@ -40,9 +47,12 @@ namespace xattn::topo
 {
 
 struct NvlinkSpec {
-  core::BytesPerSec bandwidth; ///< per GPU port, each way
+  core::BytesPerSec bandwidth; ///< per GPU port, each way (switch_trays x tray_bandwidth when trays are given)
   core::Seconds latency;       ///< GPU <-> NVSwitch port
   core::Seconds switch_latency;
+  int nodes_per_domain = 1;         ///< consecutive nodes whose GPUs share one NVLink switch fabric
+  int switch_trays = 0;             ///< NVLink switch trays of a domain; 0: not described
+  core::BytesPerSec tray_bandwidth; ///< NVLink bandwidth from one GPU to one switch tray, each way
 };
 
 struct PcieSpec {
@@ -61,6 +71,12 @@ struct NicSpec {
   std::vector<int> affinity; ///< NIC index of each local GPU (size gpus_per_node)
 };
 
+/// How a GPU reaches a GPU on another rail of a rail-optimised fabric.
+enum class CrossRail {
+  kPxn,   ///< over NVLink to the GPU of its own node on the destination's rail, then that rail (NCCL's PXN)
+  kSpine, ///< up its own rail leaf, through a spine, down the destination's rail leaf
+};
+
 struct FabricSpec {
   int nodes_per_leaf = 0;
   int leaves = 0;
@@ -69,11 +85,18 @@ struct FabricSpec {
   core::Seconds link_latency;       ///< NIC <-> leaf, and leaf <-> spine
   core::Seconds switch_latency;     ///< crossing a leaf or spine switch
   double oversubscription = 1.0;    ///< leaf downlink capacity / uplink capacity
+  /// Leaf switches per group of nodes_per_leaf nodes. 1: every NIC of a node on the group's one
+  /// leaf (classic leaf/spine). More: rail-optimised, NIC k of every node of the group on the
+  /// group's rail leaf rail_of_nic[k]; leaf = group * rails + rail.
+  int rails = 1;
+  std::vector<int> rail_of_nic; ///< rail of each local NIC (size nics.count)
+  CrossRail cross_rail = CrossRail::kPxn;
 };
 
 struct TopologySpec {
   std::string name;
-  std::string file; ///< where it came from, for messages
+  std::string description; ///< one line for reports ("" if not given)
+  std::string file;        ///< where it came from, for messages
   int nodes = 0;
   int gpus_per_node = 0;
   std::optional<NvlinkSpec> nvlink;

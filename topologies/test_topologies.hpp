@@ -32,4 +32,46 @@ inline Topology small(bool nvlink = true, const std::string& affinity = "")
   return load_topology(core::parse_yaml(small_yaml(nvlink, affinity), "small.yaml"));
 }
 
+// Rail-optimised: 4 nodes x 4 GPUs in 2 groups of 2 nodes; each group has 4 rail leaves, NIC k of
+// every node on its group's leaf k (leaf = group * 4 + k: node0/1 on leaves 0-3, node2/3 on 4-7),
+// 2 spines, 25 GB/s access links. One NIC per GPU (GPU k uses NIC k); NICs 0-1 on PCIe switch 0,
+// 2-3 on switch 1. Trunks: 25e9 * (2 nodes * 1 NIC of the rail) / (4 * 2 spines) = 6.25e9 B/s.
+// Folded latencies as small(): nvlink 1.1us, GPU slot 0.55us, NIC slot 0.75us, access 0.9us,
+// trunk 0.8us.
+inline std::string rail_yaml(const std::string& cross_rail = "pxn")
+{
+  return "name: rail\nnodes: 4\ngpus_per_node: 4\n"
+         "nvlink: {bandwidth: 450GBps, latency: 1us, switch_latency: 0.2us}\n"
+         "pcie: {switches: 2, bandwidth: 64GBps, latency: 0.5us, switch_latency: 0.1us, host_bandwidth: 32GBps,"
+         " host_latency: 1us, host_crossing: 0.3us}\n"
+         "nics: {count: 4, latency: 0.4us}\n"
+         "fabric:\n  nodes_per_leaf: 2\n  leaves: 8\n  spines: 2\n  rails: 4\n  cross_rail: " +
+         cross_rail +
+         "\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n  switch_latency: 0.2us\n  oversubscription: 4\n";
+}
+
+inline Topology rail(const std::string& cross_rail = "pxn")
+{
+  return load_topology(core::parse_yaml(rail_yaml(cross_rail), "rail.yaml"));
+}
+
+// NVLink domains of two nodes: 4 nodes x 2 GPUs, domain 0 = nodes 0-1, domain 1 = nodes 2-3, each
+// GPU at 2 switch trays x 100 GB/s = 200 GB/s. One node per leaf (so a domain spans two leaves),
+// 2 NICs per node, 1 spine, non-blocking. Folded nvlink latency 1 + 0.2 / 2 = 1.1us.
+inline std::string domains_yaml()
+{
+  return "name: domains\nnodes: 4\ngpus_per_node: 2\n"
+         "nvlink: {latency: 1us, switch_latency: 0.2us, nodes_per_domain: 2, switch_trays: 2,"
+         " tray_bandwidth: 100GBps}\n"
+         "pcie: {switches: 1, bandwidth: 64GBps, latency: 0.5us, switch_latency: 0.1us}\n"
+         "nics: {count: 2, latency: 0.4us}\n"
+         "fabric:\n  nodes_per_leaf: 1\n  leaves: 4\n  spines: 1\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n"
+         "  switch_latency: 0.2us\n";
+}
+
+inline Topology domains()
+{
+  return load_topology(core::parse_yaml(domains_yaml(), "domains.yaml"));
+}
+
 } // namespace xattn::topo::test

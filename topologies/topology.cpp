@@ -32,17 +32,21 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec))
   validate();
 }
 
-// Vertex block of a node: GPUs, [NVSwitch], PCIe switches, CPU, NICs.
+// Vertex block of a node: GPUs, [NVSwitch], PCIe switches, CPU, NICs. A node's NVSwitch is in its
+// block when its NVLink domain is the node alone; multi-node domains get one switch vertex each,
+// after the node blocks ("domain3.nvswitch").
 // Link block of a node:   [NVLink per GPU], PCIe slot per GPU, PCIe slot per NIC, host uplink per PCIe switch.
-// Then: leaves, spines (vertices); NIC access links node-major, leaf-spine trunks leaf-major (links).
+// Then: domain switches, leaves, spines (vertices); NIC access links node-major, leaf-spine trunks
+// leaf-major (links).
 void Topology::build()
 {
   const int g_n = spec_.gpus_per_node;
   const int nv = has_nvlink() ? 1 : 0;
+  const int nv_vertex = has_nvlink() && nodes_per_domain() == 1 ? 1 : 0;
   const int p_n = spec_.pcie.switches;
   const int k_n = spec_.nics ? spec_.nics->count : 0;
   gpus_per_node_ = g_n;
-  vertices_per_node_ = g_n + nv + p_n + 1 + k_n;
+  vertices_per_node_ = g_n + nv_vertex + p_n + 1 + k_n;
   links_per_node_ = nv * g_n + g_n + k_n + p_n;
 
   // A NIC sits on the PCIe switch of the first GPU that uses it (else spread evenly).
@@ -55,20 +59,25 @@ void Topology::build()
     }
   for (int k = 0; k < k_n; ++k)
     if (nic_switch_[k] < 0) nic_switch_[k] = k * p_n / k_n;
+  rail_owner_.assign(rails(), -1);
+  for (int g = 0; g < g_n && spec_.fabric; ++g)
+    if (int& owner = rail_owner_[rail_of_nic(spec_.nics->affinity[g])]; owner < 0) owner = g;
 
   const auto& pc = spec_.pcie;
   core::Seconds zero{};
   core::Seconds nic_x = spec_.nics ? spec_.nics->latency : zero;
   const std::size_t nodes = spec_.nodes;
+  const std::size_t domains = nv_vertex || !nv ? 0 : domain_count();
   const std::size_t leaves = leaf_count(), spines = spine_count();
-  vertices_.reserve(nodes * vertices_per_node_ + leaves + spines);
+  vertices_.reserve(nodes * vertices_per_node_ + domains + leaves + spines);
   links_.reserve(nodes * (links_per_node_ + k_n) + leaves * spines);
+  first_domain_switch_ = static_cast<VertexId>(nodes * vertices_per_node_);
 
   for (std::size_t n = 0; n < nodes; ++n) {
     const std::string node = "node" + std::to_string(n);
     for (int g = 0; g < g_n; ++g)
       vertices_.push_back({node + ".gpu" + std::to_string(g), VertexKind::kGpu});
-    if (nv) vertices_.push_back({node + ".nvswitch", VertexKind::kNvswitch});
+    if (nv_vertex) vertices_.push_back({node + ".nvswitch", VertexKind::kNvswitch});
     for (int p = 0; p < p_n; ++p)
       vertices_.push_back({node + ".pcie" + std::to_string(p), VertexKind::kPcieSwitch});
     vertices_.push_back({node + ".cpu", VertexKind::kCpu});
@@ -76,23 +85,25 @@ void Topology::build()
       vertices_.push_back({node + ".nic" + std::to_string(k), VertexKind::kNic});
 
     const int ni = static_cast<int>(n);
-    auto sw_vertex = [&](int p) { return node_vertex(ni, g_n + nv + p); };
-    const VertexId cpu = node_vertex(ni, g_n + nv + p_n);
+    auto sw_vertex = [&](int p) { return node_vertex(ni, g_n + nv_vertex + p); };
+    const VertexId cpu = node_vertex(ni, g_n + nv_vertex + p_n);
     for (int g = 0; g < g_n && nv; ++g)
       links_.push_back({node + ".gpu" + std::to_string(g) + ".nvlink", LinkKind::kNvlink, node_vertex(ni, g),
-                        node_vertex(ni, g_n), spec_.nvlink->bandwidth,
+                        nvswitch_vertex(ni), spec_.nvlink->bandwidth,
                         spec_.nvlink->latency + spec_.nvlink->switch_latency / 2});
     for (int g = 0; g < g_n; ++g)
       links_.push_back({node + ".gpu" + std::to_string(g) + ".pcie", LinkKind::kPcieSlot, node_vertex(ni, g),
                         sw_vertex(pcie_switch_of_gpu(g)), pc.bandwidth, pc.latency + pc.switch_latency / 2});
     for (int k = 0; k < k_n; ++k)
       links_.push_back({node + ".nic" + std::to_string(k) + ".pcie", LinkKind::kPcieSlot,
-                        node_vertex(ni, g_n + nv + p_n + 1 + k), sw_vertex(nic_switch_[k]), pc.bandwidth,
+                        node_vertex(ni, g_n + nv_vertex + p_n + 1 + k), sw_vertex(nic_switch_[k]), pc.bandwidth,
                         pc.latency + pc.switch_latency / 2 + nic_x / 2});
     for (int p = 0; p < p_n; ++p)
       links_.push_back({node + ".pcie" + std::to_string(p) + ".host", LinkKind::kPcieHost, sw_vertex(p), cpu,
                         pc.host_bandwidth, pc.host_latency + pc.switch_latency / 2 + pc.host_crossing / 2});
   }
+  for (std::size_t d = 0; d < domains; ++d)
+    vertices_.push_back({"domain" + std::to_string(d) + ".nvswitch", VertexKind::kNvswitch});
   const VertexId first_leaf = static_cast<VertexId>(vertices_.size());
   for (std::size_t l = 0; l < leaves; ++l)
     vertices_.push_back({"leaf" + std::to_string(l), VertexKind::kLeaf});
@@ -102,17 +113,22 @@ void Topology::build()
     for (std::size_t n = 0; n < nodes; ++n)
       for (int k = 0; k < k_n; ++k)
         links_.push_back({"node" + std::to_string(n) + ".nic" + std::to_string(k) + ".ib", LinkKind::kIbAccess,
-                          node_vertex(static_cast<int>(n), g_n + nv + p_n + 1 + k),
-                          first_leaf + leaf_of_node(static_cast<int>(n)), f->link_bandwidth,
+                          node_vertex(static_cast<int>(n), g_n + nv_vertex + p_n + 1 + k),
+                          first_leaf + leaf_of_nic(static_cast<int>(n), k), f->link_bandwidth,
                           f->link_latency + nic_x / 2 + f->switch_latency / 2});
-    // Each leaf's uplink capacity, downlinks / oversubscription, spread evenly over the spines.
-    const core::BytesPerSec trunk =
-        f->link_bandwidth * (double(f->nodes_per_leaf) * k_n / (f->oversubscription * f->spines));
-    for (std::size_t l = 0; l < leaves; ++l)
+    // Each leaf's uplink capacity, downlinks / oversubscription, spread evenly over the spines. A
+    // rail leaf's downlinks are the NICs of its rail, one per NIC of that rail of each node.
+    std::vector<int> nics_on_rail(f->rails, 0);
+    for (int k = 0; k < k_n; ++k)
+      ++nics_on_rail[rail_of_nic(k)];
+    for (std::size_t l = 0; l < leaves; ++l) {
+      const core::BytesPerSec trunk = f->link_bandwidth * (double(f->nodes_per_leaf) * nics_on_rail[l % f->rails] /
+                                                           (f->oversubscription * f->spines));
       for (std::size_t s = 0; s < spines; ++s)
         links_.push_back({"leaf" + std::to_string(l) + ".spine" + std::to_string(s), LinkKind::kIbTrunk,
                           first_leaf + static_cast<VertexId>(l), first_leaf + static_cast<VertexId>(leaves + s), trunk,
                           f->link_latency + f->switch_latency});
+    }
   }
 
   graph_ = Graph(vertices_.size());
@@ -163,6 +179,12 @@ std::optional<GpuId> Topology::find_gpu(std::string_view name) const
 VertexId Topology::gpu_vertex(GpuId g) const
 {
   return node_vertex(node_of(g), local_index(g));
+}
+
+VertexId Topology::nvswitch_vertex(int node) const
+{
+  if (nodes_per_domain() == 1) return node_vertex(node, static_cast<int>(gpus_per_node_));
+  return first_domain_switch_ + static_cast<VertexId>(domain_of_node(node));
 }
 
 Topology read_topology(core::Section& section)

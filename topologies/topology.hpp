@@ -6,6 +6,14 @@
 // cluster: GPU i is local GPU i % gpus_per_node of node i / gpus_per_node; GPU, vertex and link
 // ids follow fixed per-node blocks; a path is built from node, leaf and spine arithmetic in O(hops).
 //
+// Two shapes beyond the classic leaf/spine of 8-GPU nodes (docs/layouts.md):
+// - NVLink domains of several nodes (GB200 NVL72: 18 trays of 4 GPUs): the GPUs of a domain share
+//   one NVLink switch vertex, so any two of them are an nvlink path of two hops.
+// - Rail-optimised fabrics: each group of nodes_per_leaf nodes has `rails` leaves, and NIC k of
+//   every node of the group sits on rail leaf rail_of_nic[k]. Same-rail GPUs of two nodes of a
+//   group are one leaf apart; a cross-rail pair takes PXN (NVLink to the GPU of the sender's node
+//   on the receiver's rail, then that rail) or the spine, as the file says.
+//
 // Latencies are folded: a link's latency is its own cable or port latency plus half the crossing
 // latency of each switch (NVSwitch, PCIe switch, host root complex, NIC, leaf, spine) at its ends.
 // Every path starts and ends at a GPU and passes through each switch it meets, entering by one link
@@ -45,8 +53,8 @@ enum class LinkKind {
 std::string_view to_string(LinkKind k);
 
 struct Vertex {
-  std::string
-      name; ///< "node12.gpu3", "node12.nvswitch", "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
+  std::string name; ///< "node12.gpu3", "node12.nvswitch" (or "domain1.nvswitch" for a multi-node NVLink
+                    ///< domain), "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
   VertexKind kind;
 };
 
@@ -95,6 +103,9 @@ public:
   std::size_t gpu_count() const { return static_cast<std::size_t>(spec_.nodes) * gpus_per_node_; }
   std::size_t node_count() const { return spec_.nodes; }
   std::size_t leaf_count() const { return spec_.fabric ? spec_.fabric->leaves : 0; }
+  /// NVLink domains (one per node without NVLink, or with one node per domain).
+  std::size_t domain_count() const { return spec_.nodes / nodes_per_domain(); }
+  int nodes_per_domain() const { return spec_.nvlink ? spec_.nvlink->nodes_per_domain : 1; }
   std::size_t spine_count() const { return spec_.fabric ? spec_.fabric->spines : 0; }
   std::size_t link_count() const { return links_.size(); }
   std::size_t vertex_count() const { return vertices_.size(); }
@@ -106,9 +117,24 @@ public:
   std::optional<GpuId> find_gpu(std::string_view name) const;
   int node_of(GpuId g) const { return static_cast<int>(g / gpus_per_node_); }
   int local_index(GpuId g) const { return static_cast<int>(g % gpus_per_node_); }
-  /// Leaf switch of a node (0 when there is no fabric).
-  int leaf_of_node(int node) const { return spec_.fabric ? node / spec_.fabric->nodes_per_leaf : 0; }
-  int leaf_of(GpuId g) const { return leaf_of_node(node_of(g)); }
+  int domain_of_node(int node) const { return node / nodes_per_domain(); }
+  /// Whether two GPUs share an NVLink domain (their node, or a rack-scale domain of several nodes).
+  bool same_domain(GpuId a, GpuId b) const
+  {
+    return has_nvlink() && domain_of_node(node_of(a)) == domain_of_node(node_of(b));
+  }
+  /// Leaves per group of nodes_per_leaf nodes: 1 classic, more rail-optimised.
+  int rails() const { return spec_.fabric ? spec_.fabric->rails : 1; }
+  /// The group of nodes that shares a set of leaves (0 when there is no fabric).
+  int group_of_node(int node) const { return spec_.fabric ? node / spec_.fabric->nodes_per_leaf : 0; }
+  /// Rail leaf of a local NIC (0 in a classic fabric).
+  int rail_of_nic(int nic) const { return spec_.fabric ? spec_.fabric->rail_of_nic[nic] : 0; }
+  /// The leaf that NIC `nic` of `node` is cabled to: group * rails + rail.
+  int leaf_of_nic(int node, int nic) const { return group_of_node(node) * rails() + rail_of_nic(nic); }
+  /// The first leaf of a node's group: its only leaf in a classic fabric (0 when there is none).
+  int leaf_of_node(int node) const { return group_of_node(node) * rails(); }
+  /// The leaf of the NIC a GPU uses (0 when there is no fabric).
+  int leaf_of(GpuId g) const { return spec_.fabric ? leaf_of_nic(node_of(g), nic_of(g)) : 0; }
   /// Local index of the NIC a GPU uses (GPU-NIC affinity); -1 without NICs.
   int nic_of(GpuId g) const { return spec_.nics ? spec_.nics->affinity[local_index(g)] : -1; }
 
@@ -117,19 +143,26 @@ public:
   const std::vector<Vertex>& vertices() const { return vertices_; }
   const Vertex& vertex(VertexId id) const { return vertices_[id]; }
   VertexId gpu_vertex(GpuId g) const;
-  /// Node a vertex belongs to; -1 for leaf and spine switches.
+  /// Node a vertex belongs to; -1 for leaf and spine switches and multi-node NVLink domain switches.
   int node_of_vertex(VertexId v) const
   {
     return v < node_count() * vertices_per_node_ ? static_cast<int>(v / vertices_per_node_) : -1;
   }
   const Graph& graph() const { return graph_; }
 
-  /// same-gpu; same node: nvlink (or pcie without NVLink); same leaf: ib-same-leaf; else ib-spine.
+  /// same-gpu; same NVLink domain (its node, or a rack-scale domain): nvlink (pcie within a node
+  /// without NVLink); otherwise ib-same-leaf when the network part of the path crosses one leaf
+  /// (the relay's leaf under PXN), ib-spine when it crosses a spine.
   core::FabricClass fabric_class(GpuId a, GpuId b) const;
   /// The routed path from a to b: deterministic, built structurally in O(hops). Between leaves
   /// the spine is (leaf_a + leaf_b) % spines, so both directions of a pair use the same spine.
+  /// A cross-rail pair under PXN is path(a, pxn_relay(a, b)) followed by that GPU's rail to b.
   /// The SimGrid platform routes every pair over exactly these hops.
   Path path(GpuId a, GpuId b) const;
+  /// Under cross_rail: pxn, the GPU of a's node on b's rail that a's traffic to b goes through
+  /// (NCCL's PXN); nullopt when a and b share an NVLink domain or a rail, or the fabric has one rail
+  /// or takes the spine.
+  std::optional<GpuId> pxn_relay(GpuId a, GpuId b) const;
   /// Hops from a GPU up to its leaf (PCIe to its NIC, then the NIC's access link); empty without a
   /// fabric. The way back is the same links, reversed, each crossed kDown instead of kUp.
   std::vector<Hop> gpu_to_leaf(GpuId g) const;
@@ -140,9 +173,9 @@ public:
   /// through); nullopt when no GPU uses that NIC.
   std::optional<GpuId> rail_gpu(int node, int nic) const;
   /// Rail-matched relay: a GPU that stripes (can_stripe()) exchanges with `other` through the NIC
-  /// of the same index as other's NIC (the same rail), reached over NVLink from rail_gpu(). Returns
-  /// that GPU; nullopt when striping is impossible, the two share a node, or its own NIC is
-  /// already on other's rail.
+  /// of the same index as other's NIC (the same rail: every node cables its NICs alike), reached
+  /// over NVLink from rail_gpu(). Returns that GPU; nullopt when striping is impossible, the two
+  /// share a node, or its own NIC is already on other's rail.
   std::optional<GpuId> rail_relay(GpuId striping, GpuId other) const;
   /// path(a, via) followed by path(via, b), classed as a to b: a relayed transfer.
   Path path_via(GpuId a, GpuId via, GpuId b) const;
@@ -161,6 +194,9 @@ private:
   VertexId node_vertex(int node, int offset) const { return node * vertices_per_node_ + offset; }
   LinkId node_link(int node, int offset) const { return node * links_per_node_ + offset; }
   int pcie_switch_of_gpu(int local) const { return local * spec_.pcie.switches / gpus_per_node_; }
+  VertexId nvswitch_vertex(int node) const;
+  /// Up from `from`'s NIC to its leaf, through a spine when b's leaf differs, down to b.
+  void add_ib_hops(GpuId from, GpuId b, std::vector<Hop>& out) const;
   LinkId nvlink_link(GpuId g) const;
   LinkId gpu_slot_link(GpuId g) const;
   LinkId nic_slot_link(int node, int nic) const;
@@ -175,6 +211,8 @@ private:
   std::uint32_t links_per_node_ = 0;
   std::vector<int> nic_switch_; ///< PCIe switch of each local NIC
   std::vector<int> nic_owner_;  ///< first local GPU whose affinity is each local NIC, -1 if none
+  std::vector<int> rail_owner_; ///< first local GPU whose NIC is on each rail, -1 if none
+  VertexId first_domain_switch_ = 0; ///< multi-node NVLink domains: vertex of domain 0's switch
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
   Graph graph_;

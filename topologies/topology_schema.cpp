@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <string>
 
 namespace xattn::topo
@@ -21,11 +22,26 @@ using core::Schema;
 const Schema kNvlink{
     {.key = "bandwidth",
      .dim = Dimension::kBytesPerSec,
-     .def = kRequired,
-     .meaning = "per-GPU NVLink bandwidth, each way (NVLink 4.0: 450GBps)",
+     .def = kNoDefault,
+     .meaning = "per-GPU NVLink bandwidth, each way (NVLink 4.0: 450GBps); required unless switch_trays gives it",
      .check = Check::kPositive},
     {.key = "latency", .dim = Dimension::kSeconds, .def = kRequired, .meaning = "GPU <-> NVSwitch port latency"},
     {.key = "switch_latency", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing the NVSwitch"},
+    {.key = "nodes_per_domain",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "consecutive nodes sharing one NVLink domain (GB200 NVL72: 18 trays of 4 GPUs)",
+     .check = Check::kPositive},
+    {.key = "switch_trays",
+     .kind = FieldKind::kInteger,
+     .def = kNoDefault,
+     .meaning = "NVLink switch trays of a domain (NVL72: 9); needs tray_bandwidth",
+     .check = Check::kPositive},
+    {.key = "tray_bandwidth",
+     .dim = Dimension::kBytesPerSec,
+     .def = kNoDefault,
+     .meaning = "NVLink bandwidth from one GPU to one switch tray, each way (NVL72: 2 NVLink 5 links = 100GBps)",
+     .check = Check::kPositive},
 };
 
 const Schema kPcie{
@@ -101,10 +117,29 @@ const Schema kFabric{
      .def = "1",
      .meaning = "leaf downlink / uplink capacity (1 = non-blocking)",
      .check = Check::kPositive},
+    {.key = "rails",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "leaves per group of nodes_per_leaf nodes: > 1 is rail-optimised (NIC k on rail leaf k)",
+     .check = Check::kPositive},
+    {.key = "rail_of_nic",
+     .kind = FieldKind::kList,
+     .def = kNoDefault,
+     .meaning = "rail leaf of each local NIC (default: even spread, NIC k on rail k x rails / NICs)"},
+    {.key = "cross_rail",
+     .kind = FieldKind::kChoice,
+     .def = "pxn",
+     .meaning =
+         "rails > 1: pxn = NVLink to the node's GPU on the peer's rail, then that rail; spine = own rail, a spine",
+     .choices = "pxn|spine"},
 };
 
 const Schema kTopology{
     {.key = "name", .kind = FieldKind::kString, .def = "unnamed", .meaning = "a name for reports"},
+    {.key = "description",
+     .kind = FieldKind::kString,
+     .def = kNoDefault,
+     .meaning = "what the topology models, in a line (shown by xattn topo)"},
     {.key = "nodes", .kind = FieldKind::kInteger, .def = kRequired, .meaning = "servers", .check = Check::kPositive},
     {.key = "gpus_per_node",
      .kind = FieldKind::kInteger,
@@ -148,6 +183,101 @@ int bounded(core::Section& s, std::string_view key)
   return static_cast<int>(v);
 }
 
+// The nvlink section's values. The per-GPU bandwidth is `bandwidth` or switch_trays x tray_bandwidth,
+// whichever is given; when both are, they must agree (check_nvlink).
+NvlinkSpec read_nvlink(core::Section& n)
+{
+  NvlinkSpec v;
+  if (n.has("bandwidth")) v.bandwidth = n.rate("bandwidth");
+  v.latency = n.seconds("latency");
+  v.switch_latency = n.seconds("switch_latency");
+  v.nodes_per_domain = bounded(n, "nodes_per_domain");
+  if (n.has("switch_trays")) v.switch_trays = bounded(n, "switch_trays");
+  if (n.has("tray_bandwidth")) v.tray_bandwidth = n.rate("tray_bandwidth");
+  if (!n.has("bandwidth") && !n.has("switch_trays"))
+    n.error("bandwidth", "missing: give the per-GPU NVLink bandwidth, or switch_trays and tray_bandwidth");
+  return v;
+}
+
+void check_nvlink(core::Section& n, NvlinkSpec& v, int nodes)
+{
+  const bool trays = n.has("switch_trays"), tray_bw = n.has("tray_bandwidth");
+  if (trays && !tray_bw)
+    n.error("switch_trays", "needs tray_bandwidth (the NVLink bandwidth from one GPU to one tray)");
+  else if (tray_bw && !trays)
+    n.error("tray_bandwidth", "needs switch_trays (how many trays each GPU connects to)");
+  else if (trays) {
+    const core::BytesPerSec sum = v.tray_bandwidth * static_cast<double>(v.switch_trays);
+    if (!n.has("bandwidth"))
+      v.bandwidth = sum;
+    else if (std::abs(v.bandwidth.value() - sum.value()) > 1e-9 * sum.value())
+      n.error("bandwidth", core::format_rate(v.bandwidth) + " disagrees with " + std::to_string(v.switch_trays) +
+                               " switch trays x " + core::format_rate(v.tray_bandwidth) + " = " +
+                               core::format_rate(sum));
+  }
+  if (nodes % v.nodes_per_domain != 0)
+    n.error("nodes_per_domain", std::to_string(nodes) + " nodes do not divide into NVLink domains of " +
+                                    std::to_string(v.nodes_per_domain));
+}
+
+// Rails of a rail-optimised fabric: which NIC goes to which rail leaf, and whether cross-rail
+// traffic can take PXN. Runs once the NICs are known (t.nics set, affinity resolved).
+void check_rails(core::Section& fabric, TopologySpec& t, const std::vector<double>& rail_of_nic)
+{
+  FabricSpec& f = *t.fabric;
+  const int k = t.nics->count;
+  if (f.rails > k) {
+    fabric.error("rails", std::to_string(f.rails) + " rails need a NIC of every node on each, but a node has " +
+                              std::to_string(k) + " NICs");
+    return;
+  }
+  if (fabric.has("rail_of_nic")) {
+    if (rail_of_nic.size() != static_cast<std::size_t>(k)) {
+      fabric.error("rail_of_nic", "lists " + std::to_string(rail_of_nic.size()) +
+                                      (rail_of_nic.size() == 1 ? " rail" : " rails") + ", expected one per NIC (" +
+                                      std::to_string(k) + ")");
+      return;
+    }
+    for (std::size_t i = 0; i < rail_of_nic.size(); ++i) {
+      const double r = rail_of_nic[i];
+      if (r != static_cast<int>(r) || r >= f.rails) {
+        fabric.error("rail_of_nic", "NIC " + std::to_string(i) + " is on rail " + fmt::format("{}", r) +
+                                        ", but the fabric has " + std::to_string(f.rails) + " rails (0.." +
+                                        std::to_string(f.rails - 1) + ")");
+        return;
+      }
+      f.rail_of_nic.push_back(static_cast<int>(r));
+    }
+  } else {
+    for (int i = 0; i < k; ++i)
+      f.rail_of_nic.push_back(i * f.rails / k);
+  }
+  std::vector<int> nics_on(f.rails, 0), gpus_on(f.rails, 0);
+  for (int r : f.rail_of_nic)
+    ++nics_on[r];
+  for (int nic : t.nics->affinity)
+    ++gpus_on[f.rail_of_nic[nic]];
+  for (int r = 0; r < f.rails; ++r)
+    if (nics_on[r] == 0) {
+      fabric.error("rail_of_nic", "rail " + std::to_string(r) + " has no NIC: every rail leaf needs one of each node");
+      return;
+    }
+  if (fabric.has("cross_rail") && f.rails == 1)
+    fabric.error("cross_rail", "applies to a rail-optimised fabric only (rails > 1); this one has one leaf per group");
+  if (f.rails == 1 || f.cross_rail != CrossRail::kPxn) return;
+  if (!t.nvlink) {
+    fabric.error("cross_rail", "pxn relays over NVLink, but the nodes have no NVLink (set cross_rail: spine)");
+    return;
+  }
+  for (int r = 0; r < f.rails; ++r)
+    if (gpus_on[r] == 0) {
+      fabric.error("cross_rail",
+                   "pxn relays through the GPU on the destination's rail, but no GPU uses a NIC of rail " +
+                       std::to_string(r) + " (see nics.affinity; or set cross_rail: spine)");
+      return;
+    }
+}
+
 } // namespace
 
 const core::Schema& topology_schema()
@@ -162,12 +292,14 @@ TopologySpec read_topology_spec(core::Section& s)
   TopologySpec t;
   t.file = s.file();
   t.name = s.string("name");
+  if (s.has("description")) t.description = s.string("description");
   t.nodes = bounded(s, "nodes");
   t.gpus_per_node = bounded(s, "gpus_per_node");
 
+  std::optional<core::Section> nvlink;
   if (s.has("nvlink")) {
-    core::Section n = s.section("nvlink");
-    t.nvlink = NvlinkSpec{n.rate("bandwidth"), n.seconds("latency"), n.seconds("switch_latency")};
+    nvlink.emplace(s.section("nvlink"));
+    t.nvlink = read_nvlink(*nvlink);
   }
   core::Section p = s.section("pcie");
   t.pcie = PcieSpec{bounded(p, "switches"), p.rate("bandwidth"),      p.seconds("latency"),
@@ -181,6 +313,7 @@ TopologySpec read_topology_spec(core::Section& s)
     affinity = nics->numbers("affinity", core::Dimension::kCount);
   }
   std::optional<core::Section> fabric;
+  std::vector<double> rail_of_nic;
   if (s.has("fabric")) {
     fabric.emplace(s.section("fabric"));
     core::Section link = fabric->section("link");
@@ -190,7 +323,11 @@ TopologySpec read_topology_spec(core::Section& s)
                           link.rate("bandwidth"),
                           link.seconds("latency"),
                           fabric->seconds("switch_latency"),
-                          fabric->number("oversubscription")};
+                          fabric->number("oversubscription"),
+                          bounded(*fabric, "rails"),
+                          {},
+                          fabric->choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn};
+    rail_of_nic = fabric->numbers("rail_of_nic", core::Dimension::kCount);
   }
   if (diags.size() == errors_before && static_cast<std::int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus)
     s.error("nodes", std::to_string(t.nodes) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs are " +
@@ -199,9 +336,11 @@ TopologySpec read_topology_spec(core::Section& s)
   if (diags.size() != errors_before) return t; // cross-field checks on broken values would only repeat the same problem
 
   const int g = t.gpus_per_node;
+  if (t.nvlink) check_nvlink(*nvlink, *t.nvlink, t.nodes);
   if (g % t.pcie.switches != 0)
     p.error("switches", std::to_string(g) + " GPUs per node do not spread evenly over " +
                             std::to_string(t.pcie.switches) + " PCIe switches");
+  const std::size_t before_nics = diags.size();
   if (t.nics) {
     const int k = t.nics->count;
     if (k > g)
@@ -226,16 +365,19 @@ TopologySpec read_topology_spec(core::Section& s)
         t.nics->affinity.push_back(i * k / g);
     }
   }
+  const bool nics_ok = diags.size() == before_nics;
   if (t.fabric) {
     const FabricSpec& f = *t.fabric;
     if (!t.nics) s.error("fabric", "a fabric needs a 'nics' section (how each node reaches its leaf)");
     if (t.nodes % f.nodes_per_leaf != 0)
       fabric->error("nodes_per_leaf", std::to_string(t.nodes) + " nodes do not divide into leaves of " +
                                           std::to_string(f.nodes_per_leaf));
-    else if (t.nodes / f.nodes_per_leaf != f.leaves)
-      fabric->error("leaves", std::to_string(t.nodes) + " nodes at " + std::to_string(f.nodes_per_leaf) +
-                                  " per leaf need " + std::to_string(t.nodes / f.nodes_per_leaf) + " leaves, got " +
+    else if (t.nodes / f.nodes_per_leaf * f.rails != f.leaves)
+      fabric->error("leaves", std::to_string(t.nodes) + " nodes at " + std::to_string(f.nodes_per_leaf) + " per leaf" +
+                                  (f.rails > 1 ? " and " + std::to_string(f.rails) + " rails" : "") + " need " +
+                                  std::to_string(t.nodes / f.nodes_per_leaf * f.rails) + " leaves, got " +
                                   std::to_string(f.leaves));
+    if (t.nics && nics_ok) check_rails(*fabric, t, rail_of_nic);
   } else if (t.nodes > 1) {
     s.error("nodes", std::to_string(t.nodes) + " nodes but no 'fabric' section: the nodes are not connected");
   }

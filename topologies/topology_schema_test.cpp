@@ -143,10 +143,83 @@ TEST_CASE("topo: a topology embedded in a scenario reports the scenario's positi
                       "scenario.yaml:4:18: error: topology.gpus_per_node: must be greater than zero, got '0'");
 }
 
+namespace
+{
+// A rail-optimised variant of kGood: 2 rails, so 2 groups x 2 rails = 4 leaves.
+std::string rails(const std::string& extra)
+{
+  return replace(replace(kGood, "  leaves: 2\n", "  leaves: 4\n"), "  spines: 2\n",
+                 "  spines: 2\n  rails: 2\n" + extra);
+}
+} // namespace
+
+TEST_CASE("topo: a rail-optimised fabric loads, and needs a leaf per rail per group")
+{
+  CHECK(error_of(rails("")) == "");
+  CHECK(error_of(rails("  cross_rail: spine\n")) == "");
+  CHECK(error_of(replace(kGood, "  spines: 2\n", "  spines: 2\n  rails: 2\n")) ==
+        "t.yaml:11:11: error: fabric.leaves: 4 nodes at 2 per leaf and 2 rails need 4 leaves, got 2");
+  CHECK(error_of(
+            replace(replace(kGood, "  leaves: 2\n", "  leaves: 8\n"), "  spines: 2\n", "  spines: 2\n  rails: 4\n")) ==
+        "t.yaml:13:10: error: fabric.rails: 4 rails need a NIC of every node on each, but a node has 2 NICs");
+  CHECK(error_of(replace(kGood, "  spines: 2\n", "  spines: 2\n  rails: 0\n")) ==
+        "t.yaml:13:10: error: fabric.rails: must be greater than zero, got '0'");
+}
+
+TEST_CASE("topo: rail_of_nic must give every NIC an existing rail and every rail a NIC")
+{
+  CHECK(error_of(rails("  rail_of_nic: [1, 0]\n")) == "");
+  CHECK(error_of(rails("  rail_of_nic: [0, 2]\n")) ==
+        "t.yaml:14:16: error: fabric.rail_of_nic: NIC 1 is on rail 2, but the fabric has 2 rails (0..1)");
+  CHECK(error_of(rails("  rail_of_nic: [0]\n")) ==
+        "t.yaml:14:16: error: fabric.rail_of_nic: lists 1 rail, expected one per NIC (2)");
+  CHECK(error_of(rails("  rail_of_nic: [1, 1]\n")) ==
+        "t.yaml:14:16: error: fabric.rail_of_nic: rail 0 has no NIC: every rail leaf needs one of each node");
+}
+
+TEST_CASE("topo: cross_rail is checked against the rails and the NVLink it relays over")
+{
+  CHECK(error_of(replace(kGood, "  spines: 2\n", "  spines: 2\n  cross_rail: spine\n")) ==
+        "t.yaml:13:15: error: fabric.cross_rail: applies to a rail-optimised fabric only (rails > 1); this one has "
+        "one leaf per group");
+  CHECK(error_of(rails("  cross_rail: pxm\n")) ==
+        "t.yaml:14:15: error: fabric.cross_rail: unknown value 'pxm' (expected one of: pxn, spine)");
+  CHECK(error_of(replace(rails(""), "nvlink:\n  bandwidth: 450GBps\n  latency: 1us\n", "")) ==
+        "t.yaml:7:3: error: fabric.cross_rail: pxn relays over NVLink, but the nodes have no NVLink (set cross_rail: "
+        "spine)");
+  CHECK(error_of(replace(rails(""), "  count: 2\n", "  count: 2\n  affinity: [0, 0, 0, 0]\n")) ==
+        "t.yaml:11:3: error: fabric.cross_rail: pxn relays through the GPU on the destination's rail, but no GPU "
+        "uses a NIC of rail 1 (see nics.affinity; or set cross_rail: spine)");
+}
+
+TEST_CASE("topo: NVLink domains and switch trays are checked")
+{
+  const std::string trays = "  latency: 1us\n  switch_trays: 9\n  tray_bandwidth: 50GBps\n";
+  CHECK(error_of(replace(kGood, "  latency: 1us\n", trays)) == ""); // 9 x 50 = 450, as given
+  CHECK(error_of(replace(replace(kGood, "  bandwidth: 450GBps\n", ""), "  latency: 1us\n",
+                         trays + "  nodes_per_domain: 2\n")) == "");
+  CHECK(error_of(replace(kGood, "  latency: 1us\n", "  latency: 1us\n  nodes_per_domain: 3\n")) ==
+        "t.yaml:7:21: error: nvlink.nodes_per_domain: 4 nodes do not divide into NVLink domains of 3");
+  CHECK(
+      error_of(replace(kGood, "  latency: 1us\n", "  latency: 1us\n  switch_trays: 9\n")) ==
+      "t.yaml:7:17: error: nvlink.switch_trays: needs tray_bandwidth (the NVLink bandwidth from one GPU to one tray)");
+  CHECK(error_of(replace(kGood, "  latency: 1us\n", "  latency: 1us\n  tray_bandwidth: 50GBps\n")) ==
+        "t.yaml:7:19: error: nvlink.tray_bandwidth: needs switch_trays (how many trays each GPU connects to)");
+  CHECK(
+      error_of(replace(kGood, "  latency: 1us\n", "  latency: 1us\n  switch_trays: 9\n  tray_bandwidth: 100GBps\n")) ==
+      "t.yaml:5:14: error: nvlink.bandwidth: 450GBps disagrees with 9 switch trays x 100GBps = 900GBps");
+  CHECK(error_of(replace(kGood, "  bandwidth: 450GBps\n", "")) ==
+        "t.yaml:5:3: error: nvlink.bandwidth: missing: give the per-GPU NVLink bandwidth, or switch_trays and "
+        "tray_bandwidth");
+  CHECK(error_of(replace(kGood, "  latency: 1us\n", "  latency: 1us\n  switch_trays: 0\n  tray_bandwidth: 1GBps\n")) ==
+        "t.yaml:7:17: error: nvlink.switch_trays: must be greater than zero, got '0'");
+}
+
 TEST_CASE("topo: the schema describes every key")
 {
   std::string text = core::describe(topo::topology_schema(), "topology");
-  for (const char* key : {"nodes", "gpus_per_node", "nvlink", "nodes_per_leaf", "spines", "oversubscription",
-                          "affinity", "host_bandwidth"})
+  for (const char* key :
+       {"nodes", "gpus_per_node", "nvlink", "nodes_per_leaf", "spines", "oversubscription", "affinity",
+        "host_bandwidth", "nodes_per_domain", "switch_trays", "tray_bandwidth", "rails", "rail_of_nic", "cross_rail"})
     CHECK_THAT(text, Contains(key));
 }
