@@ -198,6 +198,26 @@ TEST_CASE("topo: preset b200-rail-512 by hand")
   CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32 / 8);
 }
 
+TEST_CASE("topo: preset b200-leafspine-512 by hand")
+{
+  topo::Topology t = preset("b200-leafspine-512");
+  CHECK(t.gpu_count() == 512);
+  CHECK(t.leaf_count() == 16); // the switches of b200-rail-512, cabled 4 nodes per leaf
+  CHECK(t.spine_count() == 8);
+  CHECK(t.rails() == 1);
+  CHECK(t.link_count() == 64 * 28 + 512 + 16 * 8);
+  auto g = [&](const char* n) { return *t.find_gpu(n); };
+  topo::Path leaf = t.path(g("node0.gpu0"), g("node3.gpu5")); // own NICs, one leaf
+  CHECK(leaf.fabric == FabricClass::kIbSameLeaf);
+  CHECK(leaf.hops.size() == 6);
+  CHECK(leaf.latency.value() == Approx(2 * (0.55 + 0.8 + 0.415) * 1e-6));
+  topo::Path spine = t.path(g("node0.gpu0"), g("node4.gpu0")); // leaf 0 -> spine 1 -> leaf 1
+  CHECK(spine.fabric == FabricClass::kIbSpine);
+  CHECK(t.link(spine.hops[3].link).name == "leaf0.spine1");
+  CHECK(t.link(spine.hops[3].link).bandwidth.value() == 50e9 * 4 * 8 / 8); // 32 NIC ports over 8 spines
+  CHECK(spine.latency.value() == Approx((2 * (0.55 + 0.8 + 0.415) + 2 * 0.23) * 1e-6));
+}
+
 TEST_CASE("topo: preset gb200-nvl72-576 by hand")
 {
   topo::Topology t = preset("gb200-nvl72-576");
@@ -238,8 +258,9 @@ TEST_CASE("topo: preset gb200-nvl72-576 by hand")
 TEST_CASE("topo: every preset in topologies/ loads and is checked by hand and in SimGrid here")
 {
   // A preset added without its tests here fails this test: add a "by hand" and a "SimGrid" case.
-  const std::set<std::string> checked{"b200-rail-512", "dgx-h100",   "gb200-nvl72-576", "h100-rail-1024",
-                                      "ndr400-1024",   "ndr400-128", "pcie-server",     "testbed-ndr200"};
+  const std::set<std::string> checked{"b200-leafspine-512", "b200-rail-512",  "dgx-h100",
+                                      "gb200-nvl72-576",    "h100-rail-1024", "ndr400-1024",
+                                      "ndr400-128",         "pcie-server",    "testbed-ndr200"};
   std::set<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(XATTN_SOURCE_DIR) / "topologies"))
     if (e.path().extension() == ".yaml") {
@@ -284,6 +305,11 @@ TEST_CASE("topo: preset h100-rail-1024 in SimGrid matches the closed form")
 TEST_CASE("topo: preset b200-rail-512 in SimGrid matches the closed form")
 {
   check_closed_form("b200-rail-512", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
+}
+
+TEST_CASE("topo: preset b200-leafspine-512 in SimGrid matches the closed form")
+{
+  check_closed_form("b200-leafspine-512", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
 }
 
 TEST_CASE("topo: preset gb200-nvl72-576 in SimGrid matches the closed form")
