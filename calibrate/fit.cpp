@@ -6,7 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 void Moments::add(double x, double t, double sign)
 {
@@ -23,8 +24,7 @@ Line Moments::line() const
 {
   // Normal equations of min Σ w (t - a - b x)²; the determinant is w² · weighted variance of x.
   double det = w_ * wxx_ - wx_ * wx_;
-  if (n_ < 2 || !(det > 1e-12 * w_ * wxx_))
-    throw std::domain_error("a line needs at least two distinct x values");
+  if (n_ < 2 || !(det > 1e-12 * w_ * wxx_)) throw std::domain_error("a line needs at least two distinct x values");
   double b = (w_ * wxt_ - wx_ * wt_) / det;
   double a = (wt_ - b * wx_) / w_;
   return {a, b};
@@ -33,8 +33,7 @@ Line Moments::line() const
 LineCovariance Moments::covariance(double sigma2) const
 {
   const double det = w_ * wxx_ - wx_ * wx_;
-  if (n_ < 2 || !(det > 1e-12 * w_ * wxx_))
-    return {};
+  if (n_ < 2 || !(det > 1e-12 * w_ * wxx_)) return {};
   return {sigma2 * wxx_ / det, sigma2 * w_ / det, -sigma2 * wx_ / det};
 }
 
@@ -72,7 +71,7 @@ Line fit_line_lad(std::span<const double> x, std::span<const double> t)
     std::vector<double> v(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
       const double r = std::abs(l(x[i]) - t[i]) / t[i];
-      v[i]           = 1 / (t[i] * t[i] * std::max(r, 1e-7));
+      v[i] = 1 / (t[i] * t[i] * std::max(r, 1e-7));
       w += v[i];
       wx += v[i] * x[i];
     }
@@ -83,15 +82,13 @@ Line fit_line_lad(std::span<const double> x, std::span<const double> t)
       sx += v[i] * d, sxx += v[i] * d * d, st += v[i] * t[i], sxt += v[i] * d * t[i];
     }
     const double det = w * sxx - sx * sx;
-    if (!(det > 1e-12 * w * sxx))
-      break; // the weights left one distinct x: keep the last line
+    if (!(det > 1e-12 * w * sxx)) break; // the weights left one distinct x: keep the last line
     const double b = (w * sxt - sx * st) / det;
     const Line next{(st - b * sx) / w - b * xm, b};
     const bool settled = std::abs(next.slope - l.slope) <= 1e-12 * std::abs(l.slope) + 1e-300 &&
                          std::abs(next.intercept - l.intercept) <= 1e-12 * std::abs(l.intercept) + 1e-300;
     l = next;
-    if (settled)
-      break;
+    if (settled) break;
   }
   return l;
 }
@@ -104,8 +101,7 @@ Errors relative_errors(std::span<const double> t, std::span<const double> predic
     e.mape += r;
     e.max_error = std::max(e.max_error, r);
   }
-  if (!t.empty())
-    e.mape /= static_cast<double>(t.size());
+  if (!t.empty()) e.mape /= static_cast<double>(t.size());
   return e;
 }
 
@@ -114,17 +110,16 @@ Quality quality(std::span<const double> t, const std::function<double(std::size_
 {
   Quality q;
   q.points = t.size();
-  if (t.empty())
-    return q;
+  if (t.empty()) return q;
   std::vector<double> pred(t.size()), held(t.size());
   for (std::size_t i = 0; i < t.size(); ++i) {
     pred[i] = predict(i);
     held[i] = loo(i);
   }
   Errors in = relative_errors(t, pred), out = relative_errors(t, held);
-  q.mape      = in.mape;
+  q.mape = in.mape;
   q.max_error = in.max_error;
-  q.loo_mape  = out.mape;
+  q.loo_mape = out.mape;
   // Weighted R²: 1 - Σ w r² / Σ w (t - t̄_w)², w = 1/t², the metric the fit minimises.
   double w = 0, wt = 0;
   for (double ti : t) {
@@ -142,12 +137,10 @@ Quality quality(std::span<const double> t, const std::function<double(std::size_
 
 std::vector<double> fit_linear_model(const std::vector<std::vector<double>>& features, std::span<const double> t)
 {
-  if (features.empty())
-    throw std::domain_error("no points to fit");
+  if (features.empty()) throw std::domain_error("no points to fit");
   const Eigen::Index n = static_cast<Eigen::Index>(features.size());
   const Eigen::Index k = static_cast<Eigen::Index>(features[0].size());
-  if (n < k)
-    throw std::domain_error("fewer points than coefficients");
+  if (n < k) throw std::domain_error("fewer points than coefficients");
   // Weighted rows: divide each equation by t, then ordinary least squares on relative error.
   Eigen::MatrixXd a(n, k);
   Eigen::VectorXd b(n);
@@ -159,13 +152,11 @@ std::vector<double> fit_linear_model(const std::vector<std::vector<double>>& fea
   // Scale columns so features of very different magnitude (tokens vs tokens × rows) condition well.
   Eigen::VectorXd scale = a.colwise().norm().transpose();
   for (Eigen::Index j = 0; j < k; ++j) {
-    if (!(scale(j) > 0))
-      throw std::domain_error("a feature is zero at every point");
+    if (!(scale(j) > 0)) throw std::domain_error("a feature is zero at every point");
     a.col(j) /= scale(j);
   }
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
-  if (qr.rank() < k)
-    throw std::domain_error("the features do not vary independently: the model cannot be identified");
+  if (qr.rank() < k) throw std::domain_error("the features do not vary independently: the model cannot be identified");
   Eigen::VectorXd c = qr.solve(b);
   std::vector<double> out(static_cast<std::size_t>(k));
   for (Eigen::Index j = 0; j < k; ++j)

@@ -11,22 +11,23 @@
 #include <span>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 /// How well a model predicts the points it was fitted on. Errors are relative (|pred - t| / t), as
 /// fractions (0.05 = 5%).
 struct Quality {
   std::size_t points = 0;
-  double r2          = 0; ///< weighted (1/t²) coefficient of determination, in [0, 1] for these fits
-  double mape        = 0; ///< mean relative error
-  double max_error   = 0; ///< largest relative error
-  double loo_mape    = 0; ///< leave-one-out: each point predicted by a fit without it
+  double r2 = 0;        ///< weighted (1/t²) coefficient of determination, in [0, 1] for these fits
+  double mape = 0;      ///< mean relative error
+  double max_error = 0; ///< largest relative error
+  double loo_mape = 0;  ///< leave-one-out: each point predicted by a fit without it
 };
 
 /// A straight line t = intercept + slope · x. For transfers: intercept = α (s), slope = 1/β (s/B).
 struct Line {
   double intercept = 0;
-  double slope     = 0;
+  double slope = 0;
   double operator()(double x) const { return intercept + slope * x; }
 };
 
@@ -37,7 +38,8 @@ struct LineCovariance {
 
 /// Weighted sums of one set of points, w = 1/t² (a segment of a sorted sweep). Adding and removing
 /// points is O(1), which the breakpoint search and leave-one-out both need.
-class Moments {
+class Moments
+{
 public:
   void add(double x, double t, double sign = 1.0);
   void remove(double x, double t) { add(x, t, -1.0); }

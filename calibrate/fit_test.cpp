@@ -9,7 +9,8 @@
 
 using namespace xattn::calibrate;
 
-namespace {
+namespace
+{
 // A log-spaced sweep 1 KiB .. 256 MiB of t = alpha + s / beta with multiplicative noise.
 void sweep(double alpha, double beta, double noise, unsigned seed, std::vector<double>& x, std::vector<double>& t)
 {
@@ -41,7 +42,7 @@ TEST_CASE("calibrate: noise-free data gives exact parameters and zero errors")
   sweep(8e-6, 450e9, 0.0, 7, x, t);
   PiecewiseOptions one;
   one.max_segments = 1;
-  Piecewise p      = fit_piecewise(x, t, one);
+  Piecewise p = fit_piecewise(x, t, one);
   REQUIRE(p.lines.size() == 1);
   CHECK(p.lines[0].intercept == Approx(8e-6).epsilon(1e-9));
   CHECK(1 / p.lines[0].slope == Approx(450e9).epsilon(1e-9));
@@ -56,7 +57,7 @@ TEST_CASE("calibrate: leave-one-out MAPE is reported and exceeds the in-sample M
   sweep(16e-6, 25e9, 0.03, 11, x, t);
   PiecewiseOptions one;
   one.max_segments = 1;
-  Piecewise p      = fit_piecewise(x, t, one);
+  Piecewise p = fit_piecewise(x, t, one);
   CHECK(p.quality.points == x.size());
   // Multiplicative N(0, 3%) noise: E|e| = 0.03 sqrt(2/pi) = 2.39%.
   CHECK(p.quality.mape == Approx(0.0239).margin(0.005));

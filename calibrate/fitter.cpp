@@ -4,16 +4,18 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <random>
 #include <stdexcept>
 
-namespace xattn::calibrate {
-namespace {
+namespace xattn::calibrate
+{
+namespace
+{
 
 std::string fixed6(double v, const char* unit)
 {
@@ -47,14 +49,14 @@ std::vector<double> times(const Series& s)
 std::vector<double> features(Measured m, const std::vector<double>& x)
 {
   switch (m) {
-    case Measured::kKernel:
-      return {1.0, x[0], x[0] * x[1]};
-    case Measured::kMerge:
-      return {1.0, x[0] * x[1]};
-    case Measured::kSplice:
-      return {x[0], x[1]};
-    default:
-      return {};
+  case Measured::kKernel:
+    return {1.0, x[0], x[0] * x[1]};
+  case Measured::kMerge:
+    return {1.0, x[0] * x[1]};
+  case Measured::kSplice:
+    return {x[0], x[1]};
+  default:
+    return {};
   }
 }
 
@@ -64,15 +66,15 @@ void fit_linear(FittedSeries& f, const Series& s)
   for (const Point& p : s.points)
     rows.push_back(features(s.measured, p.x));
   std::vector<double> t = times(s);
-  f.coeffs              = fit_linear_model(rows, t);
-  auto loo              = [&](std::size_t i) {
+  f.coeffs = fit_linear_model(rows, t);
+  auto loo = [&](std::size_t i) {
     std::vector<std::vector<double>> r2 = rows;
-    std::vector<double> t2              = t;
+    std::vector<double> t2 = t;
     r2.erase(r2.begin() + static_cast<std::ptrdiff_t>(i));
     t2.erase(t2.begin() + static_cast<std::ptrdiff_t>(i));
     try {
       std::vector<double> c = fit_linear_model(r2, t2);
-      double y              = 0;
+      double y = 0;
       for (std::size_t k = 0; k < c.size(); ++k)
         y += c[k] * rows[i][k];
       return y;
@@ -80,7 +82,8 @@ void fit_linear(FittedSeries& f, const Series& s)
       return f.predict(s.points[i].x);
     }
   };
-  f.quality = quality(t, [&](std::size_t i) { return f.predict(s.points[i].x); }, loo);
+  f.quality = quality(
+      t, [&](std::size_t i) { return f.predict(s.points[i].x); }, loo);
   static const std::map<Measured, std::vector<std::string>> kKeys{
       {Measured::kKernel, {"holder.kernel_fixed", "holder.kernel_per_token", "holder.kernel_per_token_row"}},
       {Measured::kMerge, {"merge.fixed", "merge.per_row"}},
@@ -110,8 +113,7 @@ void fit_linear(FittedSeries& f, const Series& s)
       // a degenerate resample: skip it
     }
   }
-  if (draws.size() < 2)
-    return;
+  if (draws.size() < 2) return;
   std::vector<double> mean(p, 0.0);
   for (const auto& d : draws)
     for (std::size_t k = 0; k < p; ++k)
@@ -125,12 +127,14 @@ void fit_linear(FittedSeries& f, const Series& s)
   std::vector<std::size_t> set;
   for (std::size_t k = 0; k < p; ++k)
     if (f.coeffs[k] > 0 && cov(k, k) > 0) {
-      f.uncertainty.push_back({keys[k], std::sqrt(cov(k, k)) / f.coeffs[k], "fit: bootstrap of " + std::to_string(n) + " points"});
+      f.uncertainty.push_back(
+          {keys[k], std::sqrt(cov(k, k)) / f.coeffs[k], "fit: bootstrap of " + std::to_string(n) + " points"});
       set.push_back(k);
     }
   for (std::size_t i = 0; i < set.size(); ++i)
     for (std::size_t j = i + 1; j < set.size(); ++j)
-      f.correlations.push_back({keys[set[i]], keys[set[j]], cov(set[i], set[j]) / std::sqrt(cov(set[i], set[i]) * cov(set[j], set[j]))});
+      f.correlations.push_back(
+          {keys[set[i]], keys[set[j]], cov(set[i], set[j]) / std::sqrt(cov(set[i], set[i]) * cov(set[j], set[j]))});
 }
 
 // The spread of the probe (the first segment's intercept) and of the rate (the last segment's
@@ -141,8 +145,9 @@ void set_transfer_spread(FittedSeries& f, const Series& s)
   auto sets = [&f](const std::string& key) {
     return std::any_of(f.sets.begin(), f.sets.end(), [&key](const auto& kv) { return kv.first == key; });
   };
-  const std::string probe = s.transport ? fabric_key(s, *s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy") : "";
-  const std::string rate  = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
+  const std::string probe =
+      s.transport ? fabric_key(s, *s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy") : "";
+  const std::string rate = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
   const Line first = pw.lines.front(), last = pw.lines.back();
   const std::string how = "fit: bootstrap of " + std::to_string(pw.counts.front()) + " points";
   for (const auto* cov : {&pw.bootstrap, &pw.analytic}) {
@@ -150,7 +155,8 @@ void set_transfer_spread(FittedSeries& f, const Series& s)
     if (!probe.empty() && sets(probe) && cov->front().var_intercept > 0)
       out.push_back({probe, std::sqrt(cov->front().var_intercept) / first.intercept, how});
     if (sets(rate) && cov->back().var_slope > 0)
-      out.push_back({rate, std::sqrt(cov->back().var_slope) / last.slope, "fit: bootstrap of " + std::to_string(pw.counts.back()) + " points"});
+      out.push_back({rate, std::sqrt(cov->back().var_slope) / last.slope,
+                     "fit: bootstrap of " + std::to_string(pw.counts.back()) + " points"});
   }
   // One segment: the probe and the rate come from one line, and a larger intercept goes with a
   // smaller slope (a larger rate).
@@ -175,7 +181,7 @@ void set_curve(FittedSeries& f, const Series& s)
     const double from = k == 0 ? 0.0 : std::round(pw.breakpoints[k - 1]);
     curve.push_back({Bytes(from), Seconds(pw.lines[k].intercept), BytesPerSec(1 / pw.lines[k].slope)});
   }
-  f.curve     = std::move(curve);
+  f.curve = std::move(curve);
   f.curve_key = fabric_key(s, "transfer");
   f.sets.emplace_back(f.curve_key, std::to_string(f.curve.size()) + " segments");
 }
@@ -185,36 +191,27 @@ void set_curve(FittedSeries& f, const Series& s)
 std::string seconds_text(double s)
 {
   double a = std::abs(s);
-  if (a == 0)
-    return "0us";
-  if (a >= 1)
-    return fixed6(s, "s");
-  if (a >= 1e-3)
-    return fixed6(s * 1e3, "ms");
-  if (a >= 1e-6)
-    return fixed6(s * 1e6, "us");
-  if (a >= 1e-9)
-    return fixed6(s * 1e9, "ns");
+  if (a == 0) return "0us";
+  if (a >= 1) return fixed6(s, "s");
+  if (a >= 1e-3) return fixed6(s * 1e3, "ms");
+  if (a >= 1e-6) return fixed6(s * 1e6, "us");
+  if (a >= 1e-9) return fixed6(s * 1e9, "ns");
   return fixed6(s * 1e12, "ps");
 }
 
 std::string rate_text(double r)
 {
-  if (r >= 1e9)
-    return fixed6(r / 1e9, "GBps");
-  if (r >= 1e6)
-    return fixed6(r / 1e6, "MBps");
+  if (r >= 1e9) return fixed6(r / 1e9, "GBps");
+  if (r >= 1e6) return fixed6(r / 1e6, "MBps");
   return fixed6(r, "Bps");
 }
 
 double FittedSeries::predict(const std::vector<double>& x) const
 {
-  if (line)
-    return (*line)(x.at(0));
-  if (knee)
-    return (*knee)(x.at(0));
+  if (line) return (*line)(x.at(0));
+  if (knee) return (*knee)(x.at(0));
   std::vector<double> f = features(measured, x);
-  double y              = 0;
+  double y = 0;
   for (std::size_t k = 0; k < coeffs.size(); ++k)
     y += coeffs[k] * f[k];
   return y;
@@ -223,66 +220,61 @@ double FittedSeries::predict(const std::vector<double>& x) const
 FittedSeries fit_series(const Series& s, const std::string& file, const FitOptions& opt)
 {
   FittedSeries f;
-  f.name     = s.name;
+  f.name = s.name;
   f.measured = s.measured;
   try {
     switch (s.measured) {
-      case Measured::kTransfer:
-      case Measured::kLaunch: {
-        PiecewiseOptions pw = opt.piecewise;
-        // A transfer's pieces are latency + size / rate: both positive, as the profile writes them.
-        pw.growing              = s.measured == Measured::kTransfer;
-        pw.allow_negative_alpha = pw.allow_negative_alpha && s.measured != Measured::kTransfer;
-        f.line              = fit_piecewise(column(s, 0), times(s), pw);
-        f.model = "piecewise alpha-beta, " + std::to_string(f.line->lines.size()) + " segment(s)";
-        f.quality = f.line->quality;
-        if (s.measured == Measured::kLaunch || !s.fabric)
-          break;
-        double alpha = f.line->lines.front().intercept, slope = f.line->lines.back().slope;
-        if (s.transport) {
-          std::string key = fabric_key(s, s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy");
-          if (alpha > 0)
-            f.sets.emplace_back(key, seconds_text(alpha));
-          else
-            f.notes.push_back(key + " not set: fitted alpha " + seconds_text(alpha) + " <= 0");
-        }
-        std::string key = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
-        if (slope > 0) {
-          f.sets.emplace_back(key, rate_text(1 / slope));
-          // The measured machine's links: the measurements cannot tell its datasheet rate, so the
-          // bulk rate stands for it (a base profile's nominal rate belongs to other hardware).
-          if (!s.single_block)
-            f.sets.emplace_back(fabric_key(s, "nominal_bandwidth"), rate_text(1 / slope));
-        }
+    case Measured::kTransfer:
+    case Measured::kLaunch: {
+      PiecewiseOptions pw = opt.piecewise;
+      // A transfer's pieces are latency + size / rate: both positive, as the profile writes them.
+      pw.growing = s.measured == Measured::kTransfer;
+      pw.allow_negative_alpha = pw.allow_negative_alpha && s.measured != Measured::kTransfer;
+      f.line = fit_piecewise(column(s, 0), times(s), pw);
+      f.model = "piecewise alpha-beta, " + std::to_string(f.line->lines.size()) + " segment(s)";
+      f.quality = f.line->quality;
+      if (s.measured == Measured::kLaunch || !s.fabric) break;
+      double alpha = f.line->lines.front().intercept, slope = f.line->lines.back().slope;
+      if (s.transport) {
+        std::string key = fabric_key(s, s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy");
+        if (alpha > 0)
+          f.sets.emplace_back(key, seconds_text(alpha));
         else
-          f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
-        if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1)
-          set_curve(f, s);
-        set_transfer_spread(f, s);
-        break;
+          f.notes.push_back(key + " not set: fitted alpha " + seconds_text(alpha) + " <= 0");
       }
-      case Measured::kKernel:
-      case Measured::kMerge:
-      case Measured::kSplice:
-        f.model = s.measured == Measured::kKernel  ? "fixed + per_token*T + per_token_row*T*R"
-                  : s.measured == Measured::kMerge ? "fixed + per_row*P*R"
-                                                   : "fixed*runs + per_token*tokens";
-        fit_linear(f, s);
-        break;
-      case Measured::kCopyElbow:
-      case Measured::kComputeElbow: {
-        f.knee    = find_knee(column(s, 0), times(s), opt.knee_min_rise);
-        f.model   = "hinge: flat up to the knee, then linear";
-        f.quality = f.knee->quality;
-        std::string key =
-            s.measured == Measured::kCopyElbow ? "holder.copy_streams" : "holder.compute_concurrency";
-        f.sets.emplace_back(key, std::to_string(static_cast<long long>(std::llround(f.knee->knee))));
-        if (!f.knee->found)
-          f.notes.push_back(key + ": no rise within the sweep; the elbow is at least the largest level measured");
-        break;
-      }
-      case Measured::kOther:
-        throw std::domain_error("not a fittable quantity");
+      std::string key = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
+      if (slope > 0) {
+        f.sets.emplace_back(key, rate_text(1 / slope));
+        // The measured machine's links: the measurements cannot tell its datasheet rate, so the
+        // bulk rate stands for it (a base profile's nominal rate belongs to other hardware).
+        if (!s.single_block) f.sets.emplace_back(fabric_key(s, "nominal_bandwidth"), rate_text(1 / slope));
+      } else
+        f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
+      if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1) set_curve(f, s);
+      set_transfer_spread(f, s);
+      break;
+    }
+    case Measured::kKernel:
+    case Measured::kMerge:
+    case Measured::kSplice:
+      f.model = s.measured == Measured::kKernel  ? "fixed + per_token*T + per_token_row*T*R"
+                : s.measured == Measured::kMerge ? "fixed + per_row*P*R"
+                                                 : "fixed*runs + per_token*tokens";
+      fit_linear(f, s);
+      break;
+    case Measured::kCopyElbow:
+    case Measured::kComputeElbow: {
+      f.knee = find_knee(column(s, 0), times(s), opt.knee_min_rise);
+      f.model = "hinge: flat up to the knee, then linear";
+      f.quality = f.knee->quality;
+      std::string key = s.measured == Measured::kCopyElbow ? "holder.copy_streams" : "holder.compute_concurrency";
+      f.sets.emplace_back(key, std::to_string(static_cast<long long>(std::llround(f.knee->knee))));
+      if (!f.knee->found)
+        f.notes.push_back(key + ": no rise within the sweep; the elbow is at least the largest level measured");
+      break;
+    }
+    case Measured::kOther:
+      throw std::domain_error("not a fittable quantity");
     }
   } catch (const std::domain_error& e) {
     core::fail(file, s.line, 0, s.name, std::string("cannot fit: ") + e.what());
@@ -298,8 +290,7 @@ std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptio
   std::map<std::string, std::string> owner;
   core::Diagnostics diags;
   for (const Series& s : m.series) {
-    if (s.measured == Measured::kOther || s.points.empty())
-      continue;
+    if (s.measured == Measured::kOther || s.points.empty()) continue;
     try {
       FittedSeries f = fit_series(s, m.file, opt);
       for (const auto& [key, value] : f.sets) {
@@ -314,8 +305,7 @@ std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptio
     }
   }
   diags.throw_if_any();
-  if (out.empty())
-    core::fail(m.file, 0, 0, "", "no series to fit");
+  if (out.empty()) core::fail(m.file, 0, 0, "", "no series to fit");
   return out;
 }
 
@@ -323,14 +313,11 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
 {
   YAML::Node root;
   root["name"] = header.name;
-  if (!header.description.empty())
-    root["description"] = header.description;
-  if (!header.base.empty())
-    root["extends"] = header.base;
+  if (!header.description.empty()) root["description"] = header.description;
+  if (!header.base.empty()) root["extends"] = header.base;
   for (const FittedSeries& f : fits)
     for (const auto& [key, value] : f.sets) {
-      if (key == f.curve_key)
-        continue; // written below, as a list
+      if (key == f.curve_key) continue; // written below, as a list
       // Walk the dotted path; yaml-cpp nodes are handles, so this edits `root` in place.
       std::vector<YAML::Node> chain{root};
       std::size_t start = 0;
@@ -346,15 +333,14 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
       }
     }
   for (const FittedSeries& f : fits) {
-    if (f.curve.empty())
-      continue;
+    if (f.curve.empty()) continue;
     YAML::Node list;
     for (const CurveSegment& k : f.curve) {
       char from[32];
       std::snprintf(from, sizeof from, "%.0fB", k.from.value());
       YAML::Node seg;
-      seg["from"]      = std::string(from);
-      seg["latency"]   = seconds_text(k.latency.value());
+      seg["from"] = std::string(from);
+      seg["latency"] = seconds_text(k.latency.value());
       seg["bandwidth"] = rate_text(k.bandwidth.value());
       list.push_back(seg);
     }
@@ -365,34 +351,31 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
   for (const FittedSeries& f : fits) {
     for (const Uncertainty& u : f.uncertainty) {
       spread[u.key]["relative"] = fixed6(u.relative, "");
-      spread[u.key]["source"]   = u.source;
+      spread[u.key]["source"] = u.source;
     }
     for (const Correlation& c : f.correlations) {
       YAML::Node n;
-      n["a"]   = c.a;
-      n["b"]   = c.b;
+      n["a"] = c.a;
+      n["b"] = c.b;
       n["rho"] = fixed6(c.rho, "");
       corr.push_back(n);
     }
   }
-  if (spread.size() > 0)
-    root["uncertainty"] = spread;
-  if (corr.size() > 0)
-    root["correlations"] = corr;
+  if (spread.size() > 0) root["uncertainty"] = spread;
+  if (corr.size() > 0) root["correlations"] = corr;
   YAML::Node fit_node;
   for (const FittedSeries& f : fits) {
     YAML::Node n;
-    n["measured"]  = std::string(to_string(f.measured));
-    n["model"]     = f.model;
-    n["points"]    = f.quality.points;
-    n["r2"]        = fixed6(f.quality.r2, "");
-    n["mape"]      = fixed6(f.quality.mape, "");
+    n["measured"] = std::string(to_string(f.measured));
+    n["model"] = f.model;
+    n["points"] = f.quality.points;
+    n["r2"] = fixed6(f.quality.r2, "");
+    n["mape"] = fixed6(f.quality.mape, "");
     n["max_error"] = fixed6(f.quality.max_error, "");
-    n["loo_mape"]  = fixed6(f.quality.loo_mape, "");
+    n["loo_mape"] = fixed6(f.quality.loo_mape, "");
     if (f.line && !f.line->breakpoints.empty()) {
       YAML::Node bps;
-      for (double b : f.line->breakpoints)
-        {
+      for (double b : f.line->breakpoints) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.0fB", std::round(b));
         bps.push_back(std::string(buf));

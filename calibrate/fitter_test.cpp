@@ -1,7 +1,7 @@
 #include "calibrate/fitter.hpp"
-#include "sim/core/atomic_file.hpp"
 #include "calibrate/importers.hpp"
 #include "calibrate/profile.hpp"
+#include "sim/core/atomic_file.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,14 +13,14 @@ using namespace xattn::calibrate;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 const std::string kData = XATTN_SOURCE_DIR "/calibrate/testdata/";
 
 const FittedSeries& find(const std::vector<FittedSeries>& fits, const std::string& name)
 {
   for (const FittedSeries& f : fits)
-    if (f.name == name)
-      return f;
+    if (f.name == name) return f;
   FAIL("no fit " << name);
   throw;
 }
@@ -28,10 +28,10 @@ const FittedSeries& find(const std::vector<FittedSeries>& fits, const std::strin
 
 TEST_CASE("calibrate: a fitted probe file round-trips through load_profile")
 {
-  Measurements m                 = import_file(kData + "probe.json");
+  Measurements m = import_file(kData + "probe.json");
   std::vector<FittedSeries> fits = fit_measurements(m);
-  std::string text               = render_profile(fits, {"fixture-fit", "h100-ndr200-ibgda", "fitted from a fixture"});
-  fs::path dir                   = fs::temp_directory_path() / "xattn_fitter_test";
+  std::string text = render_profile(fits, {"fixture-fit", "h100-ndr200-ibgda", "fitted from a fixture"});
+  fs::path dir = fs::temp_directory_path() / "xattn_fitter_test";
   fs::create_directories(dir);
   fs::path out = dir / "fitted.yaml";
   core::write_file_atomically(out, text);
@@ -77,9 +77,9 @@ TEST_CASE("calibrate: a piecewise transfer fit records its breakpoints in the pr
     double t = s < 65536 ? 6e-6 + s / 5e9 : 25e-6 + s / 45e9;
     csv += "ib-same-leaf," + std::to_string(static_cast<long long>(s)) + "," + std::to_string(t * 1e6) + "us,proxy\n";
   }
-  Measurements m                 = import_text(csv, "two.csv");
+  Measurements m = import_text(csv, "two.csv");
   std::vector<FittedSeries> fits = fit_measurements(m);
-  const FittedSeries& f          = find(fits, "ib-same-leaf/proxy");
+  const FittedSeries& f = find(fits, "ib-same-leaf/proxy");
   REQUIRE(f.line->breakpoints.size() == 1);
   CHECK(f.line->breakpoints[0] > 46341); // between the measured sizes around 64 KiB
   CHECK(f.line->breakpoints[0] < 65536);

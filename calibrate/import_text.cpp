@@ -7,19 +7,20 @@
 #include <map>
 #include <sstream>
 
-namespace xattn::calibrate {
-namespace {
+namespace xattn::calibrate
+{
+namespace
+{
 
 Series& series_named(Measurements& m, const std::string& key, int line)
 {
   auto it = std::find_if(m.series.begin(), m.series.end(), [&](const Series& s) { return s.name == key; });
-  if (it != m.series.end())
-    return *it;
+  if (it != m.series.end()) return *it;
   Series s;
-  s.name     = key;
+  s.name = key;
   s.measured = Measured::kTransfer;
   s.features = {"bytes"};
-  s.line     = line;
+  s.line = line;
   m.series.push_back(std::move(s));
   return m.series.back();
 }
@@ -36,8 +37,7 @@ Measurements import_csv(const std::string& text, const std::string& name)
 {
   Measurements m{name, "csv", {}, {}};
   std::vector<std::string> lines = detail::lines_of(text);
-  if (lines.empty())
-    core::fail(name, 0, 0, "", "empty file");
+  if (lines.empty()) core::fail(name, 0, 0, "", "empty file");
   std::vector<std::string> header = detail::split_csv(lines[0]);
   int c_fabric = column(header, "fabric"), c_bytes = column(header, "bytes"), c_lat = column(header, "latency");
   int c_transport = column(header, "transport"), c_dispatch = column(header, "dispatch");
@@ -46,12 +46,11 @@ Measurements import_csv(const std::string& text, const std::string& name)
   core::Diagnostics diags;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     int ln = static_cast<int>(i + 1);
-    if (detail::trim(lines[i]).empty() || lines[i][0] == '#')
-      continue;
+    if (detail::trim(lines[i]).empty() || lines[i][0] == '#') continue;
     std::vector<std::string> cells = detail::split_csv(lines[i]);
     if (cells.size() != header.size()) {
-      diags.add({name, ln, 0, "", "expected " + std::to_string(header.size()) + " cells, got " +
-                                      std::to_string(cells.size())});
+      diags.add({name, ln, 0, "",
+                 "expected " + std::to_string(header.size()) + " cells, got " + std::to_string(cells.size())});
       continue;
     }
     try {
@@ -61,10 +60,9 @@ Measurements import_csv(const std::string& text, const std::string& name)
                          ? detail::number(b, name, ln, "bytes")
                          : core::parse_bytes(b).value();
       double t = core::parse_seconds(cells[c_lat]).value();
-      if (!(bytes > 0) || !(t > 0))
-        core::fail(name, ln, 0, "", "bytes and latency must be greater than zero");
+      if (!(bytes > 0) || !(t > 0)) core::fail(name, ln, 0, "", "bytes and latency must be greater than zero");
       std::string transport = c_transport >= 0 ? cells[c_transport] : "";
-      std::string dispatch  = c_dispatch >= 0 ? cells[c_dispatch] : "";
+      std::string dispatch = c_dispatch >= 0 ? cells[c_dispatch] : "";
       if (!transport.empty() && transport != "gpu" && transport != "proxy")
         core::fail(name, ln, 0, "transport", "expected gpu, proxy or nothing, got '" + transport + "'");
       if (!dispatch.empty() && dispatch != "single-block" && dispatch != "bulk")
@@ -72,9 +70,8 @@ Measurements import_csv(const std::string& text, const std::string& name)
       std::string key = std::string(core::to_string(f)) + (transport.empty() ? "" : "/" + transport) +
                         (dispatch.empty() ? "" : "/" + dispatch);
       Series& s = series_named(m, key, ln);
-      s.fabric  = f;
-      if (!transport.empty())
-        s.transport = transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
+      s.fabric = f;
+      if (!transport.empty()) s.transport = transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
       s.single_block = dispatch == "single-block";
       s.points.push_back({{bytes}, t, ln});
     } catch (const core::UnitError& e) {
@@ -92,36 +89,32 @@ Measurements import_vidur(const std::string& text, const std::string& name, cons
 {
   Measurements m{name, "vidur", {}, {}};
   std::vector<std::string> lines = detail::lines_of(text);
-  if (lines.empty())
-    core::fail(name, 0, 0, "", "empty file");
+  if (lines.empty()) core::fail(name, 0, 0, "", "empty file");
   std::vector<std::string> header = detail::split_csv(lines[0]);
   int c_median = column(header, "time_stats.send_recv.median"), c_size = column(header, "size");
   int c_dpn = column(header, "devices_per_node"), c_coll = column(header, "collective");
   if (c_median < 0 || c_size < 0 || c_dpn < 0)
-    core::fail(name, 1, 1, "",
-               "expected vidur send_recv columns time_stats.send_recv.median, size, devices_per_node");
+    core::fail(name, 1, 1, "", "expected vidur send_recv columns time_stats.send_recv.median, size, devices_per_node");
   for (std::size_t i = 1; i < lines.size(); ++i) {
     int ln = static_cast<int>(i + 1);
-    if (detail::trim(lines[i]).empty())
-      continue;
+    if (detail::trim(lines[i]).empty()) continue;
     std::vector<std::string> cells = detail::split_csv(lines[i]);
     if (cells.size() != header.size())
-      core::fail(name, ln, 0, "", "expected " + std::to_string(header.size()) + " cells, got " +
-                                      std::to_string(cells.size()));
+      core::fail(name, ln, 0, "",
+                 "expected " + std::to_string(header.size()) + " cells, got " + std::to_string(cells.size()));
     if (c_coll >= 0 && cells[c_coll] != "send_recv")
-      core::fail(name, ln, 0, "collective", "only send_recv rows are point-to-point transfers, got '" +
-                                                cells[c_coll] + "'");
-    double dpn  = detail::number(cells[c_dpn], name, ln, "devices_per_node");
+      core::fail(name, ln, 0, "collective",
+                 "only send_recv rows are point-to-point transfers, got '" + cells[c_coll] + "'");
+    double dpn = detail::number(cells[c_dpn], name, ln, "devices_per_node");
     double size = detail::number(cells[c_size], name, ln, "size");
-    double ms   = detail::number(cells[c_median], name, ln, "time_stats.send_recv.median");
-    if (!(size > 0) || !(ms > 0))
-      core::fail(name, ln, 0, "", "size and time must be greater than zero");
+    double ms = detail::number(cells[c_median], name, ln, "time_stats.send_recv.median");
+    if (!(size > 0) || !(ms > 0)) core::fail(name, ln, 0, "", "size and time must be greater than zero");
     // Both ranks in one node cross NVLink (NVSwitch); one rank per node crosses the network.
     core::FabricClass f = dpn >= 2 ? core::FabricClass::kNvlink : opt.inter_node_fabric;
-    std::string key     = "send_recv/" + std::string(core::to_string(f));
-    Series& s           = series_named(m, key, ln);
-    s.fabric            = f;
-    s.transport         = core::Transport::kProxy; // host-launched NCCL
+    std::string key = "send_recv/" + std::string(core::to_string(f));
+    Series& s = series_named(m, key, ln);
+    s.fabric = f;
+    s.transport = core::Transport::kProxy; // host-launched NCCL
     s.points.push_back({{size}, ms * 1e-3, ln});
   }
   return m;
@@ -130,21 +123,21 @@ Measurements import_vidur(const std::string& text, const std::string& name, cons
 Measurements import_nvshmem(const std::string& text, const std::string& name, const ImportOptions& opt)
 {
   Measurements m{name, "nvshmem", {}, {}};
-  core::FabricClass f            = detail::required_fabric(opt.fabric, name, "nvshmem");
+  core::FabricClass f = detail::required_fabric(opt.fabric, name, "nvshmem");
   std::vector<std::string> lines = detail::lines_of(text);
   std::string job;
   bool bandwidth = false, in_table = false;
   auto add = [&](const std::string& jobname, const std::string& scope, double size, double value, bool bw, int ln) {
     // A put issued by one thread, warp or block is a single-block dispatch; bandwidth tests use grids.
     bool single = !bw && (scope == "thread" || scope == "warp" || scope == "block");
-    Series& s   = series_named(m, jobname + "/" + scope, ln);
-    s.fabric    = f;
+    Series& s = series_named(m, jobname + "/" + scope, ln);
+    s.fabric = f;
     s.transport = core::Transport::kGpu; // NVSHMEM puts are device-initiated
     s.single_block = single;
     s.points.push_back({{size}, bw ? size / (value * 1e9) : value * 1e-6, ln});
   };
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    int ln                  = static_cast<int>(i + 1);
+    int ln = static_cast<int>(i + 1);
     const std::string& line = lines[i];
     if (line.rfind("&&&& PERF ", 0) == 0) {
       // &&&& PERF <job>___<scope>___size__<N>___<var> <value> <sign><units>
@@ -166,7 +159,7 @@ Measurements import_nvshmem(const std::string& text, const std::string& name, co
       continue;
     }
     if (t[0] == '#') {
-      job      = detail::trim(t.substr(1));
+      job = detail::trim(t.substr(1));
       in_table = false;
       continue;
     }
@@ -177,16 +170,14 @@ Measurements import_nvshmem(const std::string& text, const std::string& name, co
       in_table = true;
       continue;
     }
-    if (!in_table)
-      continue;
+    if (!in_table) continue;
     std::istringstream ss(t);
     std::string size, scope, value;
     ss >> size >> scope >> value;
     add(job.empty() ? "nvshmem" : job, scope, detail::number(size, name, ln, "size(B)"),
         detail::number(value, name, ln, "value"), bandwidth, ln);
   }
-  if (m.series.empty())
-    core::fail(name, 0, 0, "", "no NVSHMEM perftest table found");
+  if (m.series.empty()) core::fail(name, 0, 0, "", "no NVSHMEM perftest table found");
   return m;
 }
 

@@ -8,7 +8,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::calibrate::detail {
+namespace xattn::calibrate::detail
+{
 
 /// Splits one CSV line at commas (no quoting: none of the supported formats quotes).
 std::vector<std::string> split_csv(std::string_view line);

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
-namespace {
+namespace
+{
 constexpr std::array<std::pair<Measured, std::string_view>, 8> kMeasuredNames{{
     {Measured::kTransfer, "transfer"},
     {Measured::kKernel, "kernel"},
@@ -35,56 +37,46 @@ constexpr std::array<std::pair<Format, std::string_view>, 7> kFormatNames{{
 std::string_view to_string(Measured m)
 {
   for (auto& [k, v] : kMeasuredNames)
-    if (k == m)
-      return v;
+    if (k == m) return v;
   return "other";
 }
 
 std::optional<Measured> parse_measured(std::string_view s)
 {
   for (auto& [k, v] : kMeasuredNames)
-    if (v == s)
-      return k;
+    if (v == s) return k;
   return std::nullopt;
 }
 
 std::string_view to_string(Format f)
 {
   for (auto& [k, v] : kFormatNames)
-    if (k == f)
-      return v;
+    if (k == f) return v;
   return "auto";
 }
 
 std::optional<Format> parse_format(std::string_view s)
 {
   for (auto& [k, v] : kFormatNames)
-    if (v == s)
-      return k;
+    if (v == s) return k;
   return std::nullopt;
 }
 
 std::optional<Format> detect_format(const std::string& text)
 {
   auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos)
-    return std::nullopt;
+  if (first == std::string::npos) return std::nullopt;
   if (text[first] == '{' || text[first] == '[') {
-    if (text.find("\"xattn-probe/") != std::string::npos)
-      return Format::kProbe;
-    if (text.find("\"nvbandwidth\"") != std::string::npos)
-      return Format::kNvbandwidth;
+    if (text.find("\"xattn-probe/") != std::string::npos) return Format::kProbe;
+    if (text.find("\"nvbandwidth\"") != std::string::npos) return Format::kNvbandwidth;
     if (text.find("\"results\"") != std::string::npos && text.find("\"nccl_version\"") != std::string::npos)
       return Format::kNcclTests;
     return std::nullopt;
   }
   std::string head = text.substr(first, text.find('\n', first) - first);
-  if (head.find("time_stats.send_recv") != std::string::npos)
-    return Format::kVidur;
-  if (head.rfind("fabric,", 0) == 0)
-    return Format::kCsv;
-  if (text.find("&&&& PERF") != std::string::npos || text.find("size(B)") != std::string::npos)
-    return Format::kNvshmem;
+  if (head.find("time_stats.send_recv") != std::string::npos) return Format::kVidur;
+  if (head.rfind("fabric,", 0) == 0) return Format::kCsv;
+  if (text.find("&&&& PERF") != std::string::npos || text.find("size(B)") != std::string::npos) return Format::kNvshmem;
   return std::nullopt;
 }
 
@@ -100,20 +92,20 @@ Measurements import_text(const std::string& text, const std::string& name, const
     f = *d;
   }
   switch (f) {
-    case Format::kProbe:
-      return import_probe_json(text, name);
-    case Format::kNcclTests:
-      return import_nccl_tests(text, name, opt);
-    case Format::kNvbandwidth:
-      return import_nvbandwidth(text, name, opt);
-    case Format::kNvshmem:
-      return import_nvshmem(text, name, opt);
-    case Format::kCsv:
-      return import_csv(text, name);
-    case Format::kVidur:
-      return import_vidur(text, name, opt);
-    case Format::kAuto:
-      break;
+  case Format::kProbe:
+    return import_probe_json(text, name);
+  case Format::kNcclTests:
+    return import_nccl_tests(text, name, opt);
+  case Format::kNvbandwidth:
+    return import_nvbandwidth(text, name, opt);
+  case Format::kNvshmem:
+    return import_nvshmem(text, name, opt);
+  case Format::kCsv:
+    return import_csv(text, name);
+  case Format::kVidur:
+    return import_vidur(text, name, opt);
+  case Format::kAuto:
+    break;
   }
   core::fail(name, 0, 0, "", "no importer for this format");
 }
@@ -121,20 +113,19 @@ Measurements import_text(const std::string& text, const std::string& name, const
 Measurements import_file(const std::filesystem::path& path, const ImportOptions& opt)
 {
   std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path))
-    core::fail(path.string(), 0, 0, "", "cannot open measurement file");
+  if (!in || std::filesystem::is_directory(path)) core::fail(path.string(), 0, 0, "", "cannot open measurement file");
   std::stringstream ss;
   ss << in.rdbuf();
   return import_text(ss.str(), path.string(), opt);
 }
 
-namespace detail {
+namespace detail
+{
 
 std::string trim(std::string_view s)
 {
   auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos)
-    return "";
+  if (b == std::string_view::npos) return "";
   auto e = s.find_last_not_of(" \t\r\n");
   return std::string(s.substr(b, e - b + 1));
 }
@@ -145,8 +136,7 @@ std::vector<std::string> split_csv(std::string_view line)
   while (true) {
     auto comma = line.find(',');
     out.push_back(trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos)
-      return out;
+    if (comma == std::string_view::npos) return out;
     line.remove_prefix(comma + 1);
   }
 }
@@ -156,8 +146,7 @@ std::vector<std::string> lines_of(const std::string& text)
   std::vector<std::string> out;
   std::stringstream ss(text);
   for (std::string l; std::getline(ss, l);) {
-    if (!l.empty() && l.back() == '\r')
-      l.pop_back();
+    if (!l.empty() && l.back() == '\r') l.pop_back();
     out.push_back(l);
   }
   return out;
@@ -166,8 +155,8 @@ std::vector<std::string> lines_of(const std::string& text)
 double number(std::string_view cell, const std::string& file, int line, const std::string& key)
 {
   std::string s = trim(cell);
-  double v      = 0;
-  auto [p, ec]  = std::from_chars(s.data(), s.data() + s.size(), v);
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
     core::fail(file, line, 0, key, "expected a number, got '" + s + "'");
   return v;

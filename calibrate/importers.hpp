@@ -17,7 +17,8 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 enum class Format { kAuto, kProbe, kNcclTests, kNvbandwidth, kNvshmem, kCsv, kVidur };
 

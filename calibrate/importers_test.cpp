@@ -7,14 +7,14 @@ using namespace xattn;
 using namespace xattn::calibrate;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 const std::string kData = XATTN_SOURCE_DIR "/calibrate/testdata/";
 
 const Series& find(const Measurements& m, const std::string& name)
 {
   for (const Series& s : m.series)
-    if (s.name == name)
-      return s;
+    if (s.name == name) return s;
   FAIL("no series " << name);
   throw;
 }
@@ -71,7 +71,7 @@ TEST_CASE("calibrate: the plain CSV reports every bad row with its line")
 TEST_CASE("calibrate: nccl-tests JSON gives one series per program, times in microseconds")
 {
   ImportOptions opt;
-  opt.fabric     = core::FabricClass::kIbSpine;
+  opt.fabric = core::FabricClass::kIbSpine;
   Measurements m = import_file(kData + "nccl_tests.json", opt);
   REQUIRE(m.series.size() == 1);
   const Series& s = m.series[0];
@@ -88,7 +88,7 @@ TEST_CASE("calibrate: nccl-tests JSON gives one series per program, times in mic
 TEST_CASE("calibrate: nvbandwidth JSON documents form a size sweep per testcase")
 {
   ImportOptions opt;
-  opt.fabric     = core::FabricClass::kNvlink;
+  opt.fabric = core::FabricClass::kNvlink;
   Measurements m = import_file(kData + "nvbandwidth.json", opt);
   const Series& d2d = find(m, "device_to_device_memcpy_write_ce");
   CHECK(d2d.fabric == core::FabricClass::kNvlink);
@@ -103,7 +103,7 @@ TEST_CASE("calibrate: nvbandwidth JSON documents form a size sweep per testcase"
 TEST_CASE("calibrate: NVSHMEM perftest tables and machine-readable lines")
 {
   ImportOptions opt;
-  opt.fabric     = core::FabricClass::kIbSpine;
+  opt.fabric = core::FabricClass::kIbSpine;
   Measurements m = import_file(kData + "nvshmem.txt", opt);
   const Series& lat = find(m, "shmem_put_latency/thread");
   CHECK(lat.transport == core::Transport::kGpu);

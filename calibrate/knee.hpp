@@ -10,13 +10,14 @@
 
 #include <span>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 struct Knee {
-  double knee  = 0; ///< the last concurrency before the makespan rises (a measured k)
-  double flat  = 0; ///< c: makespan up to the knee (s)
-  double slope = 0; ///< s: added makespan per operation past the knee (s)
-  bool found   = false; ///< false: no rise within the sweep (knee = largest k measured)
+  double knee = 0;    ///< the last concurrency before the makespan rises (a measured k)
+  double flat = 0;    ///< c: makespan up to the knee (s)
+  double slope = 0;   ///< s: added makespan per operation past the knee (s)
+  bool found = false; ///< false: no rise within the sweep (knee = largest k measured)
   Quality quality;
   double operator()(double k) const { return flat + slope * (k > knee ? k - knee : 0.0); }
 };

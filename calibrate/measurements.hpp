@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 /// What a series measures, hence which model it is fitted with and which profile keys it sets.
 enum class Measured {
@@ -32,16 +33,16 @@ std::optional<Measured> parse_measured(std::string_view s);
 struct Point {
   std::vector<double> x;
   double t_s = 0; ///< median time, seconds
-  int line   = 0;
+  int line = 0;
 };
 
 struct Series {
   std::string name; ///< unique within a file, e.g. "send_recv/nvlink"
   Measured measured = Measured::kOther;
-  std::optional<core::FabricClass> fabric;   ///< transfers: which fabric class it crossed
-  std::optional<core::Transport> transport;  ///< transfers: who issued it (sets probe_gpu or probe_proxy)
-  bool single_block = false;                 ///< transfers: one thread block dispatched (sets block_rate)
-  std::vector<std::string> features;         ///< names of the x entries
+  std::optional<core::FabricClass> fabric;  ///< transfers: which fabric class it crossed
+  std::optional<core::Transport> transport; ///< transfers: who issued it (sets probe_gpu or probe_proxy)
+  bool single_block = false;                ///< transfers: one thread block dispatched (sets block_rate)
+  std::vector<std::string> features;        ///< names of the x entries
   std::vector<Point> points;
   int line = 0; ///< where the series starts in its file
 };

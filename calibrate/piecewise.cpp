@@ -7,14 +7,16 @@
 #include <random>
 #include <stdexcept>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 std::size_t Piecewise::segment(double x) const
 {
   return static_cast<std::size_t>(std::upper_bound(breakpoints.begin(), breakpoints.end(), x) - breakpoints.begin());
 }
 
-namespace {
+namespace
+{
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Sorted {
@@ -30,8 +32,7 @@ Sorted sort_and_scale(std::span<const double> x, std::span<const double> t)
   Sorted s;
   s.x_scale = *std::max_element(x.begin(), x.end());
   s.t_scale = *std::min_element(t.begin(), t.end());
-  if (!(s.x_scale > 0) || !(s.t_scale > 0))
-    throw std::domain_error("sizes and times must be positive");
+  if (!(s.x_scale > 0) || !(s.t_scale > 0)) throw std::domain_error("sizes and times must be positive");
   for (std::size_t i : order) {
     s.x.push_back(x[i] / s.x_scale);
     s.t.push_back(t[i] / s.t_scale);
@@ -39,14 +40,16 @@ Sorted sort_and_scale(std::span<const double> x, std::span<const double> t)
   return s;
 }
 
-Line unscale(Line l, const Sorted& s) { return {l.intercept * s.t_scale, l.slope * s.t_scale / s.x_scale}; }
+Line unscale(Line l, const Sorted& s)
+{
+  return {l.intercept * s.t_scale, l.slope * s.t_scale / s.x_scale};
+}
 
 LineCovariance covariance(const std::vector<double>& a, const std::vector<double>& b)
 {
   LineCovariance c;
   const double n = static_cast<double>(a.size());
-  if (a.size() < 2)
-    return c;
+  if (a.size() < 2) return c;
   double ma = 0, mb = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
     ma += a[i] / n, mb += b[i] / n;
@@ -62,23 +65,20 @@ LineCovariance covariance(const std::vector<double>& a, const std::vector<double
 
 Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_in, const PiecewiseOptions& opt)
 {
-  if (x_in.size() != t_in.size() || x_in.size() < 2)
-    throw std::domain_error("a fit needs at least two points");
-  Sorted s           = sort_and_scale(x_in, t_in);
+  if (x_in.size() != t_in.size() || x_in.size() < 2) throw std::domain_error("a fit needs at least two points");
+  Sorted s = sort_and_scale(x_in, t_in);
   const std::size_t n = s.x.size();
 
   // cost(i, j): weighted SSE of one line over points [i, j); +inf where the segment is not allowed
   // (too few points, a cut between equal sizes, a degenerate or rejected line). It is recomputed
   // per segment count instead of stored: O(n²) memory would bound the sweep length.
   const std::size_t min_pts = static_cast<std::size_t>(std::max(2, opt.min_points));
-  auto can_cut              = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
-  auto segment_cost         = [&](const Moments& m) {
+  auto can_cut = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
+  auto segment_cost = [&](const Moments& m) {
     try {
       const Line l = m.line();
-      if (!opt.allow_negative_alpha && l.intercept < 0)
-        return kInf;
-      if (opt.growing && !(l.slope > 0))
-        return kInf;
+      if (!opt.allow_negative_alpha && l.intercept < 0) return kInf;
+      if (opt.growing && !(l.slope > 0)) return kInf;
       return m.sse();
     } catch (const std::domain_error&) {
       return kInf;
@@ -92,17 +92,15 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   best[0][0] = 0;
   for (int k = 1; k <= kmax; ++k)
     for (std::size_t j = min_pts; j <= n; ++j) {
-      if (!can_cut(j))
-        continue;
+      if (!can_cut(j)) continue;
       Moments m;
       for (std::size_t i = j; i-- > 0;) {
         m.add(s.x[i], s.t[i]);
-        if (j - i < min_pts || !can_cut(i) || !(best[k - 1][i] < kInf))
-          continue;
+        if (j - i < min_pts || !can_cut(i) || !(best[k - 1][i] < kInf)) continue;
         double c = best[k - 1][i] + segment_cost(m);
         if (c < best[k][j]) {
           best[k][j] = c;
-          cut[k][j]  = i;
+          cut[k][j] = i;
         }
       }
     }
@@ -111,14 +109,13 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   int chosen = 0;
   double chosen_bic = kInf;
   for (int k = 1; k <= kmax; ++k) {
-    if (!(best[k][n] < kInf))
-      continue;
+    if (!(best[k][n] < kInf)) continue;
     double sse = std::max(best[k][n], static_cast<double>(n) * opt.noise_floor * opt.noise_floor);
     double bic = static_cast<double>(n) * std::log(sse / static_cast<double>(n)) +
                  (3.0 * k - 1.0) * std::log(static_cast<double>(n));
     if (bic < chosen_bic) {
       chosen_bic = bic;
-      chosen     = k;
+      chosen = k;
     }
   }
   if (chosen == 0)
@@ -139,15 +136,13 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   auto line_of = [&](std::size_t from, std::size_t to, std::size_t skip) {
     std::vector<double> xs, ts;
     for (std::size_t i = from; i < to; ++i)
-      if (i != skip)
-        xs.push_back(s.x[i]), ts.push_back(s.t[i]);
+      if (i != skip) xs.push_back(s.x[i]), ts.push_back(s.t[i]);
     const Line ls = fit_line(xs, ts);
-    if (!opt.least_absolute)
-      return ls;
+    if (!opt.least_absolute) return ls;
     // The least-squares line met the segment's constraints when the cuts were chosen; a robust
     // line that breaks them (flat, or starting below zero, on quantised timings) gives way to it.
     const Line lad = fit_line_lad(xs, ts);
-    const bool ok  = (!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0);
+    const bool ok = (!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0);
     return ok ? lad : ls;
   };
   for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
@@ -163,7 +158,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   for (std::size_t i = 0; i < n; ++i)
     t_orig[i] = s.t[i] * s.t_scale;
   auto predict = [&](std::size_t i) { return pw.lines[seg_of[i]](s.x[i] * s.x_scale); };
-  auto loo     = [&](std::size_t i) {
+  auto loo = [&](std::size_t i) {
     const std::size_t k = seg_of[i];
     try {
       return unscale(line_of(starts[k], starts[k + 1], i), s)(s.x[i] * s.x_scale);
@@ -187,11 +182,10 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
       }
       try {
         const Line ls = fit_line(xs, ts);
-        Line l        = ls;
+        Line l = ls;
         if (opt.least_absolute) {
           const Line lad = fit_line_lad(xs, ts);
-          if ((!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0))
-            l = lad;
+          if ((!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0)) l = lad;
         }
         const Line u = unscale(l, s);
         as.push_back(u.intercept), bs.push_back(u.slope);

@@ -9,11 +9,12 @@
 #include <span>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 struct PiecewiseOptions {
-  int max_segments     = 24; ///< upper bound on segments tried (the information criterion picks)
-  int min_points       = 4; ///< points per segment at least
+  int max_segments = 24;            ///< upper bound on segments tried (the information criterion picks)
+  int min_points = 4;               ///< points per segment at least
   bool allow_negative_alpha = true; ///< when false, a segment whose line has α < 0 is not a candidate
   /// When true, a segment whose line does not grow with x is not a candidate (a transfer's time
   /// grows with its size within any one protocol: a flat piece is noise, and has no rate).

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <vector>
 
-namespace xattn::calibrate {
-namespace {
+namespace xattn::calibrate
+{
+namespace
+{
 using core::Check;
 using core::Dimension;
 using core::FieldKind;
@@ -19,40 +21,40 @@ using core::kRequired;
 
 const core::Schema kSegmentSchema{
     {.key = "from", .dim = Dimension::kBytes, .meaning = "smallest message size of the segment (the first: 0B)"},
-    {.key     = "latency",
-     .dim     = Dimension::kSeconds,
+    {.key = "latency",
+     .dim = Dimension::kSeconds,
      .meaning = "fixed time of a message in the segment (relative to the first segment's, which is the probe's)"},
-    {.key     = "bandwidth",
-     .dim     = Dimension::kBytesPerSec,
+    {.key = "bandwidth",
+     .dim = Dimension::kBytesPerSec,
      .meaning = "effective rate of a message in the segment",
-     .check   = Check::kPositive},
+     .check = Check::kPositive},
 };
 
 const core::Schema kFabricSchema{
     {.key = "probe_gpu", .dim = Dimension::kSeconds, .meaning = "fixed latency of one device-initiated exchange"},
     {.key = "probe_proxy", .dim = Dimension::kSeconds, .meaning = "fixed latency of one CPU-proxy exchange"},
-    {.key     = "block_rate",
-     .dim     = Dimension::kBytesPerSec,
+    {.key = "block_rate",
+     .dim = Dimension::kBytesPerSec,
      .meaning = "rate one thread block sustains issuing transfers",
-     .check   = Check::kPositive},
-    {.key     = "bandwidth",
-     .dim     = Dimension::kBytesPerSec,
+     .check = Check::kPositive},
+    {.key = "bandwidth",
+     .dim = Dimension::kBytesPerSec,
      .meaning = "effective per-direction rate of a bulk transfer (measured; the one-segment transfer curve)",
-     .check   = Check::kPositive},
-    {.key     = "nominal_bandwidth",
-     .dim     = Dimension::kBytesPerSec,
-     .def     = kNoDefault,
+     .check = Check::kPositive},
+    {.key = "nominal_bandwidth",
+     .dim = Dimension::kBytesPerSec,
+     .def = kNoDefault,
      .meaning = "nominal per-direction link rate (datasheet), the bottleneck of the path without a topology; "
                 "default: bandwidth",
-     .check   = Check::kPositive},
-    {.key     = "transfer",
-     .kind    = FieldKind::kList,
-     .def     = kNoDefault,
+     .check = Check::kPositive},
+    {.key = "transfer",
+     .kind = FieldKind::kList,
+     .def = kNoDefault,
      .meaning = "piecewise transfer curve (written by calibrate fit), replaces probe + size / bandwidth",
-     .sub     = &kSegmentSchema},
-    {.key     = "wire_latency",
-     .dim     = Dimension::kSeconds,
-     .def     = "0us",
+     .sub = &kSegmentSchema},
+    {.key = "wire_latency",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
      .meaning = "one-way wire latency of the path the probe was measured on (already inside the probe: a "
                 "topology adds only what its paths have beyond it)"},
 };
@@ -65,34 +67,34 @@ const core::Schema kFabricsSchema{
 };
 
 const core::Schema kDispatchSchema{
-    {.key     = "route_blocks",
-     .kind    = FieldKind::kInteger,
-     .def     = "1",
+    {.key = "route_blocks",
+     .kind = FieldKind::kInteger,
+     .def = "1",
      .meaning = "thread blocks dispatching a routed query",
-     .check   = Check::kPositive},
-    {.key     = "fetch_blocks",
-     .kind    = FieldKind::kInteger,
-     .def     = "32",
+     .check = Check::kPositive},
+    {.key = "fetch_blocks",
+     .kind = FieldKind::kInteger,
+     .def = "32",
      .meaning = "thread blocks moving a fetched chunk",
-     .check   = Check::kPositive},
+     .check = Check::kPositive},
 };
 
 const core::Schema kHolderSchema{
     {.key = "kernel_fixed", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: fixed time"},
     {.key = "kernel_per_token", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: per cached token"},
-    {.key     = "kernel_per_token_row",
-     .dim     = Dimension::kSeconds,
+    {.key = "kernel_per_token_row",
+     .dim = Dimension::kSeconds,
      .meaning = "partial-attention kernel: per token x query row"},
-    {.key     = "compute_concurrency",
-     .kind    = FieldKind::kInteger,
-     .def     = "8",
+    {.key = "compute_concurrency",
+     .kind = FieldKind::kInteger,
+     .def = "8",
      .meaning = "kernels one GPU runs at full speed at once (compute elbow)",
-     .check   = Check::kPositive},
-    {.key     = "copy_streams",
-     .kind    = FieldKind::kInteger,
-     .def     = "8",
+     .check = Check::kPositive},
+    {.key = "copy_streams",
+     .kind = FieldKind::kInteger,
+     .def = "8",
      .meaning = "staging-copy stream pool per holder (copy elbow)",
-     .check   = Check::kPositive},
+     .check = Check::kPositive},
 };
 
 const core::Schema kMergeSchema{
@@ -106,10 +108,10 @@ const core::Schema kSpliceSchema{
 };
 
 const core::Schema kPrefillSchema{
-    {.key     = "tokens_per_s",
-     .dim     = Dimension::kCount,
+    {.key = "tokens_per_s",
+     .dim = Dimension::kCount,
      .meaning = "re-prefill rate of one instance, tokens per second, all layers",
-     .check   = Check::kPositive},
+     .check = Check::kPositive},
 };
 
 const core::Schema kHostSchema{
@@ -117,14 +119,16 @@ const core::Schema kHostSchema{
 };
 
 const core::Schema kStepSchema{
-    {.key     = "other_compute",
-     .dim     = Dimension::kSeconds,
-     .def     = "0us",
+    {.key = "other_compute",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
      .meaning = "per decode step compute outside attention (MLP, other layers)"},
 };
 
 const core::Schema kSpreadCheckSchema{
-    {.key = "relative", .dim = Dimension::kCount, .meaning = "relative standard deviation by the least-squares formula"},
+    {.key = "relative",
+     .dim = Dimension::kCount,
+     .meaning = "relative standard deviation by the least-squares formula"},
 };
 
 const core::Schema kFitSchema{
@@ -135,25 +139,27 @@ const core::Schema kFitSchema{
     {.key = "mape", .dim = Dimension::kCount, .meaning = "mean absolute relative error, fraction"},
     {.key = "max_error", .dim = Dimension::kCount, .meaning = "largest relative error, fraction"},
     {.key = "loo_mape", .dim = Dimension::kCount, .meaning = "leave-one-out mean relative error, fraction"},
-    {.key     = "breakpoints",
-     .kind    = FieldKind::kList,
-     .dim     = Dimension::kBytes,
-     .def     = kNoDefault,
+    {.key = "breakpoints",
+     .kind = FieldKind::kList,
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
      .meaning = "message sizes where the protocol changes"},
     {.key = "sets", .kind = FieldKind::kList, .def = kNoDefault, .meaning = "profile keys this fit set"},
-    {.key     = "spread_check",
-     .kind    = FieldKind::kMap,
-     .def     = kNoDefault,
+    {.key = "spread_check",
+     .kind = FieldKind::kMap,
+     .def = kNoDefault,
      .meaning = "the fitted values' relative spread by the least-squares formula (the bootstrap's cross-check)",
-     .sub     = &kSpreadCheckSchema},
+     .sub = &kSpreadCheckSchema},
 };
 
 const core::Schema kUncertaintySchema{
-    {.key     = "relative",
-     .dim     = Dimension::kCount,
+    {.key = "relative",
+     .dim = Dimension::kCount,
      .meaning = "relative standard deviation (0.05 = 5%)",
-     .check   = Check::kPositive},
-    {.key = "source", .kind = FieldKind::kString, .meaning = "where the spread comes from ([paper], [measured: where], fit, ...)"},
+     .check = Check::kPositive},
+    {.key = "source",
+     .kind = FieldKind::kString,
+     .meaning = "where the spread comes from ([paper], [measured: where], fit, ...)"},
 };
 
 const core::Schema kCorrelationSchema{
@@ -174,21 +180,21 @@ const core::Schema kProfileSchema{
     {.key = "prefill", .kind = FieldKind::kSection, .meaning = "local re-prefill", .sub = &kPrefillSchema},
     {.key = "host", .kind = FieldKind::kSection, .meaning = "host overhead", .sub = &kHostSchema},
     {.key = "step", .kind = FieldKind::kSection, .meaning = "decode step terms", .sub = &kStepSchema},
-    {.key     = "fit",
-     .kind    = FieldKind::kMap,
-     .def     = kNoDefault,
+    {.key = "fit",
+     .kind = FieldKind::kMap,
+     .def = kNoDefault,
      .meaning = "fit quality per measured series (written by xattn calibrate fit)",
-     .sub     = &kFitSchema},
-    {.key     = "uncertainty",
-     .kind    = FieldKind::kMap,
-     .def     = kNoDefault,
+     .sub = &kFitSchema},
+    {.key = "uncertainty",
+     .kind = FieldKind::kMap,
+     .def = kNoDefault,
      .meaning = "spread of profile values, by dotted key (fabrics.ib-spine.probe_gpu: {relative, source})",
-     .sub     = &kUncertaintySchema},
-    {.key     = "correlations",
-     .kind    = FieldKind::kList,
-     .def     = kNoDefault,
+     .sub = &kUncertaintySchema},
+    {.key = "correlations",
+     .kind = FieldKind::kList,
+     .def = kNoDefault,
      .meaning = "correlations between uncertain values ({a, b, rho})",
-     .sub     = &kCorrelationSchema},
+     .sub = &kCorrelationSchema},
 };
 
 // Fills `child` in place with what only `base` has; mappings merge key by key, the child wins
@@ -196,8 +202,7 @@ const core::Schema kProfileSchema{
 // error in a child's key points into the child file.
 void fill_from(YAML::Node child, const YAML::Node& base)
 {
-  if (!child.IsMap() || !base.IsMap())
-    return;
+  if (!child.IsMap() || !base.IsMap()) return;
   for (auto it = base.begin(); it != base.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (!child[key])
@@ -214,25 +219,20 @@ core::Document load_with_extends(const std::filesystem::path& path, std::vector<
   if (std::find(chain.begin(), chain.end(), canonical) != chain.end())
     core::fail(path.string(), 0, 0, "extends", "profiles extend each other in a cycle");
   chain.push_back(canonical);
-  if (!doc.root.IsMap() || !doc.root["extends"])
-    return doc;
+  if (!doc.root.IsMap() || !doc.root["extends"]) return doc;
   YAML::Node ext = doc.root["extends"];
   int line = ext.Mark().line + 1, column = ext.Mark().column + 1;
-  if (!ext.IsScalar())
-    core::fail(doc.file, line, column, "extends", "expected a profile name or path");
-  if (chain.size() > 8)
-    core::fail(doc.file, line, column, "extends", "more than 8 levels of extends");
+  if (!ext.IsScalar()) core::fail(doc.file, line, column, "extends", "expected a profile name or path");
+  if (chain.size() > 8) core::fail(doc.file, line, column, "extends", "more than 8 levels of extends");
   std::string base_name = ext.Scalar();
-  auto base_path        = core::resolve_preset(base_name, "calibrate/profiles");
+  auto base_path = core::resolve_preset(base_name, "calibrate/profiles");
   if (!base_path) {
     // A relative path is read relative to the file that names it.
     auto sibling = path.parent_path() / base_name;
     std::error_code ec; // a name the file system refuses (too long) is simply not found
-    if (std::filesystem::is_regular_file(sibling, ec))
-      base_path = sibling;
+    if (std::filesystem::is_regular_file(sibling, ec)) base_path = sibling;
   }
-  if (!base_path)
-    core::fail(doc.file, line, column, "extends", "no profile named '" + base_name + "'");
+  if (!base_path) core::fail(doc.file, line, column, "extends", "no profile named '" + base_name + "'");
   // A cycle is reported where it closes: at the `extends` that names a file already in the chain.
   const std::string base_canonical = std::filesystem::weakly_canonical(*base_path).string();
   if (auto seen = std::find(chain.begin(), chain.end(), base_canonical); seen != chain.end()) {
@@ -253,8 +253,7 @@ core::Document load_with_extends(const std::filesystem::path& path, std::vector<
 // link's (its line fits times that latency dominates): it is kept, since it is what was measured.
 void read_curve(core::Section& s, FabricCosts& c)
 {
-  if (!s.has("transfer"))
-    return;
+  if (!s.has("transfer")) return;
   for (core::Section& seg : s.sections("transfer")) {
     CurveSegment k{seg.bytes("from"), seg.seconds("latency"), seg.rate("bandwidth")};
     if (c.curve.empty() && k.from.value() != 0)
@@ -263,40 +262,40 @@ void read_curve(core::Section& s, FabricCosts& c)
       seg.error("from", "segments must be in ascending order of size");
     c.curve.push_back(k);
   }
-  if (c.curve.empty())
-    s.error("transfer", "an empty curve: give at least one segment, or leave the key out");
+  if (c.curve.empty()) s.error("transfer", "an empty curve: give at least one segment, or leave the key out");
 }
 
 } // namespace
 
-const core::Schema& profile_schema() { return kProfileSchema; }
+const core::Schema& profile_schema()
+{
+  return kProfileSchema;
+}
 
 Profile read_profile(const core::Document& doc)
 {
   core::Diagnostics diags;
   core::Section top(doc.file, doc.root, "", kProfileSchema, diags);
-  if (!doc.root.IsMap())
-    diags.throw_if_any();
+  if (!doc.root.IsMap()) diags.throw_if_any();
   Profile p;
-  p.file        = doc.file;
-  p.name        = top.string("name");
+  p.file = doc.file;
+  p.name = top.string("name");
   p.description = top.string("description");
   (void)top.string("extends");
 
   core::Section fabrics = top.section("fabrics");
   for (core::FabricClass f : core::kAllFabrics) {
-    if (f == core::FabricClass::kSameGpu)
-      continue;
+    if (f == core::FabricClass::kSameGpu) continue;
     core::Section s = fabrics.section(core::to_string(f));
-    FabricCosts& c  = p.fabric(f);
-    c.probe_gpu     = s.seconds("probe_gpu");
-    c.probe_proxy   = s.seconds("probe_proxy");
-    c.block_rate    = s.rate("block_rate");
-    c.bandwidth     = s.rate("bandwidth");
+    FabricCosts& c = p.fabric(f);
+    c.probe_gpu = s.seconds("probe_gpu");
+    c.probe_proxy = s.seconds("probe_proxy");
+    c.block_rate = s.rate("block_rate");
+    c.bandwidth = s.rate("bandwidth");
     c.nominal_bandwidth = s.has("nominal_bandwidth") ? s.rate("nominal_bandwidth") : BytesPerSec(0);
     if (c.bandwidth > c.nominal() * (1 + 1e-9))
       s.error("bandwidth", "the effective rate exceeds nominal_bandwidth (" + core::format_rate(c.nominal()) + ")");
-    c.wire_latency  = s.seconds("wire_latency");
+    c.wire_latency = s.seconds("wire_latency");
     read_curve(s, c);
   }
   // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
@@ -306,45 +305,46 @@ Profile read_profile(const core::Document& doc)
     const BytesPerSec leaf = p.fabric(core::FabricClass::kIbSameLeaf).block_rate;
     const BytesPerSec spine = p.fabric(core::FabricClass::kIbSpine).block_rate;
     if (std::abs(leaf.value() - spine.value()) > 1e-9 * spine.value())
-      fabrics.section("ib-same-leaf").error("block_rate", "differs from ib-spine's block_rate (" + core::format_rate(spine) +
-                                                              "): one thread block dispatches both IB classes at one rate");
+      fabrics.section("ib-same-leaf")
+          .error("block_rate", "differs from ib-spine's block_rate (" + core::format_rate(spine) +
+                                   "): one thread block dispatches both IB classes at one rate");
   }
   p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30), Seconds(0)};
 
   core::Section dispatch = top.section("dispatch");
-  p.route_blocks         = dispatch.count("route_blocks");
-  p.fetch_blocks         = dispatch.count("fetch_blocks");
+  p.route_blocks = dispatch.count("route_blocks");
+  p.fetch_blocks = dispatch.count("fetch_blocks");
 
-  core::Section holder    = top.section("holder");
-  p.kernel_fixed          = holder.seconds("kernel_fixed");
-  p.kernel_per_token      = holder.seconds("kernel_per_token");
-  p.kernel_per_token_row  = holder.seconds("kernel_per_token_row");
-  p.compute_concurrency   = holder.count("compute_concurrency");
-  p.copy_streams          = holder.count("copy_streams");
+  core::Section holder = top.section("holder");
+  p.kernel_fixed = holder.seconds("kernel_fixed");
+  p.kernel_per_token = holder.seconds("kernel_per_token");
+  p.kernel_per_token_row = holder.seconds("kernel_per_token_row");
+  p.compute_concurrency = holder.count("compute_concurrency");
+  p.copy_streams = holder.count("copy_streams");
 
   core::Section merge_s = top.section("merge");
-  p.merge_fixed         = merge_s.seconds("fixed");
-  p.merge_per_row       = merge_s.seconds("per_row");
+  p.merge_fixed = merge_s.seconds("fixed");
+  p.merge_per_row = merge_s.seconds("per_row");
 
   core::Section splice = top.section("splice");
-  p.splice_fixed       = splice.seconds("fixed");
-  p.splice_per_token   = splice.seconds("per_token");
+  p.splice_fixed = splice.seconds("fixed");
+  p.splice_per_token = splice.seconds("per_token");
 
   p.prefill_tokens_per_s = top.section("prefill").number("tokens_per_s");
-  p.host_overhead        = top.section("host").seconds("overhead");
-  p.step_other           = top.section("step").seconds("other_compute");
+  p.host_overhead = top.section("host").seconds("overhead");
+  p.step_other = top.section("step").seconds("other_compute");
   for (auto& [fit_name, f] : top.named_sections("fit")) {
     FitRecord r;
-    r.name          = fit_name;
-    r.measured      = f.string("measured");
-    r.model         = f.string("model");
-    r.points        = f.integer("points");
-    r.r2            = f.number("r2");
-    r.mape          = f.number("mape");
-    r.max_error     = f.number("max_error");
-    r.loo_mape      = f.number("loo_mape");
+    r.name = fit_name;
+    r.measured = f.string("measured");
+    r.model = f.string("model");
+    r.points = f.integer("points");
+    r.r2 = f.number("r2");
+    r.mape = f.number("mape");
+    r.max_error = f.number("max_error");
+    r.loo_mape = f.number("loo_mape");
     r.breakpoints_B = f.numbers("breakpoints", Dimension::kBytes);
-    r.sets          = f.strings("sets");
+    r.sets = f.strings("sets");
     for (auto& [key, c] : f.named_sections("spread_check"))
       r.spread_check.push_back({key, c.number("relative"), "least squares"});
     p.fits.push_back(std::move(r));
@@ -363,20 +363,17 @@ Profile read_profile(const core::Document& doc)
       const std::string rho = c.string("rho");
       Correlation k{c.string("a"), c.string("b"), std::nan("")};
       auto [end, ec] = std::from_chars(rho.data(), rho.data() + rho.size(), k.rho);
-      if (ec != std::errc() || end != rho.data() + rho.size())
-        k.rho = std::nan("");
+      if (ec != std::errc() || end != rho.data() + rho.size()) k.rho = std::nan("");
       for (const std::string* key : {&k.a, &k.b})
-        if (std::none_of(p.uncertainty.begin(), p.uncertainty.end(), [key](const Uncertainty& u) { return u.key == *key; }))
+        if (std::none_of(p.uncertainty.begin(), p.uncertainty.end(),
+                         [key](const Uncertainty& u) { return u.key == *key; }))
           c.error(key == &k.a ? "a" : "b", "'" + *key + "' has no uncertainty to correlate");
-      if (!(k.rho >= -1 && k.rho <= 1))
-        c.error("rho", "a correlation is between -1 and 1");
-      if (k.a == k.b)
-        c.error("b", "a value is not correlated with itself");
+      if (!(k.rho >= -1 && k.rho <= 1)) c.error("rho", "a correlation is between -1 and 1");
+      if (k.a == k.b) c.error("b", "a value is not correlated with itself");
       p.correlations.push_back(k);
     }
   diags.throw_if_any();
-  if (!p.uncertainty.empty())
-    ProfileSampler check(p); // correlations that are no correlation matrix are bad input
+  if (!p.uncertainty.empty()) ProfileSampler check(p); // correlations that are no correlation matrix are bad input
   return p;
 }
 

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 using core::Bytes;
 using core::BytesPerSec;
@@ -75,8 +76,8 @@ struct FitRecord {
   std::string model;    ///< e.g. "piecewise alpha-beta (2 segments)"
   std::int64_t points = 0;
   double r2 = 0, mape = 0, max_error = 0, loo_mape = 0;
-  std::vector<double> breakpoints_B; ///< transfers: sizes where the protocol changes
-  std::vector<std::string> sets;     ///< profile keys this fit set
+  std::vector<double> breakpoints_B;     ///< transfers: sizes where the protocol changes
+  std::vector<std::string> sets;         ///< profile keys this fit set
   std::vector<Uncertainty> spread_check; ///< the least-squares formula's spread (vs the bootstrap's)
 };
 
@@ -96,7 +97,7 @@ struct Profile {
   Seconds kernel_per_token;
   Seconds kernel_per_token_row;
   int compute_concurrency = 8; ///< kernels a GPU runs at full speed at once (compute elbow)
-  int copy_streams        = 8; ///< staging-copy stream pool per holder (copy elbow)
+  int copy_streams = 8;        ///< staging-copy stream pool per holder (copy elbow)
 
   Seconds merge_fixed;   ///< online-softmax merge launch
   Seconds merge_per_row; ///< per merged partial row
@@ -108,13 +109,12 @@ struct Profile {
   Seconds host_overhead;           ///< host-side dispatch per exchange (0 for a GPU-driven path)
   Seconds step_other;              ///< per decode step compute outside attention (MLP, other layers)
 
-  std::vector<FitRecord> fits; ///< fit quality per fitted quantity (empty for hand-written profiles)
+  std::vector<FitRecord> fits;          ///< fit quality per fitted quantity (empty for hand-written profiles)
   std::vector<Uncertainty> uncertainty; ///< empty: the profile gives points only
   std::vector<Correlation> correlations;
 
   const FabricCosts& fabric(core::FabricClass f) const { return fabrics[static_cast<std::size_t>(f)]; }
   FabricCosts& fabric(core::FabricClass f) { return fabrics[static_cast<std::size_t>(f)]; }
-
 };
 
 /// The profile schema (for --describe and for writers that must stay inside it).

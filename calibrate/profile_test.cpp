@@ -9,7 +9,8 @@ using namespace xattn;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 fs::path write_tmp(const std::string& name, const std::string& text)
 {
   fs::path dir = fs::temp_directory_path() / "xattn_profile_test";
@@ -36,7 +37,7 @@ TEST_CASE("profile: the default preset loads and carries the paper's constants")
   CHECK(p.compute_concurrency == 8);
   CHECK(p.copy_streams == 8);
   // The proxy probe is derived so that a 2 KB fetch is 40% faster device-initiated.
-  double gpu   = ib.probe_gpu.value() + 2048 / 25e9;
+  double gpu = ib.probe_gpu.value() + 2048 / 25e9;
   double proxy = ib.probe_proxy.value() + 2048 / 25e9;
   CHECK(1.0 - gpu / proxy == Approx(0.40).margin(0.005));
 }
@@ -121,7 +122,9 @@ TEST_CASE("profile: bad values point at the child's line and column")
   } catch (const core::InputError& e) {
     what = e.what();
   }
-  CHECK_THAT(what, Contains("bad.yaml:4:3: error: holder.kernel_fixd: unknown key 'kernel_fixd' (did you mean 'kernel_fixed'?)"));
+  CHECK_THAT(
+      what,
+      Contains("bad.yaml:4:3: error: holder.kernel_fixd: unknown key 'kernel_fixd' (did you mean 'kernel_fixed'?)"));
   CHECK_THAT(what, Contains("bad.yaml:7:17: error: fabrics.nvlink.block_rate: unknown unit 'GBs'"));
 }
 
@@ -141,6 +144,6 @@ TEST_CASE("profile: a profile without a base must give every cost")
 
 TEST_CASE("profile: unknown preset names list the known ones")
 {
-  CHECK_THROWS_WITH(calibrate::load_profile("h100-nope"), Contains("no profile file or preset named 'h100-nope'") &&
-                                                               Contains("h100-ndr200-ibgda"));
+  CHECK_THROWS_WITH(calibrate::load_profile("h100-nope"),
+                    Contains("no profile file or preset named 'h100-nope'") && Contains("h100-ndr200-ibgda"));
 }

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <functional>
 
-namespace xattn::calibrate {
-namespace {
+namespace xattn::calibrate
+{
+namespace
+{
 
 struct Param {
   std::string key;
@@ -22,8 +24,7 @@ const std::vector<Param>& params()
   static const std::vector<Param> all = [] {
     std::vector<Param> v;
     for (core::FabricClass f : core::kAllFabrics) {
-      if (f == core::FabricClass::kSameGpu)
-        continue;
+      if (f == core::FabricClass::kSameGpu) continue;
       const std::string k = "fabrics." + std::string(core::to_string(f)) + ".";
       v.push_back({k + "probe_gpu", [f](const Profile& p) { return p.fabric(f).probe_gpu.value(); },
                    [f](Profile& p, double x) { p.fabric(f).probe_gpu = Seconds(x); }});
@@ -35,7 +36,7 @@ const std::vector<Param>& params()
       else if (f == core::FabricClass::kIbSpine)
         v.push_back({k + "block_rate", [f](const Profile& p) { return p.fabric(f).block_rate.value(); },
                      [](Profile& p, double x) {
-                       p.fabric(core::FabricClass::kIbSpine).block_rate    = BytesPerSec(x);
+                       p.fabric(core::FabricClass::kIbSpine).block_rate = BytesPerSec(x);
                        p.fabric(core::FabricClass::kIbSameLeaf).block_rate = BytesPerSec(x);
                      }});
       else
@@ -46,7 +47,7 @@ const std::vector<Param>& params()
                      FabricCosts& c = p.fabric(f);
                      const double k = x / c.bandwidth.value(); // the whole curve moves with it
                      c.nominal_bandwidth = c.nominal();        // the link itself stays
-                     c.bandwidth         = BytesPerSec(x);
+                     c.bandwidth = BytesPerSec(x);
                      for (CurveSegment& s : c.curve)
                        s.bandwidth = s.bandwidth * k;
                    }});
@@ -91,9 +92,15 @@ std::span<const std::string> uncertain_keys()
   return keys;
 }
 
-bool is_uncertain_key(std::string_view key) { return index_of(key) < params().size(); }
+bool is_uncertain_key(std::string_view key)
+{
+  return index_of(key) < params().size();
+}
 
-double value_of(const Profile& p, std::string_view key) { return params().at(index_of(key)).get(p); }
+double value_of(const Profile& p, std::string_view key)
+{
+  return params().at(index_of(key)).get(p);
+}
 
 ProfileSampler::ProfileSampler(const Profile& p) : base_(p)
 {
@@ -105,26 +112,26 @@ ProfileSampler::ProfileSampler(const Profile& p) : base_(p)
   Eigen::MatrixXd corr = Eigen::MatrixXd::Identity(n, n);
   auto pos = [&](const std::string& key) {
     for (std::size_t i = 0; i < p.uncertainty.size(); ++i)
-      if (p.uncertainty[i].key == key)
-        return static_cast<Eigen::Index>(i);
+      if (p.uncertainty[i].key == key) return static_cast<Eigen::Index>(i);
     return Eigen::Index{-1};
   };
   for (const Correlation& c : p.correlations) {
     const Eigen::Index a = pos(c.a), b = pos(c.b);
     if (a < 0 || b < 0)
-      core::fail(p.file, 0, 0, "correlations", "correlates " + c.a + " and " + c.b + ", which need an uncertainty each");
+      core::fail(p.file, 0, 0, "correlations",
+                 "correlates " + c.a + " and " + c.b + ", which need an uncertainty each");
     corr(a, b) = corr(b, a) = c.rho;
   }
   Eigen::LLT<Eigen::MatrixXd> llt(corr);
   if (llt.info() != Eigen::Success)
-    core::fail(p.file, 0, 0, "correlations", "the correlations are not a valid correlation matrix (not positive definite)");
+    core::fail(p.file, 0, 0, "correlations",
+               "the correlations are not a valid correlation matrix (not positive definite)");
   chol_ = llt.matrixL();
 }
 
 Profile ProfileSampler::draw(std::span<const double> z) const
 {
-  if (z.size() != sigma_.size())
-    throw std::logic_error("ProfileSampler::draw: wrong number of normals");
+  if (z.size() != sigma_.size()) throw std::logic_error("ProfileSampler::draw: wrong number of normals");
   Profile out = base_;
   const Eigen::VectorXd x = chol_ * Eigen::Map<const Eigen::VectorXd>(z.data(), static_cast<Eigen::Index>(z.size()));
   for (std::size_t i = 0; i < sigma_.size(); ++i) {

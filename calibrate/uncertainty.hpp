@@ -17,7 +17,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::calibrate {
+namespace xattn::calibrate
+{
 
 /// The dotted profile keys a profile may give an uncertainty for, in a fixed order.
 std::span<const std::string> uncertain_keys();
@@ -25,7 +26,8 @@ bool is_uncertain_key(std::string_view key);
 /// A profile's value at one of uncertain_keys() (SI units).
 double value_of(const Profile& p, std::string_view key);
 
-class ProfileSampler {
+class ProfileSampler
+{
 public:
   /// Throws core::InputError (naming the profile) when its correlations are not a valid
   /// correlation matrix.

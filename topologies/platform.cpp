@@ -85,7 +85,7 @@ private:
 s4u::Host* Platform::endpoint(GpuId g, int nic, bool copy_engine) const
 {
   const auto& relays = copy_engine ? relay_ce_hosts : relay_hosts;
-  s4u::Host* relay   = nic < 0 || relays.empty() ? nullptr : relays[g * nics_per_node + nic];
+  s4u::Host* relay = nic < 0 || relays.empty() ? nullptr : relays[g * nics_per_node + nic];
   return relay != nullptr ? relay : (copy_engine ? ce_hosts[g] : hosts[g]);
 }
 

@@ -49,10 +49,10 @@ struct HostSpec {
 };
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> hosts; ///< GpuId -> host
+  std::vector<simgrid::s4u::Host*> hosts;    ///< GpuId -> host
   std::vector<simgrid::s4u::Host*> ce_hosts; ///< GpuId -> copy-engine endpoint (HostSpec::copy_engine_hosts)
-  std::vector<simgrid::s4u::Link*> links; ///< LinkId -> split-duplex link (its two directions are
-                                          ///< `<name>_UP` and `<name>_DOWN`, matching Direction)
+  std::vector<simgrid::s4u::Link*> links;    ///< LinkId -> split-duplex link (its two directions are
+                                             ///< `<name>_UP` and `<name>_DOWN`, matching Direction)
   int nics_per_node = 0;
   std::vector<char> striping;                      ///< per GPU: it has relay endpoints (empty: nobody)
   std::vector<simgrid::s4u::Host*> relay_hosts;    ///< GpuId * nics_per_node + NIC -> relay endpoint, or null

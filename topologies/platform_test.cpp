@@ -122,7 +122,7 @@ TEST_CASE("topo: a striping GPU's relay endpoints route over NVLink to the rail'
   CHECK(p.endpoint(0, 0, false) == p.hosts[0]);
   CHECK(p.endpoint(0, 1, false)->get_name() == "node0.gpu0.rail1");
   CHECK(p.endpoint(0, 1, true)->get_name() == "node0.gpu0.ce.rail1");
-  CHECK(p.endpoint(1, 1, false) == p.hosts[1]); // not striping: no relay endpoints
+  CHECK(p.endpoint(1, 1, false) == p.hosts[1]);      // not striping: no relay endpoints
   for (GpuId b : {GpuId{6}, GpuId{10}, GpuId{15}}) { // node1.gpu2 (same leaf), node2.gpu2, node3.gpu3 (spine)
     auto via = t.rail_relay(0, b);
     REQUIRE(via);

@@ -104,9 +104,9 @@ std::string path_text(const Topology& t, GpuId a, GpuId b, bool striped)
                                 core::to_string(p.fabric), p.hops.size(), core::format_seconds(p.latency),
                                 p.hops.empty() ? std::string("none") : core::format_rate(p.bottleneck));
   if (striped)
-    out += via >= 0 ? fmt::format("  relayed through {} (NIC {}, the rail of {})\n", t.gpu_name(static_cast<GpuId>(via)),
-                                  t.nic_of(b), t.gpu_name(b))
-               : std::string("  not relayed: same node, same rail, or no NVLink\n");
+    out += via >= 0 ? fmt::format("  relayed through {} (NIC {}, the rail of {})\n",
+                                  t.gpu_name(static_cast<GpuId>(via)), t.nic_of(b), t.gpu_name(b))
+                    : std::string("  not relayed: same node, same rail, or no NVLink\n");
   for (std::size_t i = 0; i < p.hops.size(); ++i) {
     const Hop& h = p.hops[i];
     out += fmt::format("  {:>2}  {:<24} {:<4}  {:>10}  {:>8}\n", i + 1, t.link(h.link).name, dir_name(h.dir),
@@ -125,14 +125,14 @@ nlohmann::json path_json(const Topology& t, GpuId a, GpuId b, bool striped)
                     {"direction", dir_name(h.dir)},
                     {"bandwidth_Bps", h.bandwidth.value()},
                     {"latency_s", h.latency.value()}});
-  nlohmann::json j = {{"from", t.gpu_name(a)},
-                      {"to", t.gpu_name(b)},
-                      {"fabric", core::to_string(p.fabric)},
-                      {"latency_s", p.latency.value()},
-                      {"bottleneck_Bps", p.hops.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.bottleneck.value())},
-                      {"hops", hops}};
-  if (striped)
-    j["relay"] = via >= 0 ? nlohmann::json(t.gpu_name(static_cast<GpuId>(via))) : nlohmann::json(nullptr);
+  nlohmann::json j = {
+      {"from", t.gpu_name(a)},
+      {"to", t.gpu_name(b)},
+      {"fabric", core::to_string(p.fabric)},
+      {"latency_s", p.latency.value()},
+      {"bottleneck_Bps", p.hops.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.bottleneck.value())},
+      {"hops", hops}};
+  if (striped) j["relay"] = via >= 0 ? nlohmann::json(t.gpu_name(static_cast<GpuId>(via))) : nlohmann::json(nullptr);
   return j;
 }
 

@@ -57,7 +57,7 @@ TEST_CASE("topo: path report lists hops, class, latency sum and bottleneck")
 
 TEST_CASE("topo: a striped path report names the relay and its rail")
 {
-  topo::Topology t = topo::test::small(); // NIC 0: GPUs 0-1, NIC 1: GPUs 2-3
+  topo::Topology t = topo::test::small();             // NIC 0: GPUs 0-1, NIC 1: GPUs 2-3
   nlohmann::json j = topo::path_json(t, 0, 10, true); // node2.gpu2 is on rail 1
   CHECK(j["relay"] == "node0.gpu2");
   CHECK(j["hops"][0]["link"] == "node0.gpu0.nvlink");

@@ -29,7 +29,7 @@ struct Transfer {
   GpuId from, to;
   double bytes;
   double seconds = -1; ///< simulated duration, filled by run_*
-  int from_rail  = -1; ///< send from the relay endpoint of this NIC (HostSpec::striping), -1: own host
+  int from_rail = -1;  ///< send from the relay endpoint of this NIC (HostSpec::striping), -1: own host
 };
 
 /// Runs the transfers one after another on an otherwise idle platform.
@@ -50,7 +50,8 @@ inline void run_concurrent(simgrid::s4u::Engine& e, const Platform& p, std::vect
 {
   for (std::size_t i = 0; i < transfers.size(); ++i)
     simgrid::s4u::Actor::create("flow" + std::to_string(i), p.hosts[transfers[i].from], [&p, &t = transfers[i]] {
-      simgrid::s4u::Comm::sendto(p.endpoint(t.from, t.from_rail, false), p.hosts[t.to], static_cast<std::uint64_t>(t.bytes));
+      simgrid::s4u::Comm::sendto(p.endpoint(t.from, t.from_rail, false), p.hosts[t.to],
+                                 static_cast<std::uint64_t>(t.bytes));
       t.seconds = simgrid::s4u::Engine::get_clock();
     });
   e.run();

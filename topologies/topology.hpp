@@ -209,9 +209,9 @@ private:
   std::uint32_t gpus_per_node_ = 0;
   std::uint32_t vertices_per_node_ = 0;
   std::uint32_t links_per_node_ = 0;
-  std::vector<int> nic_switch_; ///< PCIe switch of each local NIC
-  std::vector<int> nic_owner_;  ///< first local GPU whose affinity is each local NIC, -1 if none
-  std::vector<int> rail_owner_; ///< first local GPU whose NIC is on each rail, -1 if none
+  std::vector<int> nic_switch_;      ///< PCIe switch of each local NIC
+  std::vector<int> nic_owner_;       ///< first local GPU whose affinity is each local NIC, -1 if none
+  std::vector<int> rail_owner_;      ///< first local GPU whose NIC is on each rail, -1 if none
   VertexId first_domain_switch_ = 0; ///< multi-node NVLink domains: vertex of domain 0's switch
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;

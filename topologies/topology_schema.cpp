@@ -171,7 +171,7 @@ const Schema kTopology{
 // Bounds that keep a hand-edited file from asking for a cluster that cannot be built in memory
 // (a typo of a few zeros must be an error, not a machine that swaps for an hour).
 constexpr std::int64_t kMaxCount = 1'000'000;
-constexpr std::int64_t kMaxGpus  = 65'536;
+constexpr std::int64_t kMaxGpus = 65'536;
 
 int bounded(core::Section& s, std::string_view key)
 {
@@ -302,8 +302,8 @@ TopologySpec read_topology_spec(core::Section& s)
     t.nvlink = read_nvlink(*nvlink);
   }
   core::Section p = s.section("pcie");
-  t.pcie = PcieSpec{bounded(p, "switches"), p.rate("bandwidth"),      p.seconds("latency"),
-                    p.seconds("switch_latency"),   p.rate("host_bandwidth"), p.seconds("host_latency"),
+  t.pcie = PcieSpec{bounded(p, "switches"),      p.rate("bandwidth"),      p.seconds("latency"),
+                    p.seconds("switch_latency"), p.rate("host_bandwidth"), p.seconds("host_latency"),
                     p.seconds("host_crossing")};
   std::optional<core::Section> nics;
   std::vector<double> affinity;

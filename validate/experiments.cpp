@@ -90,7 +90,7 @@ sim::CallCost closed_form(const MicroRunner& run, FabricClass f, int mq, double 
   sim::CallShape s;
   s.rows = mq, s.tokens = ct, s.holders = holders, s.runs = holders;
   sim::PathCost path = sim::nominal_path(run.profile(), f);
-  path.lanes         = lanes;
+  path.lanes = lanes;
   return sim::price_call(m, run.profile(), s, path);
 }
 
@@ -181,9 +181,9 @@ double loaded_route(MicroRunner& run, const Cfg& c, int n, double idle_step)
 double query_loop(MicroRunner& run, const Cfg& c, int n, double idle_step)
 {
   Micro m = call_micro(c.fabric(), c.integer("mq", 256), c.integer("ct", 2048), 1, n);
-  m.policies     = {"route"};
+  m.policies = {"route"};
   m.kv_lora_rank = 1;
-  m.rope_dim     = 575;
+  m.rope_dim = 575;
   for (const char* k : {"holder.kernel_fixed", "holder.kernel_per_token", "holder.kernel_per_token_row", "merge.fixed",
                         "merge.per_row"})
     m.profile_set[k] = "0us";
@@ -259,7 +259,8 @@ ExperimentResult gather_growth(const Cfg& c, MicroRunner& run)
             ct = c.integer("ct", 2048);
   const std::string nics = c.str("requester_nics", "own");
   if (nics != "own" && nics != "node")
-    core::fail("paper.yaml", c.c.line, 0, c.c.id + ".config.requester_nics", "expected own or node, got '" + nics + "'");
+    core::fail("paper.yaml", c.c.line, 0, c.c.id + ".config.requester_nics",
+               "expected own or node, got '" + nics + "'");
   const bool striped = nics == "node" && c.fabric() != FabricClass::kNvlink && c.fabric() != FabricClass::kPcie;
   auto ratio = [&](bool stripe, std::string& detail) {
     Micro a = call_micro(c.fabric(), mq, ct, ha), b = call_micro(c.fabric(), mq, ct, hb);
@@ -281,10 +282,7 @@ ExperimentResult gather_growth(const Cfg& c, MicroRunner& run)
     const double own = ratio(false, one_nic);
     detail += fmt::format("; through the requester's own NIC only: {:.2f}x ({})", own, one_nic);
   }
-  return {r,
-          fmt::format("engine {} step{}: {}", p, striped ? ", requester NICs striped" : "",
-                      detail),
-          "engine"};
+  return {r, fmt::format("engine {} step{}: {}", p, striped ? ", requester NICs striped" : "", detail), "engine"};
 }
 
 ExperimentResult break_even(const Cfg& c, MicroRunner& run)

@@ -49,8 +49,8 @@ void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink
   const int R = m.requesters, H = m.holders;
   const bool spine = m.fabric == core::FabricClass::kIbSpine;
   const bool multi = m.requester_nics_node;
-  const int per    = multi ? 1 : (spine ? std::max(R, H) : R + H); // nodes per leaf
-  const int gpn    = multi ? std::max({R, H, 2}) : 1; // striping needs NICs to stripe over
+  const int per = multi ? 1 : (spine ? std::max(R, H) : R + H); // nodes per leaf
+  const int gpn = multi ? std::max({R, H, 2}) : 1;              // striping needs NICs to stripe over
   t["nodes"] = multi ? 2 : (spine ? 2 * per : per), t["gpus_per_node"] = gpn;
   if (multi) t["nvlink"] = {{"bandwidth", nvlink_bw}, {"latency", "0s"}, {"switch_latency", "0s"}};
   t["nics"] = {{"count", gpn}, {"latency", "0s"}};
@@ -72,8 +72,7 @@ void nominal_ib(const Micro& m, const std::string& bw, const std::string& nvlink
 const PolicyOutcome& MicroOutcome::at(const std::string& p) const
 {
   auto it = policy.find(p);
-  if (it == policy.end())
-    throw std::logic_error("micro-scenario did not run policy " + p);
+  if (it == policy.end()) throw std::logic_error("micro-scenario did not run policy " + p);
   return it->second;
 }
 
@@ -199,7 +198,8 @@ std::string MicroRunner::topology_yaml(const Micro& m, std::vector<std::string>&
     break;
   case core::FabricClass::kIbSameLeaf:
   case core::FabricClass::kIbSpine:
-    nominal_ib(m, bw, calibrate::rate_text(profile_.fabric(core::FabricClass::kNvlink).nominal().value()), t, req, hold);
+    nominal_ib(m, bw, calibrate::rate_text(profile_.fabric(core::FabricClass::kNvlink).nominal().value()), t, req,
+               hold);
     t["pcie"] = fast_pcie;
     break;
   default:

@@ -32,7 +32,6 @@
 namespace xattn::validate
 {
 
-
 struct MicroRequest {
   double arrival_s = 0;
   int requester = 0;          ///< index into the requester instances

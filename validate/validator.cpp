@@ -36,9 +36,7 @@ Micro micro_for(const MeasuredRow& row)
     m.requests.clear();
     for (int r = 0; r < row.concurrency; ++r)
       m.requests.push_back({0.0, r, chunks, 1});
-    m.policies = {row.op == Op::kRoute   ? "route"
-                  : row.op == Op::kFetch ? "fetch"
-                                         : "local"};
+    m.policies = {row.op == Op::kRoute ? "route" : row.op == Op::kFetch ? "fetch" : "local"};
     if (row.blocks > 0)
       m.profile_set[row.op == Op::kRoute ? "dispatch.route_blocks" : "dispatch.fetch_blocks"] =
           std::to_string(row.blocks);
@@ -168,7 +166,8 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
   const std::string points = (fs::path(dir) / "points.csv").string();
   core::write_file_atomically(points, csv);
 
-  // The plot: Debian's matplotlib (/usr/bin/python3 has it; the pyenv python3 on PATH does not), drawn under a temporary name, then renamed.
+  // The plot: Debian's matplotlib (/usr/bin/python3 has it; the pyenv python3 on PATH does not), drawn under a
+  // temporary name, then renamed.
   std::string plot_status = "plot skipped: /usr/bin/python3 with matplotlib not found (points.csv has the data)";
   const fs::path png = fs::path(dir) / "measured_vs_simulated.png";
   const fs::path tmp = fs::path(dir) / ".measured_vs_simulated.tmp.png";

@@ -1,7 +1,7 @@
 // Calibrate-then-validate round trips through the engine, and the failure of a deliberately wrong
 // profile (exit 1 from `xattn validate --max-mape`).
-#include "validate/validator.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "validate/validator.hpp"
 
 #include "calibrate/fitter.hpp"
 #include "calibrate/importers.hpp"

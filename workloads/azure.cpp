@@ -72,7 +72,6 @@ AzureReader::AzureReader(const std::string& path, ImportOptions options) : LineR
                    std::string(header.substr(0, 80)) + "'");
 }
 
-
 bool AzureReader::read_line(std::string_view line, Request& out)
 {
   const int n = static_cast<int>(lines_.line_number());
@@ -101,7 +100,8 @@ bool AzureReader::read_line(std::string_view line, Request& out)
   if (t < last_s_) return bad(1, "TIMESTAMP", "timestamps must not decrease");
   last_s_ = t;
   if (!ids::session_fits(next_id_))
-    return bad(1, "", "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
+    return bad(1, "",
+               "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
   out.id = next_id_++;
   out.arrival = core::Seconds(t);
   out.session = out.id;

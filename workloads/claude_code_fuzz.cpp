@@ -1,4 +1,5 @@
-// libFuzzer target: the coding-agent session JSON importer (ClaudeCodeReader) on arbitrary bytes (workloads/importer_fuzz.hpp).
+// libFuzzer target: the coding-agent session JSON importer (ClaudeCodeReader) on arbitrary bytes
+// (workloads/importer_fuzz.hpp).
 #include "workloads/claude_code.hpp"
 #include "workloads/importer_fuzz.hpp"
 

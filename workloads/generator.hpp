@@ -82,8 +82,8 @@ public:
 private:
   struct Agent {
     std::uint64_t id = 0, session = 0, parent = kNoAgent;
-    std::uint64_t order = 0;       ///< creation order: breaks ties between agents ready at once
-    std::uint64_t subagents = 0;   ///< sub-agents this session's main agent spawned so far
+    std::uint64_t order = 0;            ///< creation order: breaks ties between agents ready at once
+    std::uint64_t subagents = 0;        ///< sub-agents this session's main agent spawned so far
     std::vector<std::uint64_t> context; ///< block ids, prompt order
     std::int64_t turns_left = 0;
     std::int64_t live_children = 0;

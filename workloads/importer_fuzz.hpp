@@ -15,7 +15,8 @@
 #include <memory>
 #include <string>
 
-namespace xattn::workloads {
+namespace xattn::workloads
+{
 
 /// `open(path, options)` makes the importer under test.
 inline int fuzz_importer(const std::uint8_t* data, std::size_t size,
@@ -27,8 +28,7 @@ inline int fuzz_importer(const std::uint8_t* data, std::size_t size,
     std::unique_ptr<RequestSource> src = open(file.path(), ImportOptions{skip_bad});
     Request r;
     while (src->next(r))
-      if (!std::isfinite(r.arrival.value()) || r.arrival.value() < 0)
-        std::abort();
+      if (!std::isfinite(r.arrival.value()) || r.arrival.value() < 0) std::abort();
   } catch (const core::InputError&) {
   }
   return 0;

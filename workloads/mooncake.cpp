@@ -10,11 +10,9 @@ enum Key { kTimestamp, kInput, kOutput, kHashIds };
 } // namespace
 
 MooncakeReader::MooncakeReader(const std::string& path, ImportOptions options)
-    : LineRequestSource(path, options),
-      parser_({"timestamp", "input_length", "output_length", "hash_ids"}, "hash_ids")
+    : LineRequestSource(path, options), parser_({"timestamp", "input_length", "output_length", "hash_ids"}, "hash_ids")
 {
 }
-
 
 // Returns false (after recording a skip) when the line is bad and --skip-bad is on.
 bool MooncakeReader::read_line(std::string_view line, Request& out)
@@ -47,7 +45,8 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
                    FlatJsonParser::describe(JsonValue{JsonValue::Kind::kFloat, 0, last_ms_}) + " ms)");
   last_ms_ = ms;
   if (!ids::session_fits(next_id_))
-    return bad(0, "", "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
+    return bad(0, "",
+               "more than 2^32 requests, each its own session: past the request-id layout (workloads/request_id.hpp)");
   out.id = next_id_++;
   out.arrival = core::Seconds(ms * 1e-3);
   out.session = out.id;

@@ -1,6 +1,6 @@
 // libFuzzer target: the Mooncake JSONL importer (MooncakeReader) on arbitrary bytes (workloads/importer_fuzz.hpp).
-#include "workloads/mooncake.hpp"
 #include "workloads/importer_fuzz.hpp"
+#include "workloads/mooncake.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -23,11 +23,12 @@
 
 #include <cstdint>
 
-namespace xattn::workloads::ids {
+namespace xattn::workloads::ids
+{
 
 inline constexpr int kSubagentBits = 16;
-inline constexpr int kSessionBits  = 32;
-inline constexpr int kCopyBits     = 16;
+inline constexpr int kSessionBits = 32;
+inline constexpr int kCopyBits = 16;
 static_assert(kSubagentBits + kSessionBits + kCopyBits == 64);
 
 /// Sessions one workload may hold (ids 0 .. kSessions - 1).
@@ -38,9 +39,15 @@ inline constexpr std::uint64_t kSubagents = (1ULL << kSubagentBits) - 2;
 inline constexpr std::uint64_t kCopies = 1ULL << kCopyBits;
 
 /// True when `session` is a session id of one workload (before copies).
-constexpr bool session_fits(std::uint64_t session) { return session < kSessions; }
+constexpr bool session_fits(std::uint64_t session)
+{
+  return session < kSessions;
+}
 /// True when `agent` is an agent id of one workload (below the copy field).
-constexpr bool agent_fits(std::uint64_t agent) { return agent < (1ULL << (kSessionBits + kSubagentBits)); }
+constexpr bool agent_fits(std::uint64_t agent)
+{
+  return agent < (1ULL << (kSessionBits + kSubagentBits));
+}
 
 /// The agent id of sub-agent `sub` (0: the main agent) of `session`.
 /// REQUIRES: session_fits(session), sub <= kSubagents.
@@ -69,7 +76,7 @@ inline std::uint64_t copy_agent(std::uint64_t agent, std::uint64_t copy)
 // Block ids.
 inline constexpr int kNamespaceShift = 61;
 inline constexpr std::uint64_t kTraceBlocks = 1ULL << kNamespaceShift; ///< trace and corpus ids are below this
-inline constexpr std::uint64_t kSystemBlockBase  = 1ULL << kNamespaceShift;
+inline constexpr std::uint64_t kSystemBlockBase = 1ULL << kNamespaceShift;
 inline constexpr std::uint64_t kPrivateBlockBase = 2ULL << kNamespaceShift;
 
 /// The k-th block of the generator's system prompt. REQUIRES: k < kTraceBlocks.

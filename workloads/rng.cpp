@@ -1,7 +1,7 @@
 #include "workloads/rng.hpp"
 
-#include <algorithm>
 #include "sim/core/check.hpp"
+#include <algorithm>
 
 #include <cmath>
 

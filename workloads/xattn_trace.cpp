@@ -87,8 +87,7 @@ bool XattnTraceReader::next(Request& out)
       if (v[k].kind == JsonValue::Kind::kMissing) core::fail(file, n, 0, kNames[k], "missing field");
       if (!v[k].is_number() || !(v[k].number >= 0))
         core::fail(file, n, 0, kNames[k],
-                   std::string("expected a non-negative number of seconds, got ") +
-                       FlatJsonParser::describe(v[k]));
+                   std::string("expected a non-negative number of seconds, got ") + FlatJsonParser::describe(v[k]));
       return v[k].number;
     };
     std::int64_t id = need_int(kId, false);

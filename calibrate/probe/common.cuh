@@ -12,21 +12,22 @@
 #include <string>
 #include <vector>
 
-namespace probe {
+namespace probe
+{
 
-#define PROBE_CUDA(call)                                                                                    \
-  do {                                                                                                      \
-    cudaError_t err_ = (call);                                                                              \
-    if (err_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "xattn_probe: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(3);                                                                                         \
-    }                                                                                                       \
+#define PROBE_CUDA(call)                                                                                               \
+  do {                                                                                                                 \
+    cudaError_t err_ = (call);                                                                                         \
+    if (err_ != cudaSuccess) {                                                                                         \
+      std::fprintf(stderr, "xattn_probe: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));       \
+      std::exit(3);                                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
 struct Config {
-  int warmup = 10;  ///< untimed iterations before each measurement
-  int iters  = 50;  ///< timed iterations per repetition
-  int reps   = 7;   ///< repetitions (>= 5); the median over them is the reported value
+  int warmup = 10; ///< untimed iterations before each measurement
+  int iters = 50;  ///< timed iterations per repetition
+  int reps = 7;    ///< repetitions (>= 5); the median over them is the reported value
   bool quick = false;
 };
 
@@ -47,10 +48,10 @@ struct Probe {
 inline Probe skipped(std::string name, std::string quantity, std::string reason)
 {
   Probe p;
-  p.name     = std::move(name);
+  p.name = std::move(name);
   p.quantity = std::move(quantity);
-  p.status   = "skipped";
-  p.reason   = std::move(reason);
+  p.status = "skipped";
+  p.reason = std::move(reason);
   std::fprintf(stderr, "xattn_probe: skip %s: %s\n", p.name.c_str(), p.reason.c_str());
   return p;
 }
@@ -70,8 +71,7 @@ inline double quantile(std::vector<double> v, double q)
 inline std::vector<double> time_on_stream(cudaStream_t stream, const Config& c, const std::function<void()>& body,
                                           int iters = 0)
 {
-  if (iters <= 0)
-    iters = c.iters;
+  if (iters <= 0) iters = c.iters;
   for (int i = 0; i < c.warmup; ++i)
     body();
   PROBE_CUDA(cudaStreamSynchronize(stream));
@@ -129,15 +129,11 @@ inline std::string num(double v)
 inline std::string probe_json(const Probe& p)
 {
   std::string o = "{\"name\": " + quote(p.name) + ", \"quantity\": " + quote(p.quantity);
-  if (!p.fabric.empty())
-    o += ", \"fabric\": " + quote(p.fabric);
-  if (!p.transport.empty())
-    o += ", \"transport\": " + quote(p.transport);
-  if (!p.dispatch.empty())
-    o += ", \"dispatch\": " + quote(p.dispatch);
+  if (!p.fabric.empty()) o += ", \"fabric\": " + quote(p.fabric);
+  if (!p.transport.empty()) o += ", \"transport\": " + quote(p.transport);
+  if (!p.dispatch.empty()) o += ", \"dispatch\": " + quote(p.dispatch);
   o += ", \"status\": " + quote(p.status);
-  if (!p.reason.empty())
-    o += ", \"reason\": " + quote(p.reason);
+  if (!p.reason.empty()) o += ", \"reason\": " + quote(p.reason);
   o += ", \"params\": [";
   for (std::size_t i = 0; i < p.params.size(); ++i)
     o += (i ? ", " : "") + quote(p.params[i]);

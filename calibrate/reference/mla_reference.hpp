@@ -13,15 +13,16 @@
 #include <cstdint>
 #include <vector>
 
-namespace xattn::calibrate::ref {
+namespace xattn::calibrate::ref
+{
 
-inline constexpr int kLatent = 512;             ///< kv_lora_rank: the value width
-inline constexpr int kRope   = 64;              ///< rope dims of every key
-inline constexpr int kQkDim  = kLatent + kRope; ///< 576
+inline constexpr int kLatent = 512;            ///< kv_lora_rank: the value width
+inline constexpr int kRope = 64;               ///< rope dims of every key
+inline constexpr int kQkDim = kLatent + kRope; ///< 576
 
 struct Dims {
   int dqk = kQkDim;
-  int dv  = kLatent;
+  int dv = kLatent;
 };
 
 /// Partial attention of `rows` query rows over `tokens` keys (kv rows), softmax over those keys only.
@@ -29,8 +30,8 @@ void partial_attention(const float* q, int rows, const float* kv, int tokens, Di
                        float* lse);
 
 /// Same, over the kv rows listed in `selected` (sparse selection: scattered token indices).
-void partial_attention_selected(const float* q, int rows, const float* kv, const std::vector<int>& selected,
-                                Dims d, float scale, float* out, float* lse);
+void partial_attention_selected(const float* q, int rows, const float* kv, const std::vector<int>& selected, Dims d,
+                                float scale, float* out, float* lse);
 
 /// Online-softmax merge of a partial (o2, s2) into a running result (o1, s1), in place:
 ///   m = max(s1, s2); o = (e^(s1-m) o1 + e^(s2-m) o2) / (e^(s1-m) + e^(s2-m)); s = m + log(...).

@@ -9,7 +9,8 @@
 
 using namespace xattn::calibrate::ref;
 
-namespace {
+namespace
+{
 std::vector<float> random_vec(std::size_t n, unsigned seed, float scale = 1.0f)
 {
   std::mt19937 rng(seed);
@@ -26,7 +27,7 @@ TEST_CASE("calibrate: partial attention matches a hand computation")
   // dqk = 2, dv = 1: q = (1, 0); keys (1, 0) with value 1 and (0, 0) with value... the value is the
   // key's first dv entries, so token 0 has v = 1, token 1 has v = 0, token 2 = (2, 5) has v = 2.
   Dims d{2, 1};
-  float q[2]  = {1, 0};
+  float q[2] = {1, 0};
   float kv[6] = {1, 0, 0, 0, 2, 5};
   float out[1], lse[1];
   partial_attention(q, 1, kv, 3, d, 1.0f, out, lse);
@@ -67,10 +68,10 @@ TEST_CASE("calibrate: sparse selection over scattered blocks merges correctly")
   // gathered selection, and must differ from dense attention (the selection matters).
   const int rows = 4, per_holder = 256, block = 16;
   Dims d;
-  std::vector<float> q  = random_vec(static_cast<std::size_t>(rows) * d.dqk, 3, 0.05f);
+  std::vector<float> q = random_vec(static_cast<std::size_t>(rows) * d.dqk, 3, 0.05f);
   std::vector<float> kv = random_vec(static_cast<std::size_t>(4 * per_holder) * d.dqk, 4);
-  const float scale     = 0.07f;
-  const int blocks[5]   = {3, 14, 20, 21, 55}; // block ids: holder = id * 16 / 256
+  const float scale = 0.07f;
+  const int blocks[5] = {3, 14, 20, 21, 55}; // block ids: holder = id * 16 / 256
   std::vector<int> selected;
   std::vector<std::vector<int>> by_holder(4);
   for (int b : blocks)
@@ -155,7 +156,7 @@ TEST_CASE("calibrate: the splice re-rotates keys to their new positions")
 TEST_CASE("calibrate: bf16 rounding keeps 8 significant bits, ties to even")
 {
   CHECK(round_bf16(1.0f) == 1.0f);
-  CHECK(round_bf16(1.0f + 1.0f / 256) == 1.0f);                 // a tie: rounds to even (down)
-  CHECK(round_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);    // a tie: rounds to even (up)
-  CHECK(round_bf16(1.0f + 1.0f / 128) == 1.0f + 1.0f / 128);    // representable
+  CHECK(round_bf16(1.0f + 1.0f / 256) == 1.0f);              // a tie: rounds to even (down)
+  CHECK(round_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256); // a tie: rounds to even (up)
+  CHECK(round_bf16(1.0f + 1.0f / 128) == 1.0f + 1.0f / 128); // representable
 }

@@ -102,7 +102,8 @@ int main(int argc, char** argv)
                   {"date", date},
                   {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR)},
                   {"compiler", __VERSION__},
-                  {"quick", quick}, {"load_average_at_start", load_average()}};
+                  {"quick", quick},
+                  {"load_average_at_start", load_average()}};
 
   for (auto [key, file] : {std::pair{"platform_1024", "topologies/ndr400-128.yaml"},
                            std::pair{"platform_8192", "topologies/ndr400-1024.yaml"}}) {

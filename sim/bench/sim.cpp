@@ -152,16 +152,20 @@ nlohmann::json engine_replay(const std::string& xattn, const std::string& scenar
     if (const sim::engine::PolicyResult* p = summary.find(policy)) {
       const sim::engine::EngineCounters& e = p->engine;
       j["requests"] = p->requests;
-      j["steps"]    = p->steps;
-      j["engine"]   = {{"transfers", e.transfers}, {"fused", e.fused},   {"real", e.real},
-                     {"demoted", e.demoted},     {"grouped", e.grouped}, {"simgrid_comms", e.simgrid_comms},
+      j["steps"] = p->steps;
+      j["engine"] = {{"transfers", e.transfers},
+                     {"fused", e.fused},
+                     {"real", e.real},
+                     {"demoted", e.demoted},
+                     {"grouped", e.grouped},
+                     {"simgrid_comms", e.simgrid_comms},
                      {"max_comms_in_flight", e.max_comms_in_flight},
                      // bytes handed to SimGrid, for the ceiling's message size
                      {"simgrid_bytes", p->invariants.simgrid_bytes_handed}};
-      j["exchanges_per_s"]     = static_cast<double>(e.transfers) / s;
+      j["exchanges_per_s"] = static_cast<double>(e.transfers) / s;
       j["simgrid_comms_per_s"] = static_cast<double>(e.simgrid_comms) / s;
-      j["steps_per_s"]         = static_cast<double>(p->steps) / s;
-      j["invariants_ok"]       = summary.ok;
+      j["steps_per_s"] = static_cast<double>(p->steps) / s;
+      j["invariants_ok"] = summary.ok;
     }
   }
   std::error_code ec;

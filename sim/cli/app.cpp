@@ -7,7 +7,8 @@
 
 #include <iostream>
 
-namespace xattn::cli {
+namespace xattn::cli
+{
 
 int run_cli(int argc, char** argv)
 {

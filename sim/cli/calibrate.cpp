@@ -2,18 +2,20 @@
 // cost model's constants, writes a profile that extends a base for what was not measured
 // (calibrate/README.md). A thin layer over calibrate/fitter.hpp.
 #include "calibrate/fitter.hpp"
-#include "sim/core/atomic_file.hpp"
 #include "calibrate/importers.hpp"
 #include "calibrate/profile.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
-namespace xattn::cli {
-namespace {
+namespace xattn::cli
+{
+namespace
+{
 struct CalibrateOptions {
   std::vector<std::string> inputs;
   std::string out;
@@ -22,15 +24,14 @@ struct CalibrateOptions {
   std::string format = "auto";
   std::string fabric;
   std::string inter_node = "ib-same-leaf";
-  int max_segments       = calibrate::PiecewiseOptions{}.max_segments;
+  int max_segments = calibrate::PiecewiseOptions{}.max_segments;
 };
 
 int run_fit(const CalibrateOptions& o)
 {
   calibrate::ImportOptions imp;
   imp.format = *calibrate::parse_format(o.format);
-  if (!o.fabric.empty())
-    imp.fabric = core::parse_fabric(o.fabric);
+  if (!o.fabric.empty()) imp.fabric = core::parse_fabric(o.fabric);
   imp.inter_node_fabric = *core::parse_fabric(o.inter_node);
   calibrate::FitOptions fit;
   fit.piecewise.max_segments = o.max_segments;
@@ -84,7 +85,7 @@ int run_fit(const CalibrateOptions& o)
 
 void add_calibrate(CLI::App& app, Action& action)
 {
-  auto o    = std::make_shared<CalibrateOptions>();
+  auto o = std::make_shared<CalibrateOptions>();
   auto* cal = app.add_subcommand("calibrate", "Fit calibration profiles from measurements");
   cal->require_subcommand(1);
   auto* fit = cal->add_subcommand("fit", "Fit a calibration profile from probe or tool outputs");

@@ -8,7 +8,8 @@
 
 #include <functional>
 
-namespace xattn::cli {
+namespace xattn::cli
+{
 
 /// What the chosen subcommand does after parsing; returns the exit code.
 using Action = std::function<int()>;

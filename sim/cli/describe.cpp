@@ -7,11 +7,12 @@
 #include <iostream>
 #include <memory>
 
-namespace xattn::cli {
+namespace xattn::cli
+{
 
 void add_describe(CLI::App& app, Action& action)
 {
-  auto* sub  = app.add_subcommand("describe", "Print the schema of an input file (keys, types, units, defaults)");
+  auto* sub = app.add_subcommand("describe", "Print the schema of an input file (keys, types, units, defaults)");
   auto what = std::make_shared<std::string>();
   sub->add_option("what", *what, "profile | model")->required()->check(CLI::IsMember({"profile", "model"}));
   on_run(sub, action, [what] {

@@ -2,4 +2,7 @@
 // returns the exit code that core::exit_code gave the outcome.
 #include "sim/cli/command.hpp"
 
-int main(int argc, char** argv) { return xattn::cli::run_cli(argc, argv); }
+int main(int argc, char** argv)
+{
+  return xattn::cli::run_cli(argc, argv);
+}

@@ -1,8 +1,8 @@
 // `xattn plan PLAN.yaml`: the smallest configuration meeting a latency SLO, found by bisection over
 // real simulations, printed with its evidence (sim/study/plan.hpp).
 #include "sim/study/plan.hpp"
-#include "sim/core/atomic_file.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/failure.hpp"
 #include "sim/engine/driver.hpp"
 
@@ -48,7 +48,7 @@ void add_plan(CLI::App& app, Action& action)
     const std::string text = sim::study::plan_text(spec, r);
     core::write_file_atomically((std::filesystem::path(r.dir) / "plan.txt").string(), text);
     core::write_file_atomically((std::filesystem::path(r.dir) / "plan.json").string(),
-                                  sim::study::plan_json(spec, r).dump(2) + "\n");
+                                sim::study::plan_json(spec, r).dump(2) + "\n");
     std::cout << text << "\nwritten: " << r.dir << "/plan.txt, plan.json, results.csv (report: xattn report " << r.dir
               << ")\n";
     return r.answer ? 0 : 1;

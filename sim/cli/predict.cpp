@@ -8,25 +8,27 @@
 #include <iostream>
 #include <memory>
 
-namespace xattn::cli {
-namespace {
+namespace xattn::cli
+{
+namespace
+{
 struct PredictOptions {
-  std::string model   = "deepseek-v3";
+  std::string model = "deepseek-v3";
   std::string profile = std::string(calibrate::kDefaultProfile);
-  std::string fabric  = "ib-spine";
+  std::string fabric = "ib-spine";
   std::string transport = "gpu";
   std::string sweep;
   std::string topology;
   int blocks = 0;
-  int draws  = 2000;
-  bool json  = false;
+  int draws = 2000;
+  bool json = false;
   sim::PredictRequest req;
 };
 } // namespace
 
 void add_predict(CLI::App& app, Action& action)
 {
-  auto o   = std::make_shared<PredictOptions>();
+  auto o = std::make_shared<PredictOptions>();
   auto* sub = app.add_subcommand("predict", "Price route, fetch and local for one attention call in closed form");
   sub->add_option("--model", o->model, "Model preset name or file")->capture_default_str();
   sub->add_option("--profile", o->profile, "Calibration profile preset name or file")->capture_default_str();
@@ -38,7 +40,8 @@ void add_predict(CLI::App& app, Action& action)
   sub->add_option("--layers", o->req.layers, "Layers priced (1: one attention call; the model's count: a step)")
       ->capture_default_str();
   sub->add_option("--reuse", o->req.reuse, "Expected later calls that attend the same tokens")->capture_default_str();
-  sub->add_option("--holders", o->req.holders, "Holders concerned (one chunk each, in parallel)")->capture_default_str();
+  sub->add_option("--holders", o->req.holders, "Holders concerned (one chunk each, in parallel)")
+      ->capture_default_str();
   sub->add_option("--rails", o->req.rails,
                   "NICs of its node the requester stripes holders over, rail-matched (InfiniBand; as "
                   "engine.requester_nics: node)")
@@ -47,7 +50,8 @@ void add_predict(CLI::App& app, Action& action)
   sub->add_option("--transport", o->transport, "Dispatch: gpu (device-initiated) or proxy (CPU proxy)")
       ->check(CLI::IsMember({"gpu", "proxy"}))
       ->capture_default_str();
-  sub->add_option("--sweep", o->sweep, "Sweep one variable and print the crossover: VAR=FROM:TO, VAR in mq ct holders reuse");
+  sub->add_option("--sweep", o->sweep,
+                  "Sweep one variable and print the crossover: VAR=FROM:TO, VAR in mq ct holders reuse");
   sub->add_option("--topology", o->topology,
                   "Price the first GPU pair of this fabric class in a topology (its path's bottleneck and latency)");
   sub->add_option("--draws", o->draws, "Profiles drawn from the profile's uncertainty for the intervals (0: none)")
@@ -55,13 +59,12 @@ void add_predict(CLI::App& app, Action& action)
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   on_run(sub, action, [o, sub] {
-    sim::ModelSpec model       = sim::load_model(o->model);
+    sim::ModelSpec model = sim::load_model(o->model);
     calibrate::Profile profile = calibrate::load_profile(o->profile);
-    sim::PredictRequest req    = o->req;
-    req.fabric                 = *core::parse_fabric(o->fabric);
-    req.transport              = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
-    if (sub->count("--blocks") > 0)
-      req.blocks = o->blocks;
+    sim::PredictRequest req = o->req;
+    req.fabric = *core::parse_fabric(o->fabric);
+    req.transport = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
+    if (sub->count("--blocks") > 0) req.blocks = o->blocks;
     std::optional<sim::PathCost> path;
     if (!o->topology.empty()) {
       auto file = core::resolve_preset(o->topology, "topologies");
@@ -71,7 +74,7 @@ void add_predict(CLI::App& app, Action& action)
       for (topo::GpuId b = 0; b < t.gpu_count() && !path; ++b)
         if (t.fabric_class(0, b) == req.fabric) {
           topo::Path p = t.path(0, b);
-          path         = sim::PathCost{p.fabric, p.bottleneck, p.latency};
+          path = sim::PathCost{p.fabric, p.bottleneck, p.latency};
         }
       if (!path)
         core::fail("command line", 0, 0, "--fabric",
@@ -82,7 +85,7 @@ void add_predict(CLI::App& app, Action& action)
       std::cout << (o->json ? sim::to_json(r).dump(2) + "\n" : sim::to_table(r));
       return 0;
     }
-    sim::Prediction p             = sim::predict(model, profile, req, path);
+    sim::Prediction p = sim::predict(model, profile, req, path);
     const sim::PredictionSpread s = sim::predict_spread(model, profile, req, path, o->draws);
     if (o->json) {
       nlohmann::json j = sim::to_json(p, model, profile);

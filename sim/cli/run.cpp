@@ -12,23 +12,25 @@
 #include <iostream>
 #include <memory>
 
-namespace xattn::cli {
-namespace {
+namespace xattn::cli
+{
+namespace
+{
 struct RunFlags {
   std::string scenario;
   std::string out;
   std::vector<std::string> sets;
   std::vector<std::string> policies;
-  int jobs      = 0;
-  int ensemble  = 0;
+  int jobs = 0;
+  int ensemble = 0;
   bool describe = false;
-  bool quiet    = false;
+  bool quiet = false;
 };
 } // namespace
 
 void add_run(CLI::App& app, Action& action)
 {
-  auto f    = std::make_shared<RunFlags>();
+  auto f = std::make_shared<RunFlags>();
   auto* sub = app.add_subcommand("run", "Simulate a scenario under each policy and write the results");
   sub->add_option("scenario", f->scenario, "Scenario YAML (default: the embedded scenarios/quickstart.yaml)");
   sub->add_option("--out", f->out, "Output folder (default: out/<scenario name>)");
@@ -65,20 +67,20 @@ void add_run(CLI::App& app, Action& action)
     }
     sim::engine::Scenario sc = sim::engine::load_scenario(path, sets);
     sim::engine::RunOptions opt;
-    opt.out_dir  = f->out;
-    opt.jobs     = f->jobs;
+    opt.out_dir = f->out;
+    opt.jobs = f->jobs;
     opt.progress = !f->quiet;
     opt.ensemble = f->ensemble;
     sim::engine::RunOutcome r = sim::engine::run_scenario(sc, opt);
     if (r.exit_code == core::code(core::ExitCode::kInterrupted)) {
-      std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in "
-                << r.out_dir << "/summary.interrupted.json\n";
+      std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in " << r.out_dir
+                << "/summary.interrupted.json\n";
       return r.exit_code;
     }
     if (!f->quiet)
-      std::cout << r.table << "results in " << r.out_dir << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n";
-    if (r.exit_code != 0)
-      std::cerr << "an invariant failed: see " << r.out_dir << "/summary.json (invariants)\n";
+      std::cout << r.table << "results in " << r.out_dir
+                << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n";
+    if (r.exit_code != 0) std::cerr << "an invariant failed: see " << r.out_dir << "/summary.json (invariants)\n";
     return r.exit_code;
   });
 }

@@ -6,9 +6,9 @@
 #include "topologies/report.hpp"
 
 #include <fstream>
-#include <sstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace xattn::cli
 {
@@ -31,8 +31,9 @@ void add_topo(CLI::App& app, Action& action)
   sub->add_option("topology", o->file, "Topology file or preset name (topologies/NAME.yaml)");
   sub->add_flag("--json", o->json, "Print JSON instead of text");
   sub->add_option("--path", o->path, "Show the routed path between two GPUs (nodeN.gpuG or index)")->expected(2);
-  sub->add_flag("--striped", o->striped,
-                "With --path: as the first GPU sends when it stripes over its node's NICs (engine.requester_nics: node)");
+  sub->add_flag(
+      "--striped", o->striped,
+      "With --path: as the first GPU sends when it stripes over its node's NICs (engine.requester_nics: node)");
   sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
   sub->add_flag("--describe", o->describe, "Print the topology file schema");
   on_run(sub, action, [o] {
@@ -50,8 +51,7 @@ void add_topo(CLI::App& app, Action& action)
     }
     topo::Topology t = topo::load_topology(*file);
     std::optional<std::pair<topo::GpuId, topo::GpuId>> pair;
-    if (o->striped && o->path.empty())
-      core::fail("command line", 0, 0, "--striped", "needs --path GPU GPU");
+    if (o->striped && o->path.empty()) core::fail("command line", 0, 0, "--striped", "needs --path GPU GPU");
     if (!o->path.empty())
       pair.emplace(topo::parse_gpu(t, o->path[0], "--path"), topo::parse_gpu(t, o->path[1], "--path"));
     if (!o->dot.empty()) { // written atomically: an interrupted export never leaves half a graph

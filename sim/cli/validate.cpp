@@ -5,8 +5,8 @@
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
-#include "sim/core/failure.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/failure.hpp"
 #include "validate/measured.hpp"
 #include "validate/paper.hpp"
 #include "validate/regression.hpp"

@@ -4,13 +4,13 @@
 
 #include <string>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 void check_failed(const char* file, int line, const char* condition, std::string_view message)
 {
   std::string what = std::string(file) + ":" + std::to_string(line) + ": check failed: " + condition;
-  if (!message.empty())
-    what += ": " + std::string(message);
+  if (!message.empty()) what += ": " + std::string(message);
   throw InternalError(what);
 }
 

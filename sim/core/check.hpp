@@ -16,7 +16,8 @@
 
 #include <string_view>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 /// Throws InternalError("FILE:LINE: check failed: CONDITION[: MESSAGE]").
 [[noreturn]] [[gnu::cold]] void check_failed(const char* file, int line, const char* condition,
@@ -25,6 +26,6 @@ namespace xattn::core {
 } // namespace xattn::core
 
 #define XATTN_CHECK(cond, ...)                                                                                         \
-  (__builtin_expect(static_cast<bool>(cond), 1)                                                                       \
+  (__builtin_expect(static_cast<bool>(cond), 1)                                                                        \
        ? static_cast<void>(0)                                                                                          \
        : ::xattn::core::check_failed(__FILE__, __LINE__, #cond __VA_OPT__(, ) __VA_ARGS__))

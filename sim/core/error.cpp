@@ -1,13 +1,14 @@
 #include "sim/core/error.hpp"
 
-namespace xattn::core {
-namespace {
+namespace xattn::core
+{
+namespace
+{
 std::string join(const std::vector<Diagnostic>& ds)
 {
   std::string out;
   for (const Diagnostic& d : ds) {
-    if (!out.empty())
-      out += '\n';
+    if (!out.empty()) out += '\n';
     out += d.str();
   }
   return out;
@@ -19,12 +20,10 @@ std::string Diagnostic::str() const
   std::string out = file.empty() ? std::string("<input>") : file;
   if (line > 0) {
     out += ':' + std::to_string(line);
-    if (column > 0)
-      out += ':' + std::to_string(column);
+    if (column > 0) out += ':' + std::to_string(column);
   }
   out += ": error: ";
-  if (!key.empty())
-    out += key + ": ";
+  if (!key.empty()) out += key + ": ";
   out += message;
   return out;
 }
@@ -68,8 +67,7 @@ LimitError LimitError::rendered(std::string key, const std::string& message)
 
 void Diagnostics::throw_if_any() const
 {
-  if (!list_.empty())
-    throw InputError(list_);
+  if (!list_.empty()) throw InputError(list_);
 }
 
 void fail(std::string file, int line, int column, std::string key, std::string message)

@@ -14,13 +14,14 @@
 #include <string>
 #include <vector>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 /// One problem in one input. `line` and `column` are 1-based; 0 means "not known" (a whole file,
 /// a command-line flag) and the position is left out of the rendered line.
 struct Diagnostic {
   std::string file; ///< path as the user named it, or "command line"
-  int line   = 0;
+  int line = 0;
   int column = 0;
   std::string key;     ///< dotted key path inside the file ("topology.fabric.bandwidth"), may be empty
   std::string message; ///< what is wrong, in words
@@ -30,7 +31,8 @@ struct Diagnostic {
 };
 
 /// Bad input. what() is every diagnostic's str(), one per line.
-class InputError : public std::runtime_error {
+class InputError : public std::runtime_error
+{
 public:
   explicit InputError(std::vector<Diagnostic> diagnostics);
   explicit InputError(Diagnostic diagnostic);
@@ -41,7 +43,8 @@ private:
 };
 
 /// Collects diagnostics while a loader reads a whole input, then throws them together.
-class Diagnostics {
+class Diagnostics
+{
 public:
   void add(Diagnostic d) { list_.push_back(std::move(d)); }
   bool empty() const { return list_.empty(); }
@@ -56,7 +59,8 @@ private:
 
 /// An invariant of the simulation failed (sim/engine/README.md, "Invariants"): the answer would be
 /// wrong. what() is "invariant NAME failed: DETAIL".
-class InvariantError : public std::runtime_error {
+class InvariantError : public std::runtime_error
+{
 public:
   InvariantError(std::string invariant, const std::string& detail);
   /// The error as another process rendered it: what() is `message` as is.
@@ -64,14 +68,16 @@ public:
   const std::string& invariant() const { return invariant_; }
 
 private:
-  struct Rendered {};
+  struct Rendered {
+  };
   InvariantError(Rendered, std::string invariant, const std::string& message);
   std::string invariant_;
 };
 
 /// A guard stopped the run before the machine had to (engine.max_memory): not a bug and not bad
 /// input; `key` names the setting that sets the limit.
-class LimitError : public std::runtime_error {
+class LimitError : public std::runtime_error
+{
 public:
   /// what() is "KEY: MESSAGE".
   LimitError(std::string key, const std::string& message);
@@ -80,13 +86,15 @@ public:
   const std::string& key() const { return key_; }
 
 private:
-  struct Rendered {};
+  struct Rendered {
+  };
   LimitError(Rendered, std::string key, const std::string& message);
   std::string key_;
 };
 
 /// A bug in xattn: a broken precondition or internal invariant (XATTN_CHECK, sim/core/check.hpp).
-class InternalError : public std::runtime_error {
+class InternalError : public std::runtime_error
+{
 public:
   using std::runtime_error::runtime_error;
 };

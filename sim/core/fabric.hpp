@@ -6,28 +6,28 @@
 #include <optional>
 #include <string_view>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 enum class FabricClass { kSameGpu, kNvlink, kPcie, kIbSameLeaf, kIbSpine };
 
-inline constexpr std::array<FabricClass, 5> kAllFabrics{FabricClass::kSameGpu, FabricClass::kNvlink,
-                                                        FabricClass::kPcie, FabricClass::kIbSameLeaf,
-                                                        FabricClass::kIbSpine};
+inline constexpr std::array<FabricClass, 5> kAllFabrics{FabricClass::kSameGpu, FabricClass::kNvlink, FabricClass::kPcie,
+                                                        FabricClass::kIbSameLeaf, FabricClass::kIbSpine};
 
 /// "same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine".
 constexpr std::string_view to_string(FabricClass f)
 {
   switch (f) {
-    case FabricClass::kSameGpu:
-      return "same-gpu";
-    case FabricClass::kNvlink:
-      return "nvlink";
-    case FabricClass::kPcie:
-      return "pcie";
-    case FabricClass::kIbSameLeaf:
-      return "ib-same-leaf";
-    case FabricClass::kIbSpine:
-      return "ib-spine";
+  case FabricClass::kSameGpu:
+    return "same-gpu";
+  case FabricClass::kNvlink:
+    return "nvlink";
+  case FabricClass::kPcie:
+    return "pcie";
+  case FabricClass::kIbSameLeaf:
+    return "ib-same-leaf";
+  case FabricClass::kIbSpine:
+    return "ib-spine";
   }
   return "?";
 }
@@ -35,8 +35,7 @@ constexpr std::string_view to_string(FabricClass f)
 constexpr std::optional<FabricClass> parse_fabric(std::string_view s)
 {
   for (FabricClass f : kAllFabrics)
-    if (to_string(f) == s)
-      return f;
+    if (to_string(f) == s) return f;
   return std::nullopt;
 }
 

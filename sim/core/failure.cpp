@@ -5,8 +5,10 @@
 #include <array>
 #include <new>
 
-namespace xattn::core {
-namespace {
+namespace xattn::core
+{
+namespace
+{
 constexpr std::array<std::pair<FailureKind, std::string_view>, 4> kNames{{{FailureKind::kInput, "input"},
                                                                           {FailureKind::kInvariant, "invariant"},
                                                                           {FailureKind::kLimit, "limit"},
@@ -15,14 +17,14 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 4> kNames{{{Failu
 int severity(FailureKind k)
 {
   switch (k) {
-    case FailureKind::kInternal:
-      return 3;
-    case FailureKind::kInput:
-      return 2;
-    case FailureKind::kLimit:
-      return 1;
-    case FailureKind::kInvariant:
-      return 0;
+  case FailureKind::kInternal:
+    return 3;
+  case FailureKind::kInput:
+    return 2;
+  case FailureKind::kLimit:
+    return 1;
+  case FailureKind::kInvariant:
+    return 0;
   }
   return 3;
 }
@@ -30,25 +32,22 @@ int severity(FailureKind k)
 
 FailureKind failure_kind(const std::exception& e)
 {
-  if (dynamic_cast<const InputError*>(&e) != nullptr)
-    return FailureKind::kInput;
-  if (dynamic_cast<const InvariantError*>(&e) != nullptr)
-    return FailureKind::kInvariant;
-  if (dynamic_cast<const LimitError*>(&e) != nullptr)
-    return FailureKind::kLimit;
+  if (dynamic_cast<const InputError*>(&e) != nullptr) return FailureKind::kInput;
+  if (dynamic_cast<const InvariantError*>(&e) != nullptr) return FailureKind::kInvariant;
+  if (dynamic_cast<const LimitError*>(&e) != nullptr) return FailureKind::kLimit;
   return FailureKind::kInternal;
 }
 
 ExitCode exit_code(FailureKind k)
 {
   switch (k) {
-    case FailureKind::kInput:
-      return ExitCode::kBadInput;
-    case FailureKind::kInvariant:
-    case FailureKind::kLimit:
-      return ExitCode::kCheckFailed;
-    case FailureKind::kInternal:
-      return ExitCode::kInternal;
+  case FailureKind::kInput:
+    return ExitCode::kBadInput;
+  case FailureKind::kInvariant:
+  case FailureKind::kLimit:
+    return ExitCode::kCheckFailed;
+  case FailureKind::kInternal:
+    return ExitCode::kInternal;
   }
   return ExitCode::kInternal;
 }
@@ -56,32 +55,33 @@ ExitCode exit_code(FailureKind k)
 std::string_view to_string(FailureKind k)
 {
   for (const auto& [kind, name] : kNames)
-    if (kind == k)
-      return name;
+    if (kind == k) return name;
   return "internal";
 }
 
 std::optional<FailureKind> parse_failure_kind(std::string_view name)
 {
   for (const auto& [kind, n] : kNames)
-    if (n == name)
-      return kind;
+    if (n == name) return kind;
   return std::nullopt;
 }
 
-FailureKind most_severe(FailureKind a, FailureKind b) { return severity(a) >= severity(b) ? a : b; }
+FailureKind most_severe(FailureKind a, FailureKind b)
+{
+  return severity(a) >= severity(b) ? a : b;
+}
 
 std::string render(FailureKind k, std::string_view message)
 {
   switch (k) {
-    case FailureKind::kInput:
-      return std::string(message);
-    case FailureKind::kInvariant:
-      return "xattn: " + std::string(message);
-    case FailureKind::kLimit:
-      return "xattn: stopped: " + std::string(message);
-    case FailureKind::kInternal:
-      break;
+  case FailureKind::kInput:
+    return std::string(message);
+  case FailureKind::kInvariant:
+    return "xattn: " + std::string(message);
+  case FailureKind::kLimit:
+    return "xattn: stopped: " + std::string(message);
+  case FailureKind::kInternal:
+    break;
   }
   return "xattn: internal error: " + std::string(message);
 }

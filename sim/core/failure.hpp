@@ -9,17 +9,21 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 /// Every exit code xattn returns.
 enum class ExitCode : int {
-  kOk          = 0,
+  kOk = 0,
   kCheckFailed = 1,   ///< the run finished or was stopped, but a check failed (an invariant, a bound, a guard)
-  kBadInput    = 2,   ///< InputError, and CLI11's own parse errors
-  kInternal    = 3,   ///< InternalError and anything unexpected: a bug
+  kBadInput = 2,      ///< InputError, and CLI11's own parse errors
+  kInternal = 3,      ///< InternalError and anything unexpected: a bug
   kInterrupted = 130, ///< SIGINT or SIGTERM
 };
-constexpr int code(ExitCode c) { return static_cast<int>(c); }
+constexpr int code(ExitCode c)
+{
+  return static_cast<int>(c);
+}
 
 /// What kind of failure an exception is.
 enum class FailureKind {
@@ -31,7 +35,10 @@ enum class FailureKind {
 
 FailureKind failure_kind(const std::exception& e);
 ExitCode exit_code(FailureKind k);
-inline ExitCode exit_code(const std::exception& e) { return exit_code(failure_kind(e)); }
+inline ExitCode exit_code(const std::exception& e)
+{
+  return exit_code(failure_kind(e));
+}
 
 /// "input", "invariant", "limit", "internal": the kind's name in files a child hands its parent.
 std::string_view to_string(FailureKind k);

@@ -10,20 +10,18 @@
 #define XATTN_SOURCE_DIR ""
 #endif
 
-namespace xattn::core {
+namespace xattn::core
+{
 namespace fs = std::filesystem;
 
 std::vector<fs::path> data_dirs()
 {
   std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("XATTN_DATA_DIR"); env && *env)
-    dirs.emplace_back(env);
+  if (const char* env = std::getenv("XATTN_DATA_DIR"); env && *env) dirs.emplace_back(env);
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
-    dirs.push_back(exe.parent_path().parent_path() / "share" / "xattn");
-  if (std::string(XATTN_SOURCE_DIR).size() > 0)
-    dirs.emplace_back(XATTN_SOURCE_DIR);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "xattn");
+  if (std::string(XATTN_SOURCE_DIR).size() > 0) dirs.emplace_back(XATTN_SOURCE_DIR);
   return dirs;
 }
 
@@ -32,8 +30,7 @@ std::optional<fs::path> find_data(std::string_view relative)
   std::error_code ec;
   for (const fs::path& d : data_dirs()) {
     fs::path p = d / fs::path(relative);
-    if (fs::is_regular_file(p, ec))
-      return p;
+    if (fs::is_regular_file(p, ec)) return p;
   }
   return std::nullopt;
 }
@@ -43,8 +40,7 @@ std::optional<fs::path> resolve_preset(std::string_view name_or_path, std::strin
 {
   std::error_code ec;
   fs::path as_path(name_or_path);
-  if (fs::is_regular_file(as_path, ec))
-    return as_path;
+  if (fs::is_regular_file(as_path, ec)) return as_path;
   if (name_or_path.find('/') != std::string_view::npos)
     return std::nullopt; // a path that does not exist is not a preset name either
   return find_data(std::string(folder) + "/" + std::string(name_or_path) + std::string(extension));
@@ -56,11 +52,9 @@ std::vector<std::string> list_presets(std::string_view folder, std::string_view 
   std::error_code ec;
   for (const fs::path& d : data_dirs()) {
     fs::path dir = d / fs::path(folder);
-    if (!fs::is_directory(dir, ec))
-      continue;
+    if (!fs::is_directory(dir, ec)) continue;
     for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == extension)
-        names.insert(entry.path().stem().string());
+      if (entry.path().extension() == extension) names.insert(entry.path().stem().string());
   }
   return {names.begin(), names.end()};
 }

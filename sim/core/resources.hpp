@@ -8,7 +8,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 /// Folders searched for shipped data, in order: $XATTN_DATA_DIR, <exe>/../share/xattn (installed),
 /// the source tree the binary was built from.

@@ -11,12 +11,14 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 /// A double tagged with its dimension. Same-dimension arithmetic is allowed; mixing needs one of
 /// the named cross-dimension operators below.
 template <class Tag>
-class Quantity {
+class Quantity
+{
 public:
   constexpr Quantity() = default;
   constexpr explicit Quantity(double v) : v_(v) {}
@@ -55,21 +57,37 @@ struct BytesPerSecTag;
 struct FlopsTag;
 struct FlopsPerSecTag;
 
-using Seconds     = Quantity<SecondsTag>;     ///< time, s
-using Bytes       = Quantity<BytesTag>;       ///< data size, B
+using Seconds = Quantity<SecondsTag>;         ///< time, s
+using Bytes = Quantity<BytesTag>;             ///< data size, B
 using BytesPerSec = Quantity<BytesPerSecTag>; ///< bandwidth, B/s
-using Flops       = Quantity<FlopsTag>;       ///< work, floating-point operations
+using Flops = Quantity<FlopsTag>;             ///< work, floating-point operations
 using FlopsPerSec = Quantity<FlopsPerSecTag>; ///< compute rate, flop/s
 
-constexpr Seconds operator/(Bytes b, BytesPerSec r) { return Seconds(b.value() / r.value()); }
-constexpr Bytes operator*(BytesPerSec r, Seconds t) { return Bytes(r.value() * t.value()); }
-constexpr Bytes operator*(Seconds t, BytesPerSec r) { return r * t; }
-constexpr BytesPerSec operator/(Bytes b, Seconds t) { return BytesPerSec(b.value() / t.value()); }
-constexpr Seconds operator/(Flops f, FlopsPerSec r) { return Seconds(f.value() / r.value()); }
+constexpr Seconds operator/(Bytes b, BytesPerSec r)
+{
+  return Seconds(b.value() / r.value());
+}
+constexpr Bytes operator*(BytesPerSec r, Seconds t)
+{
+  return Bytes(r.value() * t.value());
+}
+constexpr Bytes operator*(Seconds t, BytesPerSec r)
+{
+  return r * t;
+}
+constexpr BytesPerSec operator/(Bytes b, Seconds t)
+{
+  return BytesPerSec(b.value() / t.value());
+}
+constexpr Seconds operator/(Flops f, FlopsPerSec r)
+{
+  return Seconds(f.value() / r.value());
+}
 
 /// A quantity string that cannot be read. Carries no location: the YAML layer adds file, line,
 /// column and key when it catches this.
-class UnitError : public std::invalid_argument {
+class UnitError : public std::invalid_argument
+{
 public:
   using std::invalid_argument::invalid_argument;
 };

@@ -1,50 +1,52 @@
 #include "sim/core/yaml.hpp"
 
+#include "sim/core/check.hpp"
 #include <algorithm>
 #include <array>
-#include "sim/core/check.hpp"
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-namespace xattn::core {
-namespace {
+namespace xattn::core
+{
+namespace
+{
 
 std::string kind_name(const Field& f)
 {
   switch (f.kind) {
-    case FieldKind::kQuantity:
-      switch (f.dim) {
-        case Dimension::kCount:
-          return "number";
-        case Dimension::kSeconds:
-          return "time";
-        case Dimension::kBytes:
-          return "size";
-        case Dimension::kBytesPerSec:
-          return "bandwidth";
-        case Dimension::kFlopsPerSec:
-          return "flop/s";
-      }
+  case FieldKind::kQuantity:
+    switch (f.dim) {
+    case Dimension::kCount:
       return "number";
-    case FieldKind::kInteger:
-      return "integer";
-    case FieldKind::kString:
-      return "string";
-    case FieldKind::kBool:
-      return "bool";
-    case FieldKind::kChoice:
-      return std::string(f.choices);
-    case FieldKind::kSection:
-      return "section";
-    case FieldKind::kList:
-      return "list";
-    case FieldKind::kMap:
-      return "map";
-    case FieldKind::kNameOrSection:
-      return "name|{...}";
+    case Dimension::kSeconds:
+      return "time";
+    case Dimension::kBytes:
+      return "size";
+    case Dimension::kBytesPerSec:
+      return "bandwidth";
+    case Dimension::kFlopsPerSec:
+      return "flop/s";
+    }
+    return "number";
+  case FieldKind::kInteger:
+    return "integer";
+  case FieldKind::kString:
+    return "string";
+  case FieldKind::kBool:
+    return "bool";
+  case FieldKind::kChoice:
+    return std::string(f.choices);
+  case FieldKind::kSection:
+    return "section";
+  case FieldKind::kList:
+    return "list";
+  case FieldKind::kMap:
+    return "map";
+  case FieldKind::kNameOrSection:
+    return "name|{...}";
   }
   return "?";
 }
@@ -52,8 +54,7 @@ std::string kind_name(const Field& f)
 // "a time", "an integer", "one of step|layer": the kind as it reads after "expected".
 std::string kind_with_article(const Field& f)
 {
-  if (f.kind == FieldKind::kChoice)
-    return "one of " + std::string(f.choices);
+  if (f.kind == FieldKind::kChoice) return "one of " + std::string(f.choices);
   const std::string k = kind_name(f);
   return (k.find_first_of("aeiou") == 0 ? "an " : "a ") + k;
 }
@@ -61,16 +62,16 @@ std::string kind_with_article(const Field& f)
 std::string node_type_name(const YAML::Node& n)
 {
   switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "an undefined node";
+  case YAML::NodeType::Null:
+    return "nothing";
+  case YAML::NodeType::Scalar:
+    return "'" + n.Scalar() + "'";
+  case YAML::NodeType::Sequence:
+    return "a list";
+  case YAML::NodeType::Map:
+    return "a mapping";
+  default:
+    return "an undefined node";
   }
 }
 
@@ -80,8 +81,7 @@ std::vector<std::string_view> split_choices(std::string_view c)
   while (true) {
     auto bar = c.find('|');
     out.push_back(c.substr(0, bar));
-    if (bar == std::string_view::npos)
-      return out;
+    if (bar == std::string_view::npos) return out;
     c.remove_prefix(bar + 1);
   }
 }
@@ -94,11 +94,11 @@ std::size_t distance(std::string_view a, std::string_view b)
     row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t prev = row[0];
-    row[0]           = i;
+    row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       std::size_t cur = row[j];
-      row[j]          = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      prev            = cur;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = cur;
     }
   }
   return row[b.size()];
@@ -107,22 +107,22 @@ std::size_t distance(std::string_view a, std::string_view b)
 YAML::Node strip_marks(const YAML::Node& n)
 {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar:
-      return YAML::Node(n.Scalar());
-    case YAML::NodeType::Sequence: {
-      YAML::Node out(YAML::NodeType::Sequence);
-      for (const YAML::Node& c : n)
-        out.push_back(strip_marks(c));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      YAML::Node out(YAML::NodeType::Map);
-      for (auto it = n.begin(); it != n.end(); ++it)
-        out[it->first.Scalar()] = strip_marks(it->second);
-      return out;
-    }
-    default:
-      return YAML::Node();
+  case YAML::NodeType::Scalar:
+    return YAML::Node(n.Scalar());
+  case YAML::NodeType::Sequence: {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const YAML::Node& c : n)
+      out.push_back(strip_marks(c));
+    return out;
+  }
+  case YAML::NodeType::Map: {
+    YAML::Node out(YAML::NodeType::Map);
+    for (auto it = n.begin(); it != n.end(); ++it)
+      out[it->first.Scalar()] = strip_marks(it->second);
+    return out;
+  }
+  default:
+    return YAML::Node();
   }
 }
 
@@ -141,8 +141,7 @@ Document parse_yaml(const std::string& text, std::string name)
 Document load_yaml(const std::filesystem::path& path)
 {
   std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path))
-    fail(path.string(), 0, 0, "", "cannot open file");
+  if (!in || std::filesystem::is_directory(path)) fail(path.string(), 0, 0, "", "cannot open file");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
@@ -160,8 +159,7 @@ void apply_override(Document& doc, std::string_view assignment)
   std::vector<std::string> parts;
   std::stringstream ks(key);
   for (std::string p; std::getline(ks, p, '.');) {
-    if (p.empty())
-      fail("command line", 0, 0, "--set", "empty component in key path '" + key + "'");
+    if (p.empty()) fail("command line", 0, 0, "--set", "empty component in key path '" + key + "'");
     parts.push_back(p);
   }
   YAML::Node value;
@@ -185,37 +183,35 @@ void apply_override(Document& doc, std::string_view assignment)
   chain.back()[parts.back()] = value;
 }
 
-Section::Section(const std::string& file, YAML::Node node, std::string path, const Schema& schema,
-                 Diagnostics& diags)
+Section::Section(const std::string& file, YAML::Node node, std::string path, const Schema& schema, Diagnostics& diags)
     : file_(file), path_(std::move(path)), schema_(&schema), diags_(&diags)
 {
   if (node.IsDefined() && !node.Mark().is_null()) {
-    line_   = node.Mark().line + 1;
+    line_ = node.Mark().line + 1;
     column_ = node.Mark().column + 1;
   }
-  if (!node.IsDefined() || node.IsNull())
-    return;
+  if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
     diags_->add({file_, line_, column_, path_, "expected a mapping, got " + node_type_name(node)});
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
     Entry e;
-    e.key   = it->first.IsScalar() ? it->first.Scalar() : std::string("<complex key>");
+    e.key = it->first.IsScalar() ? it->first.Scalar() : std::string("<complex key>");
     e.value = it->second;
     if (!it->first.Mark().is_null()) {
-      e.line   = it->first.Mark().line + 1;
+      e.line = it->first.Mark().line + 1;
       e.column = it->first.Mark().column + 1;
     }
     auto known = std::find_if(schema.begin(), schema.end(), [&](const Field& f) { return f.key == e.key; });
     if (known == schema.end()) {
-      std::string msg  = "unknown key '" + e.key + "'";
+      std::string msg = "unknown key '" + e.key + "'";
       std::string best;
       std::size_t best_d = 3;
       for (const Field& f : schema)
         if (std::size_t d = distance(e.key, f.key); d < best_d) {
           best_d = d;
-          best   = std::string(f.key);
+          best = std::string(f.key);
         }
       if (!best.empty())
         msg += " (did you mean '" + best + "'?)";
@@ -239,16 +235,14 @@ Section::Section(const std::string& file, YAML::Node node, std::string path, con
 
 std::string Section::key_path(std::string_view key) const
 {
-  if (path_.empty())
-    return std::string(key);
+  if (path_.empty()) return std::string(key);
   return path_ + "." + std::string(key);
 }
 
 const Section::Entry* Section::find(std::string_view key) const
 {
   for (const Entry& e : entries_)
-    if (e.key == key)
-      return &e;
+    if (e.key == key) return &e;
   return nullptr;
 }
 
@@ -256,24 +250,27 @@ const Field& Section::field(std::string_view key, FieldKind kind) const
 {
   auto it = std::find_if(schema_->begin(), schema_->end(), [&](const Field& f) { return f.key == key; });
   XATTN_CHECK(it != schema_->end(), "reading a key that the schema does not list: " + key_path(key));
-  XATTN_CHECK(it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger) ||
-                  (it->kind == FieldKind::kNameOrSection && (kind == FieldKind::kString || kind == FieldKind::kSection)),
-              "reading a key with another kind than its schema says: " + key_path(key));
+  XATTN_CHECK(
+      it->kind == kind || (kind == FieldKind::kQuantity && it->kind == FieldKind::kInteger) ||
+          (it->kind == FieldKind::kNameOrSection && (kind == FieldKind::kString || kind == FieldKind::kSection)),
+      "reading a key with another kind than its schema says: " + key_path(key));
   return *it;
 }
 
-bool Section::has(std::string_view key) const { return find(key) != nullptr && !find(key)->value.IsNull(); }
+bool Section::has(std::string_view key) const
+{
+  return find(key) != nullptr && !find(key)->value.IsNull();
+}
 
 void Section::position(const Entry* e, int& line, int& column) const
 {
-  line   = line_;
+  line = line_;
   column = column_;
-  if (e == nullptr)
-    return;
-  line   = e->line;
+  if (e == nullptr) return;
+  line = e->line;
   column = e->column;
   if (e->value.IsDefined() && !e->value.Mark().is_null() && !e->value.IsNull()) {
-    line   = e->value.Mark().line + 1;
+    line = e->value.Mark().line + 1;
     column = e->value.Mark().column + 1;
   }
 }
@@ -295,8 +292,7 @@ std::optional<std::string> Section::scalar(std::string_view key, const Field& f)
                    "missing required key (" + kind_name(f) + ": " + std::string(f.meaning) + ")"});
       return std::nullopt;
     }
-    if (f.def == kNoDefault)
-      return std::nullopt;
+    if (f.def == kNoDefault) return std::nullopt;
     return std::string(f.def);
   }
   if (!e->value.IsScalar()) {
@@ -309,15 +305,12 @@ std::optional<std::string> Section::scalar(std::string_view key, const Field& f)
 double Section::quantity(std::string_view key, Dimension dim)
 {
   const Field& f = field(key, FieldKind::kQuantity);
-  auto text      = scalar(key, f);
-  if (!text)
-    return 0.0;
+  auto text = scalar(key, f);
+  if (!text) return 0.0;
   try {
     double v = parse_quantity(*text, dim);
-    if (f.check == Check::kPositive && v <= 0.0)
-      error(key, "must be greater than zero, got '" + *text + "'");
-    if (f.kind == FieldKind::kInteger && v != std::floor(v))
-      error(key, "expected a whole number, got '" + *text + "'");
+    if (f.check == Check::kPositive && v <= 0.0) error(key, "must be greater than zero, got '" + *text + "'");
+    if (f.kind == FieldKind::kInteger && v != std::floor(v)) error(key, "expected a whole number, got '" + *text + "'");
     return v;
   } catch (const UnitError& u) {
     error(key, u.what());
@@ -325,7 +318,10 @@ double Section::quantity(std::string_view key, Dimension dim)
   }
 }
 
-double Section::number(std::string_view key) { return quantity(key, Dimension::kCount); }
+double Section::number(std::string_view key)
+{
+  return quantity(key, Dimension::kCount);
+}
 
 std::int64_t Section::integer(std::string_view key)
 {
@@ -348,10 +344,22 @@ int Section::count(std::string_view key)
   return static_cast<int>(v);
 }
 
-Seconds Section::seconds(std::string_view key) { return Seconds(quantity(key, Dimension::kSeconds)); }
-Bytes Section::bytes(std::string_view key) { return Bytes(quantity(key, Dimension::kBytes)); }
-BytesPerSec Section::rate(std::string_view key) { return BytesPerSec(quantity(key, Dimension::kBytesPerSec)); }
-FlopsPerSec Section::flops(std::string_view key) { return FlopsPerSec(quantity(key, Dimension::kFlopsPerSec)); }
+Seconds Section::seconds(std::string_view key)
+{
+  return Seconds(quantity(key, Dimension::kSeconds));
+}
+Bytes Section::bytes(std::string_view key)
+{
+  return Bytes(quantity(key, Dimension::kBytes));
+}
+BytesPerSec Section::rate(std::string_view key)
+{
+  return BytesPerSec(quantity(key, Dimension::kBytesPerSec));
+}
+FlopsPerSec Section::flops(std::string_view key)
+{
+  return FlopsPerSec(quantity(key, Dimension::kFlopsPerSec));
+}
 
 std::string Section::string(std::string_view key)
 {
@@ -362,12 +370,9 @@ std::string Section::string(std::string_view key)
 bool Section::boolean(std::string_view key)
 {
   auto text = scalar(key, field(key, FieldKind::kBool));
-  if (!text)
-    return false;
-  if (*text == "true")
-    return true;
-  if (*text == "false")
-    return false;
+  if (!text) return false;
+  if (*text == "true") return true;
+  if (*text == "false") return false;
   error(key, "expected true or false, got '" + *text + "'");
   return false;
 }
@@ -375,12 +380,10 @@ bool Section::boolean(std::string_view key)
 std::string Section::choice(std::string_view key)
 {
   const Field& f = field(key, FieldKind::kChoice);
-  auto text      = scalar(key, f);
-  if (!text)
-    return std::string();
+  auto text = scalar(key, f);
+  if (!text) return std::string();
   for (std::string_view c : split_choices(f.choices))
-    if (c == *text)
-      return *text;
+    if (c == *text) return *text;
   std::string msg = "unknown value '" + *text + "' (expected one of: ";
   for (std::string_view c : split_choices(f.choices))
     msg += std::string(c) + (c == split_choices(f.choices).back() ? ")" : ", ");
@@ -401,7 +404,7 @@ Section Section::section(std::string_view key)
   const Entry* e = find(key);
   Section s(file_, e ? e->value : YAML::Node(), key_path(key), *f.sub, *diags_);
   if (e && s.line_ == 0) {
-    s.line_   = e->line;
+    s.line_ = e->line;
     s.column_ = e->column;
   }
   return s;
@@ -414,8 +417,7 @@ std::vector<Section> Section::sections(std::string_view key)
   std::vector<Section> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {
-    if (f.def == kRequired)
-      error(key, "missing required key (list)");
+    if (f.def == kRequired) error(key, "missing required key (list)");
     return out;
   }
   if (!e->value.IsSequence()) {
@@ -434,8 +436,7 @@ std::vector<std::pair<std::string, Section>> Section::named_sections(std::string
   std::vector<std::pair<std::string, Section>> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {
-    if (f.def == kRequired)
-      error(key, "missing required key (map)");
+    if (f.def == kRequired) error(key, "missing required key (map)");
     return out;
   }
   if (!e->value.IsMap()) {
@@ -446,7 +447,7 @@ std::vector<std::pair<std::string, Section>> Section::named_sections(std::string
   for (auto it = e->value.begin(); it != e->value.end(); ++it) {
     std::string name = it->first.Scalar();
     int line = it->first.Mark().is_null() ? 0 : it->first.Mark().line + 1;
-    int col  = it->first.Mark().is_null() ? 0 : it->first.Mark().column + 1;
+    int col = it->first.Mark().is_null() ? 0 : it->first.Mark().column + 1;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
       diags_->add({file_, line, col, key_path(key) + "." + name, "duplicate key"});
       continue;
@@ -454,7 +455,7 @@ std::vector<std::pair<std::string, Section>> Section::named_sections(std::string
     seen.push_back(name);
     Section s(file_, it->second, key_path(key) + "." + name, *f.sub, *diags_);
     if (s.line_ == 0) {
-      s.line_   = line;
+      s.line_ = line;
       s.column_ = col;
     }
     out.emplace_back(name, std::move(s));
@@ -468,8 +469,7 @@ std::vector<double> Section::numbers(std::string_view key, Dimension dim)
   std::vector<double> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {
-    if (f.def == kRequired)
-      error(key, "missing required key (list)");
+    if (f.def == kRequired) error(key, "missing required key (list)");
     return out;
   }
   if (!e->value.IsSequence()) {
@@ -479,10 +479,11 @@ std::vector<double> Section::numbers(std::string_view key, Dimension dim)
   for (std::size_t i = 0; i < e->value.size(); ++i) {
     const YAML::Node& n = e->value[i];
     int line = n.Mark().is_null() ? e->line : n.Mark().line + 1;
-    int col  = n.Mark().is_null() ? e->column : n.Mark().column + 1;
+    int col = n.Mark().is_null() ? e->column : n.Mark().column + 1;
     std::string where = key_path(key) + "[" + std::to_string(i) + "]";
     if (!n.IsScalar()) {
-      diags_->add({file_, line, col, where, "expected " + std::string(dimension_hint(dim)) + ", got " + node_type_name(n)});
+      diags_->add(
+          {file_, line, col, where, "expected " + std::string(dimension_hint(dim)) + ", got " + node_type_name(n)});
       continue;
     }
     try {
@@ -503,8 +504,7 @@ std::vector<std::string> Section::strings(std::string_view key)
   std::vector<std::string> out;
   const Entry* e = find(key);
   if (e == nullptr || e->value.IsNull()) {
-    if (f.def == kRequired)
-      error(key, "missing required key (list)");
+    if (f.def == kRequired) error(key, "missing required key (list)");
     return out;
   }
   if (e->value.IsScalar()) // a single name stands for a list of one
@@ -523,7 +523,8 @@ std::vector<std::string> Section::strings(std::string_view key)
   return out;
 }
 
-namespace {
+namespace
+{
 void describe_into(const Schema& schema, int depth, std::vector<std::array<std::string, 4>>& rows)
 {
   for (const Field& f : schema) {
@@ -533,11 +534,9 @@ void describe_into(const Schema& schema, int depth, std::vector<std::array<std::
     else if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
       def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
     std::string kind = kind_name(f);
-    if (f.check == Check::kPositive)
-      kind += " > 0";
+    if (f.check == Check::kPositive) kind += " > 0";
     rows.push_back({std::string(2 * depth, ' ') + std::string(f.key), kind, def, std::string(f.meaning)});
-    if (f.sub)
-      describe_into(*f.sub, depth + 1, rows);
+    if (f.sub) describe_into(*f.sub, depth + 1, rows);
   }
 }
 } // namespace

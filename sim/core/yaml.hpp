@@ -18,17 +18,18 @@
 #include <utility>
 #include <vector>
 
-namespace xattn::core {
+namespace xattn::core
+{
 
 enum class FieldKind {
   kQuantity, ///< a number with the unit of `dim` (kCount: unitless)
   kInteger,  ///< a whole unitless number
   kString,
   kBool,
-  kChoice,  ///< one of `choices` ("a|b|c")
-  kSection, ///< a nested mapping read with `sub`
-  kList,    ///< a sequence (of `sub` mappings when sub is set)
-  kMap,     ///< a mapping of user-chosen names to `sub` mappings
+  kChoice,        ///< one of `choices` ("a|b|c")
+  kSection,       ///< a nested mapping read with `sub`
+  kList,          ///< a sequence (of `sub` mappings when sub is set)
+  kMap,           ///< a mapping of user-chosen names to `sub` mappings
   kNameOrSection, ///< a preset name or path (a string), or an inline `sub` mapping
 };
 
@@ -39,18 +40,18 @@ using Schema = std::vector<Field>;
 
 /// Default-text sentinels: kRequired (the key must be present) and kNoDefault (optional, absent
 /// means "not set").
-inline constexpr std::string_view kRequired  = "";
+inline constexpr std::string_view kRequired = "";
 inline constexpr std::string_view kNoDefault = "~";
 
 struct Field {
   std::string_view key;
-  FieldKind kind     = FieldKind::kQuantity;
-  Dimension dim      = Dimension::kCount;
+  FieldKind kind = FieldKind::kQuantity;
+  Dimension dim = Dimension::kCount;
   std::string_view def = kRequired; ///< default as it would be written in the file
   std::string_view meaning;
-  Check check              = Check::kNone;
+  Check check = Check::kNone;
   std::string_view choices = {};
-  const Schema* sub        = nullptr;
+  const Schema* sub = nullptr;
 };
 
 /// A parsed YAML file. `file` is the name used in diagnostics.
@@ -70,7 +71,8 @@ Document parse_yaml(const std::string& text, std::string name);
 void apply_override(Document& doc, std::string_view assignment);
 
 /// One mapping node read against its schema.
-class Section {
+class Section
+{
 public:
   /// Checks at once that `node` is a mapping (or absent: then every key takes its default), that
   /// no key is unknown or repeated. Problems go to `diags`.

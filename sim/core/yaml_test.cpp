@@ -5,9 +5,14 @@
 using namespace xattn::core;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 const Schema kInner{
-    {.key = "bandwidth", .dim = Dimension::kBytesPerSec, .def = "25GBps", .meaning = "link rate", .check = Check::kPositive},
+    {.key = "bandwidth",
+     .dim = Dimension::kBytesPerSec,
+     .def = "25GBps",
+     .meaning = "link rate",
+     .check = Check::kPositive},
     {.key = "latency", .dim = Dimension::kSeconds, .def = kRequired, .meaning = "one-way latency"},
 };
 const Schema kOuter{
@@ -58,7 +63,8 @@ TEST_CASE("yaml: a valid section reads values and defaults")
 TEST_CASE("yaml: errors carry file, 1-based line and column, and key path")
 {
   CHECK(errors_of("name: x\nlink:\n  latency: 1us\n  bandwidth: 25GBs\n") ==
-        "s.yaml:4:14: error: link.bandwidth: unknown unit 'GBs' in '25GBs': expected a bandwidth such as 25GBps, 400Gbps");
+        "s.yaml:4:14: error: link.bandwidth: unknown unit 'GBs' in '25GBs': expected a bandwidth such as 25GBps, "
+        "400Gbps");
 }
 
 TEST_CASE("yaml: unknown keys are errors with a hint")

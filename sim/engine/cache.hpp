@@ -9,17 +9,18 @@
 #include <list>
 #include <unordered_map>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
-class LruCache {
+class LruCache
+{
 public:
   explicit LruCache(double budget_B) : budget_(budget_B) {}
   /// True (and marks it most recent) when `key` is cached.
   bool touch(std::uint64_t key)
   {
     auto it = index_.find(key);
-    if (it == index_.end())
-      return false;
+    if (it == index_.end()) return false;
     order_.splice(order_.begin(), order_, it->second);
     return true;
   }
@@ -29,8 +30,7 @@ public:
   void insert(std::uint64_t key, double bytes)
   {
     XATTN_CHECK(bytes >= 0 && std::isfinite(bytes), "a cache entry has a size");
-    if (bytes > budget_ || touch(key))
-      return;
+    if (bytes > budget_ || touch(key)) return;
     while (used_ + bytes > budget_ && !order_.empty()) {
       used_ -= order_.back().second;
       index_.erase(order_.back().first);

@@ -40,7 +40,7 @@ TEST_CASE("engine checks: the cache and the max-min solver refuse sizes that are
 
 TEST_CASE("engine checks: an event in the past is refused, and the error leaves the simulation")
 {
-  int argc          = 2;
+  int argc = 2;
   const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
   auto* zone = simgrid::s4u::create_full_zone("z");

@@ -10,11 +10,16 @@
 #include <fstream>
 #include <sys/wait.h>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 namespace fs = std::filesystem;
 
-namespace {
-fs::path record(const fs::path& dir, const std::string& policy) { return dir / (policy + ".error"); }
+namespace
+{
+fs::path record(const fs::path& dir, const std::string& policy)
+{
+  return dir / (policy + ".error");
+}
 
 std::string how_it_ended(int status)
 {
@@ -47,14 +52,13 @@ ChildFailure read_child_failure(const fs::path& dir, const std::string& policy, 
 {
   ChildFailure f{policy, core::FailureKind::kInternal, "", how_it_ended(status)};
   std::ifstream in(record(dir, policy), std::ios::binary);
-  if (!in)
-    return f;
+  if (!in) return f;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    const auto kind        = core::parse_failure_kind(j.at("kind").get<std::string>());
+    const auto kind = core::parse_failure_kind(j.at("kind").get<std::string>());
     if (kind) {
-      f.kind    = *kind;
-      f.name    = j.value("name", std::string());
+      f.kind = *kind;
+      f.name = j.value("name", std::string());
       f.message = j.at("message").get<std::string>();
     }
   } catch (const nlohmann::json::exception& e) {
@@ -65,24 +69,22 @@ ChildFailure read_child_failure(const fs::path& dir, const std::string& policy, 
 
 void throw_child_failures(const std::string& scenario_file, const std::vector<ChildFailure>& failures)
 {
-  if (failures.empty())
-    throw core::InternalError("throw_child_failures: no failure to throw");
+  if (failures.empty()) throw core::InternalError("throw_child_failures: no failure to throw");
   const ChildFailure* first = &failures.front();
   for (const ChildFailure& f : failures)
-    if (core::most_severe(first->kind, f.kind) != first->kind)
-      first = &f;
+    if (core::most_severe(first->kind, f.kind) != first->kind) first = &f;
   std::string all;
   for (const ChildFailure& f : failures)
     all += (all.empty() ? "" : "\n") + f.policy + ": " + f.message;
   switch (first->kind) {
-    case core::FailureKind::kInput:
-      throw core::InputError(core::Diagnostic{scenario_file, 0, 0, "", all});
-    case core::FailureKind::kInvariant:
-      throw core::InvariantError::rendered(first->name, all);
-    case core::FailureKind::kLimit:
-      throw core::LimitError::rendered(first->name, all);
-    case core::FailureKind::kInternal:
-      break;
+  case core::FailureKind::kInput:
+    throw core::InputError(core::Diagnostic{scenario_file, 0, 0, "", all});
+  case core::FailureKind::kInvariant:
+    throw core::InvariantError::rendered(first->name, all);
+  case core::FailureKind::kLimit:
+    throw core::LimitError::rendered(first->name, all);
+  case core::FailureKind::kInternal:
+    break;
   }
   throw core::InternalError(all);
 }

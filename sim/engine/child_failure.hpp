@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 struct ChildFailure {
   std::string policy;

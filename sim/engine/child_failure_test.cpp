@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 using namespace xattn;
 using sim::engine::ChildFailure;
 
-namespace {
+namespace
+{
 // A scratch folder, removed at the end of the test.
 struct Scratch {
   fs::path dir = fs::temp_directory_path() / ("xattn-child-failure-" + std::to_string(getpid()));
@@ -25,8 +26,7 @@ struct Scratch {
 int exited(int code)
 {
   const pid_t pid = fork();
-  if (pid == 0)
-    _exit(code);
+  if (pid == 0) _exit(code);
   int status = 0;
   waitpid(pid, &status, 0);
   return status;

@@ -9,11 +9,15 @@
 
 #include <utility>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 using TimerHandle = simgrid::kernel::timer::Timer*;
 
-inline double now() { return simgrid::s4u::Engine::get_clock(); }
+inline double now()
+{
+  return simgrid::s4u::Engine::get_clock();
+}
 
 /// Runs `fn` at now() + delay_s; the handle cancels it (cancel() before it fires).
 /// REQUIRES: delay_s >= 0 (simulated time never goes backwards).
@@ -26,8 +30,7 @@ TimerHandle after(double delay_s, F fn)
 
 inline void cancel(TimerHandle& t)
 {
-  if (t != nullptr)
-    t->remove();
+  if (t != nullptr) t->remove();
   t = nullptr;
 }
 

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <limits>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 ComputeUnit::ComputeUnit(int slots) : slots_(slots)
 {
@@ -40,8 +41,7 @@ void ComputeUnit::advance()
 void ComputeUnit::reschedule()
 {
   cancel(next_);
-  if (active_.empty())
-    return;
+  if (active_.empty()) return;
   double least = std::numeric_limits<double>::infinity();
   for (const Kernel& k : active_)
     least = std::min(least, k.remaining);

@@ -14,17 +14,19 @@
 #include <functional>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 struct ComputeStats {
-  std::uint64_t kernels    = 0;
-  double busy_s            = 0; ///< time with at least one kernel running
-  double work_s            = 0; ///< sum of kernels' full-speed durations
-  double delay_s           = 0; ///< sum over kernels of (finish - submit - work): sharing delay
-  int max_concurrent       = 0;
+  std::uint64_t kernels = 0;
+  double busy_s = 0;  ///< time with at least one kernel running
+  double work_s = 0;  ///< sum of kernels' full-speed durations
+  double delay_s = 0; ///< sum over kernels of (finish - submit - work): sharing delay
+  int max_concurrent = 0;
 };
 
-class ComputeUnit {
+class ComputeUnit
+{
 public:
   /// REQUIRES: slots > 0.
   explicit ComputeUnit(int slots);
@@ -46,18 +48,19 @@ private:
 
   int slots_;
   std::vector<Kernel> active_;
-  double last_      = 0;
+  double last_ = 0;
   TimerHandle next_ = nullptr;
   ComputeStats stats_;
 };
 
 struct StreamStats {
   std::uint64_t copies = 0;
-  double wait_s        = 0; ///< total time copies waited for a free stream
-  int max_queue        = 0;
+  double wait_s = 0; ///< total time copies waited for a free stream
+  int max_queue = 0;
 };
 
-class StreamPool {
+class StreamPool
+{
 public:
   /// REQUIRES: streams > 0.
   explicit StreamPool(int streams);

@@ -10,7 +10,8 @@
 using namespace xattn;
 using namespace xattn::sim::engine::test;
 
-namespace {
+namespace
+{
 
 // A thin uplink: oversubscription 8 makes each leaf-spine trunk 2 nodes x 8 NICs x 25 GB/s / 8 =
 // 50 GB/s.
@@ -24,7 +25,8 @@ std::string scenario(int n, const std::string& policy, int layers)
   std::ostringstream s;
   s << "name: congestion\n"
     << "model: {name: m, layers: " << layers << ", heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-    << two_leaf_topology(kThinUplink) << "instances: {requesters: [node0.gpu0-" << (n - 1) << "], holders: [node2.gpu0-" << (n - 1) << "]}\n"
+    << two_leaf_topology(kThinUplink) << "instances: {requesters: [node0.gpu0-" << (n - 1) << "], holders: [node2.gpu0-"
+    << (n - 1) << "]}\n"
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"
@@ -47,11 +49,11 @@ TEST_CASE("engine: concurrent fetches through one uplink share it max-min fairly
   // Each fetch moves 2048 tokens x 1152 B x 61 layers = 143,917,056 B over a path whose NICs run
   // at 25 GB/s; n of them share the 50 GB/s trunk: each gets min(25, 50 / n) GB/s.
   const double bytes = 2048.0 * 1152.0 * 61.0;
-  const double base  = step_mean(run(scenario(1, "fetch", 61), trace(1, 1)), "fetch");
+  const double base = step_mean(run(scenario(1, "fetch", 61), trace(1, 1)), "fetch");
   for (int n : {2, 4, 8}) {
     INFO("n = " << n);
     const double share = std::min(25e9, 50e9 / n);
-    const double step  = step_mean(run(scenario(n, "fetch", 61), trace(n, 1)), "fetch");
+    const double step = step_mean(run(scenario(n, "fetch", 61), trace(n, 1)), "fetch");
     // SimGrid solves max-min to a relative precision of 1e-5 (maxmin/precision).
     CHECK(step - base == Approx(bytes / share - bytes / 25e9).epsilon(1e-5).margin(1e-9));
   }
@@ -62,7 +64,7 @@ TEST_CASE("engine: small routed messages stay at their idle latency until the up
   // One layer: each query leg is 128 rows x 1152 B = 147,456 B at one thread block (25 GB/s).
   // Two flows fill the 50 GB/s trunk exactly and are not slowed; at four each gets 12.5 GB/s.
   const double idle = step_mean(run(scenario(1, "route", 1), trace(1, 1)), "route");
-  const double two  = step_mean(run(scenario(2, "route", 1), trace(2, 1)), "route");
+  const double two = step_mean(run(scenario(2, "route", 1), trace(2, 1)), "route");
   const double four = step_mean(run(scenario(4, "route", 1), trace(4, 1)), "route");
   CHECK(two == Approx(idle).epsilon(1e-9));
   // Queries (147,456 B) and then answers (128 x 1028 B = 131,584 B) cross the trunks four at a time.
@@ -83,8 +85,7 @@ TEST_CASE("engine: the fused fast path gives SimGrid's answer")
       CHECK(fast["policies"][policy]["wire_bytes"] == slow["policies"][policy]["wire_bytes"]);
     }
     // It did take the fast path where nothing was shared.
-    if (n == 1)
-      CHECK(fast["policies"]["route"]["engine"]["fused"].get<int>() > 0);
+    if (n == 1) CHECK(fast["policies"]["route"]["engine"]["fused"].get<int>() > 0);
   }
 }
 
@@ -93,16 +94,16 @@ TEST_CASE("engine: the fast path stays within 1% of all-SimGrid on a loaded agen
   // Batching makes a loaded run chaotic: a last-bit difference in one completion can regroup a
   // later batch, so exact equality is not expected; the statistics must agree.
   const std::vector<std::string> sets{"workload.generator.requests=60"};
-  auto q  = core::find_data("scenarios/quickstart.yaml");
+  auto q = core::find_data("scenarios/quickstart.yaml");
   REQUIRE(q);
   auto dir = fresh_dir("fast");
   auto run_q = [&](bool fast) {
-    auto s   = sets;
+    auto s = sets;
     s.push_back(std::string("engine.fast_path=") + (fast ? "true" : "false"));
     s.push_back("policies=[route, predicate]");
     sim::engine::Scenario sc = sim::engine::load_scenario(q->string(), s);
     sim::engine::RunOptions opt;
-    opt.out_dir  = (dir / (fast ? "fast" : "slow")).string();
+    opt.out_dir = (dir / (fast ? "fast" : "slow")).string();
     opt.progress = false;
     return sim::engine::run_scenario(sc, opt).summary;
   };
@@ -115,12 +116,12 @@ TEST_CASE("engine: the same seed gives byte-identical summaries, another seed do
 {
   auto q = core::find_data("scenarios/quickstart.yaml");
   REQUIRE(q);
-  auto dir      = fresh_dir("seed");
-  auto summary  = [&](const std::string& tag, int seed) {
-    sim::engine::Scenario sc = sim::engine::load_scenario(
-        q->string(), {"workload.generator.requests=40", "seed=" + std::to_string(seed)});
+  auto dir = fresh_dir("seed");
+  auto summary = [&](const std::string& tag, int seed) {
+    sim::engine::Scenario sc =
+        sim::engine::load_scenario(q->string(), {"workload.generator.requests=40", "seed=" + std::to_string(seed)});
     sim::engine::RunOptions opt;
-    opt.out_dir  = (dir / tag).string();
+    opt.out_dir = (dir / tag).string();
     opt.progress = false;
     sim::engine::run_scenario(sc, opt);
     std::ifstream in(dir / tag / "summary.json");

@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,12 +21,17 @@
 #include <thread>
 #include <unistd.h>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 namespace fs = std::filesystem;
-namespace {
+namespace
+{
 
 volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int sig) { g_stop = sig; }
+void on_signal(int sig)
+{
+  g_stop = sig;
+}
 
 std::string read_file(const fs::path& p)
 {
@@ -44,7 +49,8 @@ struct Task {
 };
 
 // The child: one policy, one SimGrid engine. Never returns. Ensemble members write no CSVs.
-[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp, bool progress)
+[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
+                        bool progress)
 {
   const std::string& policy = task.policy;
   std::signal(SIGINT, SIG_DFL);
@@ -55,8 +61,8 @@ struct Task {
     SimulationOptions so;
     if (task.member < 0) {
       so.requests_csv = (tmp / (name + ".requests.csv")).string();
-      so.links_csv    = (tmp / (name + ".links.csv")).string();
-      so.holders_csv  = (tmp / (name + ".holders.csv")).string();
+      so.links_csv = (tmp / (name + ".links.csv")).string();
+      so.holders_csv = (tmp / (name + ".holders.csv")).string();
     }
     so.progress = progress && task.member < 0;
     Simulation sim(sc, policy, plan, so);
@@ -73,11 +79,13 @@ struct Task {
 // Catches SIGINT and SIGTERM for the whole run, from before the corpus is planned (a large trace
 // takes seconds), and puts the previous handlers back however the run ends.
 struct SignalGuard {
-  struct sigaction old_int{}, old_term{};
+  struct sigaction old_int {
+  }, old_term{};
   SignalGuard()
   {
     g_stop = 0;
-    struct sigaction sa{};
+    struct sigaction sa {
+    };
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
@@ -110,7 +118,6 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   const fs::path tmp = fs::path(outcome.out_dir) / (".partial-" + std::to_string(getpid()));
   fs::create_directories(tmp);
 
-
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<Task> tasks;
   for (const std::string& p : sc.policies)
@@ -126,23 +133,19 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   while ((next < tasks.size() || !running.empty()) && g_stop == 0) {
     while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
       const Task& task = tasks[next];
-      pid_t pid        = fork();
+      pid_t pid = fork();
       if (pid == 0)
         child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt.progress);
-      if (pid < 0)
-        throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
+      if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       running.emplace_back(pid, tasks[next++].stem());
     }
     int status = 0;
     pid_t done = waitpid(-1, &status, 0);
-    if (done < 0)
-      continue; // interrupted by a signal: the loop checks g_stop
+    if (done < 0) continue; // interrupted by a signal: the loop checks g_stop
     auto it = std::find_if(running.begin(), running.end(), [done](const auto& r) { return r.first == done; });
-    if (it == running.end())
-      continue;
+    if (it == running.end()) continue;
     const std::string name = it->second;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      failures.push_back(read_child_failure(tmp, name, status));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures.push_back(read_child_failure(tmp, name, status));
     running.erase(it);
   }
 
@@ -150,18 +153,17 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   std::vector<std::pair<std::string, PolicyResult>> policies;
   for (const std::string& p : sc.policies) {
     const fs::path j = tmp / (p + ".json");
-    if (fs::exists(j))
-      policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(j))));
+    if (fs::exists(j)) policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(j))));
   }
   if (g_stop != 0) {
     for (auto& [pid, p] : running)
       kill(pid, SIGTERM);
     for (auto& [pid, p] : running)
       waitpid(pid, nullptr, 0);
-    outcome.result             = make_result(sc, std::move(policies));
+    outcome.result = make_result(sc, std::move(policies));
     outcome.result.interrupted = true;
-    outcome.result.signal      = static_cast<int>(g_stop);
-    outcome.summary            = to_json(outcome.result);
+    outcome.result.signal = static_cast<int>(g_stop);
+    outcome.summary = to_json(outcome.result);
     core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(),
                                 outcome.summary.dump(2) + "\n");
     fs::remove_all(tmp, ec);
@@ -179,14 +181,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     std::vector<std::vector<std::pair<std::string, PolicyResult>>> runs(members.size());
     for (std::size_t k = 0; k < members.size(); ++k)
       for (const std::string& p : sc.policies)
-        runs[k].emplace_back(p, policy_result(nlohmann::json::parse(read_file(tmp / (Task{p, static_cast<int>(k)}.stem() + ".json")))));
+        runs[k].emplace_back(
+            p, policy_result(nlohmann::json::parse(read_file(tmp / (Task{p, static_cast<int>(k)}.stem() + ".json")))));
     outcome.result.ensemble = summarise_ensemble(runs, !sc.profile.uncertainty.empty());
-    outcome.result.ok       = outcome.result.ok && outcome.result.ensemble->ok;
+    outcome.result.ok = outcome.result.ok && outcome.result.ensemble->ok;
   }
   outcome.summary = to_json(outcome.result);
   write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
-  outcome.table     = comparison_table(outcome.result);
+  outcome.table = comparison_table(outcome.result);
   outcome.exit_code = core::code(outcome.result.ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
   return outcome;
 }

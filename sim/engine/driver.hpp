@@ -11,11 +11,12 @@
 
 #include <string>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 struct RunOptions {
   std::string out_dir; ///< empty: the scenario's output.dir, else out/<name>
-  int jobs      = 0;   ///< policies simulated at once (0: one per core)
+  int jobs = 0;        ///< policies simulated at once (0: one per core)
   bool progress = true;
   /// > 0: also run this many members per policy, each with a profile drawn from the profile's
   /// uncertainty and its own seed, and give the headline figures' spread (RunResult::ensemble).
@@ -26,8 +27,8 @@ struct RunOutcome {
   RunResult result;       ///< the figures, typed
   nlohmann::json summary; ///< what summary.json holds (to_json(result))
   std::string out_dir;
-  std::string table;    ///< the terminal comparison
-  int exit_code = 0;    ///< core::ExitCode: ok, check failed (an invariant), interrupted
+  std::string table; ///< the terminal comparison
+  int exit_code = 0; ///< core::ExitCode: ok, check failed (an invariant), interrupted
 };
 
 /// Runs every policy of the scenario and writes summary.json, requests.csv, links.csv,

@@ -4,23 +4,22 @@
 #include "sim/model/confidence.hpp"
 #include "workloads/rng.hpp"
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 std::vector<Scenario> ensemble_members(const Scenario& sc, int n)
 {
   std::vector<Scenario> out;
-  if (n <= 0)
-    return out;
+  if (n <= 0) return out;
   const calibrate::ProfileSampler sampler(sc.profile);
   workloads::Rng rng = workloads::Rng::derive(sc.seed, 0xe75e);
   std::vector<double> z(sampler.dimensions());
   for (int k = 0; k < n; ++k) {
     Scenario m = sc;
-    m.seed     = sc.seed + 1 + static_cast<std::uint64_t>(k);
+    m.seed = sc.seed + 1 + static_cast<std::uint64_t>(k);
     for (double& x : z)
       x = rng.normal();
-    if (sampler.dimensions() > 0)
-      m.profile = sampler.draw(z);
+    if (sampler.dimensions() > 0) m.profile = sampler.draw(z);
     out.push_back(std::move(m));
   }
   return out;
@@ -30,16 +29,14 @@ Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string,
                             bool profile_drawn)
 {
   Ensemble e;
-  e.members       = static_cast<int>(members.size());
+  e.members = static_cast<int>(members.size());
   e.profile_drawn = profile_drawn;
-  if (members.empty())
-    return e;
+  if (members.empty()) return e;
   for (std::size_t k = 0; k < members.size(); ++k)
     for (const auto& [name, r] : members[k]) {
       e.ok = e.ok && r.invariants.ok;
       for (const std::string& what : r.invariants.problems)
-        if (e.problems.size() < 10)
-          e.problems.push_back("member " + std::to_string(k) + ", " + name + ": " + what);
+        if (e.problems.size() < 10) e.problems.push_back("member " + std::to_string(k) + ", " + name + ": " + what);
       if (!r.invariants.ok && r.invariants.problems.empty() && e.problems.size() < 10)
         e.problems.push_back("member " + std::to_string(k) + ", " + name + ": " +
                              std::to_string(r.invariants.step_bound_violations) + " steps below their idle bound");

@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 /// The members: member k has seed sc.seed + 1 + k and a profile drawn with normals from a
 /// generator seeded by sc.seed (deterministic). A profile without uncertainties is kept as is.

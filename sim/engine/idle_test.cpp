@@ -10,7 +10,8 @@ using namespace xattn;
 using namespace xattn::sim::engine::test;
 using namespace xattn::sim::engine;
 
-namespace {
+namespace
+{
 
 struct Pair {
   const char* topology;
@@ -52,14 +53,14 @@ struct HandFabric {
 HandFabric hand(core::FabricClass f)
 {
   switch (f) {
-    case core::FabricClass::kNvlink:
-      return {8e-6, 1e-6, 25e9, 376e9, 450e9};
-    case core::FabricClass::kPcie:
-      return {10e-6, 3.5e-6, 20e9, 55e9, 64e9};
-    case core::FabricClass::kIbSameLeaf:
-      return {15.5e-6, 3.53e-6, 25e9, 25e9, 25e9};
-    default:
-      return {16e-6, 3.99e-6, 25e9, 25e9, 25e9};
+  case core::FabricClass::kNvlink:
+    return {8e-6, 1e-6, 25e9, 376e9, 450e9};
+  case core::FabricClass::kPcie:
+    return {10e-6, 3.5e-6, 20e9, 55e9, 64e9};
+  case core::FabricClass::kIbSameLeaf:
+    return {15.5e-6, 3.53e-6, 25e9, 25e9, 25e9};
+  default:
+    return {16e-6, 3.99e-6, 25e9, 25e9, 25e9};
   }
 }
 
@@ -68,15 +69,15 @@ struct HandStep {
 };
 HandStep hand_step(const Pair& p)
 {
-  auto topo       = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
+  auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));
   REQUIRE(path.fabric == p.fabric);
   const HandFabric f = hand(p.fabric);
   const double B = path.bottleneck.value(), e = f.effective / f.nominal;
   // A bulk message (32 blocks outrun the link) moves at e x B; a single block at min(25 GB/s, e x B).
-  auto rate          = [&](int blocks) { return blocks * f.block_rate >= e * B ? e * B : blocks * f.block_rate; };
-  const double lat   = std::max(0.0, path.latency.value() - f.wire_latency);
-  const double L     = 61, rows = 128, tokens = 2048;
+  auto rate = [&](int blocks) { return blocks * f.block_rate >= e * B ? e * B : blocks * f.block_rate; };
+  const double lat = std::max(0.0, path.latency.value() - f.wire_latency);
+  const double L = 61, rows = 128, tokens = 2048;
   const double kernel = 2e-6 + 0.384e-9 * tokens + 5.44e-12 * tokens * rows;
   const double query = rows * 1152, answer = rows * (1024 + 4), chunk = tokens * 1152;
   HandStep h;
@@ -86,8 +87,8 @@ HandStep hand_step(const Pair& p)
   // DSA (DeepSeek-V3.2's indexer: 64 heads x 128 fp8 values per decoded token): the indexer query
   // out and 2048 ids of 4 B back, then the 32 selected 64-token blocks, spliced one run each.
   const double index_query = 64 * 128, ids = 4 * tokens;
-  h.sparse_fetch = L * (f.probe + index_query / rate(1) + lat + ids / rate(1) + lat + chunk / rate(32) + f.probe +
-                        lat + 32 * 3e-3 + 0.17e-9 * tokens + kernel);
+  h.sparse_fetch = L * (f.probe + index_query / rate(1) + lat + ids / rate(1) + lat + chunk / rate(32) + f.probe + lat +
+                        32 * 3e-3 + 0.17e-9 * tokens + kernel);
   h.local = tokens / 5000 + L * kernel;
   return h;
 }
@@ -98,8 +99,8 @@ sim::Prediction closed_form(const Pair& p)
   auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));
   sim::PredictRequest r;
-  r.mq     = 128; // one DeepSeek-V3 decode token
-  r.ct     = 2048;
+  r.mq = 128; // one DeepSeek-V3 decode token
+  r.ct = 2048;
   r.layers = 61;
   r.fabric = p.fabric;
   return sim::predict(sim::load_model("deepseek-v3"), calibrate::load_profile("h100-ndr200-ibgda"), r,
@@ -114,8 +115,8 @@ TEST_CASE("engine: an idle step equals the hand-computed model for every primiti
     for (bool fast : {false, true}) {
       INFO(core::to_string(p.fabric) << (fast ? ", fused path" : ", all SimGrid"));
       const std::string trace = request(0, 0.0, 0, 0, 32, 1); // 32 blocks x 64 tokens = one 2048-token chunk
-      nlohmann::json s        = run(scenario(p, "step", "dsv3", fast), trace);
-      const HandStep h        = hand_step(p);
+      nlohmann::json s = run(scenario(p, "step", "dsv3", fast), trace);
+      const HandStep h = hand_step(p);
       CHECK(step_mean(s, "route") == Approx(h.route).epsilon(1e-6));
       CHECK(step_mean(s, "fetch") == Approx(h.fetch).epsilon(1e-6));
       CHECK(step_mean(s, "local") == Approx(h.local).epsilon(1e-6));
@@ -135,7 +136,7 @@ TEST_CASE("engine: the closed form (predict) equals the engine on an idle cluste
 {
   for (const Pair& p : kPairs) {
     INFO(core::to_string(p.fabric));
-    nlohmann::json s   = run(scenario(p, "step"), request(0, 0.0, 0, 0, 32, 1));
+    nlohmann::json s = run(scenario(p, "step"), request(0, 0.0, 0, 0, 32, 1));
     sim::Prediction cf = closed_form(p);
     CHECK(step_mean(s, "route") == Approx(cf.route.total().value()).epsilon(1e-6));
     CHECK(step_mean(s, "fetch") == Approx(cf.fetch.total().value()).epsilon(1e-6));
@@ -147,10 +148,10 @@ TEST_CASE("engine: the closed form (predict) equals the engine on an idle cluste
 
 TEST_CASE("engine: layer and step granularity agree on an idle cluster")
 {
-  const Pair& p           = kPairs[3];
+  const Pair& p = kPairs[3];
   const std::string trace = request(0, 0.0, 0, 0, 32, 3);
-  nlohmann::json step     = run(scenario(p, "step"), trace);
-  nlohmann::json layer    = run(scenario(p, "layer"), trace);
+  nlohmann::json step = run(scenario(p, "step"), trace);
+  nlohmann::json layer = run(scenario(p, "layer"), trace);
   for (const char* policy : {"route", "fetch", "local"}) {
     INFO(policy);
     CHECK(step_mean(layer, policy) == Approx(step_mean(step, policy)).epsilon(0.02));
@@ -159,10 +160,10 @@ TEST_CASE("engine: layer and step granularity agree on an idle cluster")
 
 TEST_CASE("engine: a fetched chunk is cached and later steps attend it locally")
 {
-  const Pair& p       = kPairs[3];
-  nlohmann::json s    = run(scenario(p, "step"), request(0, 0.0, 0, 0, 32, 4));
-  sim::Prediction cf  = closed_form(p);
-  const auto& fetch   = s["policies"]["fetch"];
+  const Pair& p = kPairs[3];
+  nlohmann::json s = run(scenario(p, "step"), request(0, 0.0, 0, 0, 32, 4));
+  sim::Prediction cf = closed_form(p);
+  const auto& fetch = s["policies"]["fetch"];
   CHECK(fetch["decisions"]["fetch"] == 1);
   CHECK(fetch["decisions"]["cached"] == 3);
   // Step 1 pays the fetch; steps 2-4 attend locally (61 kernels over the cached chunk each).
@@ -205,9 +206,9 @@ TEST_CASE("engine: a fitted transfer curve prices each message on its own segmen
                                        "      - {from: 0B, latency: 8us, bandwidth: 5GBps}\n"
                                        "      - {from: 64KiB, latency: 14us, bandwidth: 300GBps}\n";
   const Pair& p = kPairs[0];
-  auto topo       = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
+  auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));
-  const double lat    = path.latency.value() - 1e-6; // beyond the probe's own 1 us
+  const double lat = path.latency.value() - 1e-6; // beyond the probe's own 1 us
   const double kernel = 2e-6 + 0.384e-9 * 2048 + 5.44e-12 * 2048 * 128;
   // Route: 147,456 B of query and 131,584 B of answer, both in the second segment, one thread
   // block (25 GB/s, below the segment's 300 GB/s); the answer pays no probe (collapsed response).
@@ -227,11 +228,12 @@ TEST_CASE("engine: an ensemble gives each headline figure its spread over profil
 {
   const Pair& p = kPairs[3];
   const auto dir = fresh_dir("ensemble");
-  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n" << request(0, 0.0, 0, 0, 32, 2);
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n"
+                                     << request(0, 0.0, 0, 0, 32, 2);
   std::ofstream(dir / "s.yaml") << scenario(p, "step");
   Scenario sc = load_scenario((dir / "s.yaml").string(), {});
   RunOptions opt;
-  opt.out_dir  = (dir / "out").string();
+  opt.out_dir = (dir / "out").string();
   opt.progress = false;
   opt.ensemble = 6;
   RunOutcome r = run_scenario(sc, opt);
@@ -259,6 +261,5 @@ TEST_CASE("engine: an ensemble gives each headline figure its spread over profil
   const RunResult back = run_result(r.summary);
   REQUIRE(back.ensemble);
   for (const auto& [policy, figs] : back.ensemble->policies)
-    if (policy == "route")
-      CHECK(figs.front().second.p95 == step.p95);
+    if (policy == "route") CHECK(figs.front().second.p95 == step.p95);
 }

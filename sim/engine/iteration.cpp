@@ -9,21 +9,23 @@
 #include <functional>
 #include <memory>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 
 struct Exchange {
-  int holder        = 0;
+  int holder = 0;
   const void* owner = nullptr; ///< the request, when batching is off
   double rows = 0, tokens = 0, token_rows = 0, decoded = 0;
   int requests = 0;
 };
 
 struct Move {
-  int holder   = 0;
+  int holder = 0;
   bool prefill = false;
   double tokens = 0; ///< moved or re-prefilled
-  int runs      = 1;
+  int runs = 1;
   std::vector<std::uint64_t> keys; ///< cache entries it fills
   double key_bytes = 0;            ///< bytes of each entry (all layers)
 };
@@ -36,15 +38,16 @@ struct Plan {
   std::vector<Simulation::Active*> batch;
   std::vector<Exchange> exchanges;
   std::vector<Move> moves;
-  double local_work = 0; ///< requester attention per layer, s
-  double merge_work = 0; ///< requester merge per layer, s
+  double local_work = 0;  ///< requester attention per layer, s
+  double merge_work = 0;  ///< requester merge per layer, s
   double lower_bound = 0; ///< the iteration's idle closed-form duration, s
   int outstanding = 0;
 };
 
 // What the policy may read about one need: its closed-form price on its path and the reuse
 // estimates. Priced only when the policy asks.
-class NeedView final : public policy::Need {
+class NeedView final : public policy::Need
+{
 public:
   NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
            CallShape shape, topo::GpuId holder)
@@ -89,12 +92,14 @@ struct IterationSteps {
   ExchangePrice price(const Exchange& e, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-    const ExchangeShape shape{e.rows,       e.decoded / sc().tp,
-                              e.tokens,     e.token_rows,
+    const ExchangeShape shape{e.rows,
+                              e.decoded / sc().tp,
+                              e.tokens,
+                              e.token_rows,
                               sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
                               sc().selection.sparse};
-    return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them),
-                          sim.net_->path_cost(them, me), options());
+    return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
+                          options());
   }
   MovePrice price(const Move& mv, int rank) const
   {
@@ -105,8 +110,7 @@ struct IterationSteps {
   double exchange_idle(const Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
   double move_idle(const Move& mv) const
   {
-    if (mv.prefill)
-      return prefill_time(sc().profile, mv.tokens).value() / plan->rounds;
+    if (mv.prefill) return prefill_time(sc().profile, mv.tokens).value() / plan->rounds;
     return plan->scale * price(mv, 0).idle().value();
   }
 };
@@ -117,27 +121,32 @@ CallCost NeedView::price() const
   return price_call(sc.model, sc.profile, shape_, sim_.path_cost(in_.gpus[0], holder_));
 }
 
-double NeedView::expected_reuse() const { return sim_.reuse_estimate(in_, q_, chunk_, false); }
+double NeedView::expected_reuse() const
+{
+  return sim_.reuse_estimate(in_, q_, chunk_, false);
+}
 
-double NeedView::true_reuse() const { return sim_.reuse_estimate(in_, q_, chunk_, true); }
+double NeedView::true_reuse() const
+{
+  return sim_.reuse_estimate(in_, q_, chunk_, true);
+}
 
 void IterationSteps::build()
 {
   Simulation::Instance& in = instance();
-  const ModelSpec& m       = sc().model;
+  const ModelSpec& m = sc().model;
   const calibrate::Profile& p = sc().profile;
-  const bool sparse        = sc().selection.sparse;
-  const double rows_q      = static_cast<double>(m.heads) / sc().tp;
-  const double bt          = static_cast<double>(sim.plan_.block_tokens);
-  const double latent_all  = m.latent_per_token().value() * m.layers;
-  const bool step_mode     = sc().granularity == Granularity::kStep;
-  plan->rounds             = step_mode ? 1 : m.layers;
-  plan->scale              = step_mode ? m.layers : 1.0;
-  plan->start              = now();
+  const bool sparse = sc().selection.sparse;
+  const double rows_q = static_cast<double>(m.heads) / sc().tp;
+  const double bt = static_cast<double>(sim.plan_.block_tokens);
+  const double latent_all = m.latent_per_token().value() * m.layers;
+  const bool step_mode = sc().granularity == Granularity::kStep;
+  plan->rounds = step_mode ? 1 : m.layers;
+  plan->scale = step_mode ? m.layers : 1.0;
+  plan->start = now();
 
   for (auto& a : in.active) {
-    if (static_cast<int>(plan->batch.size()) >= sc().max_batch)
-      break;
+    if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
     plan->batch.push_back(a.get());
   }
   bool any_local = false, any_merge = false;
@@ -150,8 +159,7 @@ void IterationSteps::build()
   };
   std::vector<Need> needs;
   for (Simulation::Active* q : plan->batch) {
-    if (q->first_start < 0)
-      q->first_start = plan->start;
+    if (q->first_start < 0) q->first_start = plan->start;
     needs.clear();
     if (q->selector) {
       q->selector->select(q->rng, selected);
@@ -188,8 +196,8 @@ void IterationSteps::build()
         ++q->cached;
         continue;
       }
-      const NeedView view{sim, in, *q, n.chunk, {rows_q, n.tokens, 1, n.runs, sparse, sc().transport},
-                          holder_gpu(h, 0)};
+      const NeedView view{
+          sim, in, *q, n.chunk, {rows_q, n.tokens, 1, n.runs, sparse, sc().transport}, holder_gpu(h, 0)};
       const Primitive choice = sim.policy_->decide(view);
       if (choice == Primitive::kRoute) {
         const void* owner = sc().what_if.batching ? nullptr : q;
@@ -216,16 +224,16 @@ void IterationSteps::build()
       const bool prefill = choice == Primitive::kLocal;
       (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
       ++(prefill ? q->prefilled : q->fetched);
-      auto dup = std::find_if(plan->moves.begin(), plan->moves.end(),
-                              [&](const Move& mv) { return mv.keys.front() == n.keys.front() && mv.prefill == prefill; });
-      if (dup != plan->moves.end())
-        continue; // another request of the batch already moves it
+      auto dup = std::find_if(plan->moves.begin(), plan->moves.end(), [&](const Move& mv) {
+        return mv.keys.front() == n.keys.front() && mv.prefill == prefill;
+      });
+      if (dup != plan->moves.end()) continue; // another request of the batch already moves it
       Move mv;
-      mv.holder    = h;
-      mv.prefill   = prefill;
-      mv.tokens    = sparse ? n.tokens : static_cast<double>(sc().corpus.chunk_tokens);
-      mv.runs      = n.runs;
-      mv.keys      = n.keys;
+      mv.holder = h;
+      mv.prefill = prefill;
+      mv.tokens = sparse ? n.tokens : static_cast<double>(sc().corpus.chunk_tokens);
+      mv.runs = n.runs;
+      mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
       plan->moves.push_back(std::move(mv));
     }
@@ -233,25 +241,23 @@ void IterationSteps::build()
       any_local = true;
       plan->local_work += local_attention(p, local_tokens, rows_q).value();
     }
-    const double partials = static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
+    const double partials =
+        static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
     if (!routed_holders.empty()) {
       any_merge = true;
       plan->merge_work += merge_rows_time(p, partials, rows_q).value();
     }
   }
   // One attention launch and one merge launch per iteration for the whole batch.
-  if (any_local)
-    plan->local_work += exchange_kernel_time(p, 1, 0, 0).value();
-  if (any_merge)
-    plan->merge_work += merge_time(p, 0, 0).value();
+  if (any_local) plan->local_work += exchange_kernel_time(p, 1, 0, 0).value();
+  if (any_merge) plan->merge_work += merge_time(p, 0, 0).value();
 
   double round_bound = 0, splices = 0;
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {
     round_bound = std::max(round_bound, move_idle(mv));
-    if (!mv.prefill)
-      splices += plan->scale * splice_time(p, mv.runs, mv.tokens).value();
+    if (!mv.prefill) splices += plan->scale * splice_time(p, mv.runs, mv.tokens).value();
   }
   round_bound = std::max(round_bound, splices); // splices run one after another
   round_bound += plan->scale * (plan->local_work + plan->merge_work);
@@ -270,8 +276,7 @@ void IterationSteps::run_round()
       ++plan->outstanding;
       launch_move(mv, k);
     }
-  if (plan->outstanding == 0)
-    round_done();
+  if (plan->outstanding == 0) round_done();
 }
 
 void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
@@ -287,10 +292,10 @@ void IterationSteps::launch_exchange(const Exchange& e, int rank)
 {
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
   const ExchangePrice x = price(e, rank);
-  const double L        = plan->scale;
+  const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "an exchange goes to a GPU that holds no chunk");
-  ComputeUnit* gpu      = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
-  IterationSteps self   = *this;
+  ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
+  IterationSteps self = *this;
   // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
   send(me, them, x.query * L, x.query_flow, x.after_query * L, [=]() mutable {
     gpu->submit((x.compute * L).value(), [=]() mutable {
@@ -307,11 +312,11 @@ void IterationSteps::launch_move(const Move& mv, int rank)
     return;
   }
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-  const MovePrice x    = price(mv, rank);
-  const double L       = plan->scale;
+  const MovePrice x = price(mv, rank);
+  const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
-  StreamPool* pool     = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
-  double* free_at      = &instance().splice_free_at[rank];
+  StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
+  double* free_at = &instance().splice_free_at[rank];
   auto gather = [=]() mutable {
     pool->acquire([=]() mutable {
       // The copy stream is free when the bytes have moved; the splice follows on the requester,
@@ -320,7 +325,7 @@ void IterationSteps::launch_move(const Move& mv, int rank)
         pool->release();
         after((x.after_chunk * L).value(), [=]() mutable {
           const double start = std::max(now(), *free_at);
-          *free_at           = start + (x.splice * L).value();
+          *free_at = start + (x.splice * L).value();
           after(*free_at - now(), [=]() mutable { self.op_done(); });
         });
       });
@@ -331,22 +336,20 @@ void IterationSteps::launch_move(const Move& mv, int rank)
     return;
   }
   // Under selection the block ids come first: the indexer query out, the ids back.
-  send(me, them, x.index_query * L, x.index_query_flow, x.after_index_query * L, [=]() mutable {
-    self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather);
-  });
+  send(me, them, x.index_query * L, x.index_query_flow, x.after_index_query * L,
+       [=]() mutable { self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather); });
 }
 
 void IterationSteps::op_done()
 {
   XATTN_CHECK(plan->outstanding > 0, "an operation of an iteration completed twice");
-  if (--plan->outstanding == 0)
-    round_done();
+  if (--plan->outstanding == 0) round_done();
 }
 
 void IterationSteps::round_done()
 {
   const bool last = plan->round + 1 >= plan->rounds;
-  double tail     = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
+  double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
   IterationSteps self = *this;
   after(tail, [self]() mutable {
     if (++self.plan->round < self.plan->rounds)
@@ -362,7 +365,7 @@ void IterationSteps::finish()
   for (const Move& mv : plan->moves)
     for (std::uint64_t k : mv.keys)
       in.cache->insert(k, mv.key_bytes);
-  const double t    = now();
+  const double t = now();
   const double step = t - plan->start;
   // SimGrid solves max-min to a relative precision of 1e-5 (maxmin/precision): a shared transfer
   // may end that much early.

@@ -5,7 +5,8 @@
 
 #include "sim/engine/simulation.hpp"
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 struct IterationRunner {
   static void start(Simulation& sim, int inst);

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <limits>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 void MaxMinSolver::clear()
 {
@@ -46,16 +47,14 @@ const std::vector<double>& MaxMinSolver::rates(const std::vector<char>& active)
   saturated_.resize(m);
   live_.clear(); // unfrozen flows, in index order
   for (std::size_t i = 0; i < n; ++i) {
-    if (!active[i])
-      continue;
+    if (!active[i]) continue;
     live_.push_back(static_cast<std::uint32_t>(i));
     for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k)
       ++users_[links_[k]];
   }
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)
-    if (users_[l] > 0)
-      hot_.push_back(static_cast<std::uint32_t>(l));
+    if (users_[l] > 0) hot_.push_back(static_cast<std::uint32_t>(l));
   // Progressive filling: every unfrozen flow rises together to the next limit (a link's fair
   // share or a flow's cap); the flows that hit it freeze there.
   while (!live_.empty()) {
@@ -98,19 +97,17 @@ void MaxMinSolver::schedule(double start, std::vector<Schedule>& out)
   }
   remaining_.assign(bytes_.begin(), bytes_.end());
   active_.assign(n, 1);
-  double t          = start;
+  double t = start;
   std::size_t alive = n;
   while (alive > 0) {
     const std::vector<double>& rate = rates(active_);
     double dt = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i)
-      if (active_[i])
-        dt = std::min(dt, remaining_[i] / rate[i]);
+      if (active_[i]) dt = std::min(dt, remaining_[i] / rate[i]);
     XATTN_CHECK(std::isfinite(dt), "max-min: no active flow progresses");
     const double next = t + dt;
     for (std::size_t i = 0; i < n; ++i) {
-      if (!active_[i])
-        continue;
+      if (!active_[i]) continue;
       out[i].emplace_back(next, rate[i]);
       remaining_[i] -= rate[i] * dt;
       // The flow that set dt, and any that finish within rounding of it, are done.
@@ -127,8 +124,7 @@ double moved_by(const Schedule& s, double start, double t)
 {
   double moved = 0, from = start;
   for (const auto& [until, rate] : s) {
-    if (t <= from)
-      break;
+    if (t <= from) break;
     moved += rate * (std::min(t, until) - from);
     from = until;
   }

@@ -8,7 +8,8 @@
 #include <utility>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 /// One flow's rate over time: segments (until, rate) from the start, the last ending when the
 /// flow's last byte moves.
@@ -16,7 +17,8 @@ using Schedule = std::vector<std::pair<double, double>>;
 
 /// The solver, with its buffers kept from one solve to the next (the network solves millions of
 /// small groups): links and flows are added flat, then schedule() solves them.
-class MaxMinSolver {
+class MaxMinSolver
+{
 public:
   /// Forgets every link and flow.
   void clear();

@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <optional>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 Network* g_network = nullptr; // one simulation per process: the live network gets completions
-bool g_connected   = false;
+bool g_connected = false;
 // The bandwidth factor of the comm being started: SimGrid asks for it inside Comm::start(), which
 // runs at once (no actors here), and a demoted transfer's remainder keeps its message's factor,
 // which its remaining size alone could not tell.
@@ -30,7 +32,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
 {
   resources_.resize(topo.link_count() * 2);
   for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
-    resources_[2 * id].capacity     = topo.link(id).bandwidth.value();
+    resources_[2 * id].capacity = topo.link(id).bandwidth.value();
     resources_[2 * id + 1].capacity = topo.link(id).bandwidth.value();
   }
   link_bytes_.assign(resources_.size(), 0.0);
@@ -38,30 +40,31 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
   g_network = this;
   if (!g_connected) {
     simgrid::s4u::Activity::on_completion_cb([](const simgrid::s4u::Activity& a) {
-      if (g_network != nullptr)
-        g_network->on_comm_done(a);
+      if (g_network != nullptr) g_network->on_comm_done(a);
     });
     simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_bw_factor_cb(
         [](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*, const std::vector<simgrid::s4u::Link*>&,
            const std::unordered_set<simgrid::s4u::NetZone*>&) {
           XATTN_CHECK(g_next_factor > 0, "a SimGrid comm started outside Network::go_real");
           const double f = g_next_factor;
-          g_next_factor  = 0;
+          g_next_factor = 0;
           return f;
         });
     g_connected = true;
   }
 }
 
-Network::~Network() { g_network = nullptr; }
+Network::~Network()
+{
+  g_network = nullptr;
+}
 
 const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  auto it                 = paths_.find(key);
-  if (it != paths_.end())
-    return it->second;
+  auto it = paths_.find(key);
+  if (it != paths_.end()) return it->second;
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -75,7 +78,10 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
   return paths_.emplace(key, std::move(c)).first->second;
 }
 
-const topo::Path& Network::path(GpuId src, GpuId dst) { return cached(src, dst).path; }
+const topo::Path& Network::path(GpuId src, GpuId dst)
+{
+  return cached(src, dst).path;
+}
 
 sim::PathCost Network::path_cost(GpuId src, GpuId dst)
 {
@@ -100,36 +106,34 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   XATTN_CHECK(src != dst && bytes > 0 && std::isfinite(bytes), "a transfer moves bytes between two GPUs");
   XATTN_CHECK(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
   XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
-  if (!in_completion_)
-    retired_.clear();
+  if (!in_completion_) retired_.clear();
   const CachedPath& route = cached(src, dst);
-  const std::uint32_t id  = new_leg();
-  Leg& leg                = legs_[id];
-  leg.route               = &route;
-  leg.src                 = src;
-  leg.dst                 = dst;
-  leg.payload             = bytes;
-  leg.factor              = flow.factor;
-  leg.link_bound          = flow.link_bound;
-  leg.bytes               = bytes / flow.factor;
-  leg.blocks              = std::max(1, flow.blocks);
-  leg.alone               = flow.rate.value() / flow.factor;
-  leg.start    = now();
-  leg.end      = leg.start + leg.bytes / leg.alone;
-  leg.tail     = tail_s;
-  leg.real     = false;
+  const std::uint32_t id = new_leg();
+  Leg& leg = legs_[id];
+  leg.route = &route;
+  leg.src = src;
+  leg.dst = dst;
+  leg.payload = bytes;
+  leg.factor = flow.factor;
+  leg.link_bound = flow.link_bound;
+  leg.bytes = bytes / flow.factor;
+  leg.blocks = std::max(1, flow.blocks);
+  leg.alone = flow.rate.value() / flow.factor;
+  leg.start = now();
+  leg.end = leg.start + leg.bytes / leg.alone;
+  leg.tail = tail_s;
+  leg.real = false;
   leg.released = false;
-  leg.done     = std::move(done);
+  leg.done = std::move(done);
   ++active_;
   ++stats_.transfers;
-  if (route.src_rail >= 0 || route.dst_rail >= 0)
-    ++stats_.relayed;
+  if (route.src_rail >= 0 || route.dst_rail >= 0) ++stats_.relayed;
   stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
 
   for (std::uint32_t r : route.resources)
     link_bytes_[r] += bytes;
   leg.schedule.clear();
-  leg.group  = -1;
+  leg.group = -1;
   leg.offset = 0;
   pending_.push_back(id);
   if (!flush_scheduled_) {
@@ -143,8 +147,7 @@ void Network::purge(std::uint32_t r, double t)
 {
   // Fused transfers whose bytes have all moved (now only in their tail) no longer load links.
   Resource& res = resources_[r];
-  if (t < res.min_end)
-    return;
+  if (t < res.min_end) return;
   double next = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < res.legs.size();) {
     const Leg& other = legs_[res.legs[i]];
@@ -152,8 +155,7 @@ void Network::purge(std::uint32_t r, double t)
       release(res.legs[i]); // removes it from res.legs
       continue;
     }
-    if (!other.real)
-      next = std::min(next, other.end);
+    if (!other.real) next = std::min(next, other.end);
     ++i;
   }
   res.min_end = next;
@@ -204,8 +206,7 @@ void Network::flush()
   };
   for (std::size_t i = 0; i < batch.size(); ++i)
     for (std::uint32_t r : legs_[batch[i]].route->resources) {
-      if (resource_class_[r] != kInternal)
-        continue;
+      if (resource_class_[r] != kInternal) continue;
       if (resource_owner_[r] < 0)
         resource_owner_[r] = static_cast<int>(i);
       else
@@ -215,34 +216,29 @@ void Network::flush()
   real_root.assign(batch.size(), 0);
   for (std::size_t i = 0; i < batch.size(); ++i)
     for (std::uint32_t r : legs_[batch[i]].route->resources)
-      if (resource_class_[r] == kConflict)
-        real_root[root(i)] = 1;
+      if (resource_class_[r] == kConflict) real_root[root(i)] = 1;
   // Contention with earlier traffic. When only fused transfers are coupled, re-solve them with the
   // newcomers; else everyone on those links shares through SimGrid.
   std::vector<std::uint32_t>& seeds = fl_seeds_;
   seeds.clear();
   for (std::size_t i = 0; i < batch.size(); ++i)
-    if (real_root[root(i)])
-      seeds.push_back(batch[i]);
+    if (real_root[root(i)]) seeds.push_back(batch[i]);
   std::vector<char>& handled = fl_handled_;
   handled.assign(batch.size(), 0);
   std::vector<std::uint32_t>& settled = fl_settled_;
   settled.clear();
   if (fast_path_ && !seeds.empty() && regroup(seeds, batch, t, settled)) {
     for (std::size_t i = 0; i < batch.size(); ++i)
-      if (std::find(settled.begin(), settled.end(), batch[i]) != settled.end())
-        handled[i] = 1;
+      if (std::find(settled.begin(), settled.end(), batch[i]) != settled.end()) handled[i] = 1;
     for (std::size_t i = 0; i < batch.size(); ++i)
       real_root[root(i)] = 0;
     for (std::uint32_t r : touched)
-      if (resource_class_[r] == kConflict)
-        resource_class_[r] = kFree; // settled by the re-solve
+      if (resource_class_[r] == kConflict) resource_class_[r] = kFree; // settled by the re-solve
   }
   for (std::uint32_t r : touched)
     if (resource_class_[r] == kConflict)
       for (std::uint32_t other : std::vector<std::uint32_t>(resources_[r].legs)) // demote edits the list
-        if (!legs_[other].real && !legs_[other].released)
-          demote(other);
+        if (!legs_[other].real && !legs_[other].released) demote(other);
   for (std::uint32_t id : batch) {
     Leg& leg = legs_[id];
     leg.slot.resize(leg.route->resources.size());
@@ -258,15 +254,14 @@ void Network::flush()
   std::vector<std::size_t>& order = fl_order_;
   order.clear();
   for (std::size_t i = 0; i < batch.size(); ++i)
-    if (!handled[i])
-      order.push_back(i);
+    if (!handled[i]) order.push_back(i);
   for (std::size_t i : order)
     parent[i] = root(i);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return parent[a] < parent[b]; });
   std::vector<std::size_t>& group = fl_group_;
   for (std::size_t first = 0; first < order.size();) {
     const std::size_t g = parent[order[first]];
-    std::size_t last    = first;
+    std::size_t last = first;
     while (last < order.size() && parent[order[last]] == g)
       ++last;
     group.assign(order.begin() + static_cast<std::ptrdiff_t>(first), order.begin() + static_cast<std::ptrdiff_t>(last));
@@ -289,10 +284,9 @@ void Network::flush()
       for (std::size_t i : group) {
         solver_.add_flow(legs_[batch[i]].bytes, legs_[batch[i]].alone);
         for (std::uint32_t r : legs_[batch[i]].route->resources) {
-          if (resource_class_[r] != kInternal)
-            continue; // links that cannot bind are left out of the solve
+          if (resource_class_[r] != kInternal) continue; // links that cannot bind are left out of the solve
           if (local_mark_[r] != ep) {
-            local_mark_[r]  = ep;
+            local_mark_[r] = ep;
             local_index_[r] = solver_.add_link(resources_[r].capacity);
           }
           solver_.cross(local_index_[r]);
@@ -307,7 +301,7 @@ void Network::flush()
     fuse(ids, sched, t);
   }
   for (std::uint32_t r : touched) {
-    batch_load_[r]     = 0.0;
+    batch_load_[r] = 0.0;
     resource_class_[r] = kFree;
     resource_owner_[r] = -1;
   }
@@ -328,14 +322,13 @@ void Network::fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>&
   }
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::uint32_t id = ids[k];
-    Leg& l                 = legs_[id];
+    Leg& l = legs_[id];
     l.schedule.swap(sched[k]); // sched[k] keeps the old storage for the next solve
-    l.end                  = l.schedule.back().first;
+    l.end = l.schedule.back().first;
     for (std::uint32_t r : l.route->resources)
       resources_[r].min_end = std::min(resources_[r].min_end, l.end);
-    l.group                = gid;
-    if (gid >= 0)
-      groups_[gid].push_back(id);
+    l.group = gid;
+    if (gid >= 0) groups_[gid].push_back(id);
     l.timer = after(l.end - t + l.tail, [this, id] {
       legs_[id].timer = nullptr;
       ++stats_.fused;
@@ -346,8 +339,7 @@ void Network::fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>&
 
 std::uint32_t Network::next_epoch()
 {
-  if (leg_mark_.size() < legs_.size())
-    leg_mark_.resize(legs_.size() * 2, 0);
+  if (leg_mark_.size() < legs_.size()) leg_mark_.resize(legs_.size() * 2, 0);
   if (link_mark_.size() != resources_.size()) {
     link_mark_.assign(resources_.size(), 0);
     local_mark_.assign(resources_.size(), 0);
@@ -369,14 +361,13 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
 {
   constexpr std::size_t kMaxGroup = 64; // past this SimGrid solves it
   const std::uint32_t ep = next_epoch();
-  std::vector<std::uint32_t>& set     = rg_set_;     // new and old transfers coupled with the seeds
+  std::vector<std::uint32_t>& set = rg_set_;         // new and old transfers coupled with the seeds
   std::vector<std::uint32_t>& binding = rg_binding_; // links that bind within the set
-  std::vector<std::uint32_t>& queue   = rg_queue_;
+  std::vector<std::uint32_t>& queue = rg_queue_;
   set.clear(), binding.clear(), queue.clear();
   auto in_set = [&](std::uint32_t id) { return leg_mark_[id] == ep; };
   auto add = [&](std::uint32_t id) {
-    if (in_set(id))
-      return;
+    if (in_set(id)) return;
     if (!legs_[id].schedule.empty() && legs_[id].end <= t) {
       release(id); // its bytes have all moved: only its tail is left
       return;
@@ -386,50 +377,42 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     for (std::uint32_t r : legs_[id].route->resources)
       queue.push_back(r);
   };
-  if (group_mark_.size() < groups_.size())
-    group_mark_.resize(groups_.size() * 2, 0);
+  if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
   auto add_with_group = [&](std::uint32_t id) {
     add(id);
     const int g = legs_[id].group;
-    if (g < 0 || group_mark_[g] == ep)
-      return; // its group's members are in already
+    if (g < 0 || group_mark_[g] == ep) return; // its group's members are in already
     group_mark_[g] = ep;
     for (std::uint32_t m : groups_[g])
-      if (!legs_[m].released)
-        add(m);
+      if (!legs_[m].released) add(m);
   };
   for (std::uint32_t id : seeds)
     add(id);
   while (!queue.empty()) {
     const std::uint32_t r = queue.back();
     queue.pop_back();
-    if (link_mark_[r] == ep)
-      continue;
+    if (link_mark_[r] == ep) continue;
     link_mark_[r] = ep;
     purge(r, t);
     Resource& res = resources_[r];
-    if (res.reserved + batch_load_[r] <= res.capacity * kFit)
-      continue; // cannot bind
+    if (res.reserved + batch_load_[r] <= res.capacity * kFit) continue; // cannot bind
     binding.push_back(r);
     rg_legs_.assign(res.legs.begin(), res.legs.end()); // adding may release legs from the list
     for (std::uint32_t other : rg_legs_) {
-      if (legs_[other].real)
-        return false; // coupled with SimGrid traffic: SimGrid decides
+      if (legs_[other].real) return false; // coupled with SimGrid traffic: SimGrid decides
       add_with_group(other);
     }
     for (std::uint32_t id : batch)
-      if (!in_set(id) &&
-          std::find(legs_[id].route->resources.begin(), legs_[id].route->resources.end(), r) !=
-              legs_[id].route->resources.end())
+      if (!in_set(id) && std::find(legs_[id].route->resources.begin(), legs_[id].route->resources.end(), r) !=
+                             legs_[id].route->resources.end())
         add(id);
-    if (set.size() > kMaxGroup)
-      return false;
+    if (set.size() > kMaxGroup) return false;
   }
   // Old members restart their schedules now, with what they have left.
   solver_.clear();
   const std::uint32_t lep = next_epoch();
   for (std::uint32_t r : binding) {
-    local_mark_[r]  = lep;
+    local_mark_[r] = lep;
     local_index_[r] = solver_.add_link(resources_[r].capacity);
   }
   for (std::uint32_t id : set) {
@@ -437,15 +420,13 @@ bool Network::regroup(const std::vector<std::uint32_t>& seeds, const std::vector
     if (!l.schedule.empty()) { // an old, fused transfer
       l.offset += moved_by(l.schedule, l.start, t);
       cancel(l.timer);
-      if (l.group >= 0)
-        dissolve(l.group);
+      if (l.group >= 0) dissolve(l.group);
       l.start = t;
       ++stats_.regrouped;
     }
     solver_.add_flow(std::max(l.bytes - l.offset, 1e-9), l.alone);
     for (std::uint32_t r : l.route->resources)
-      if (local_mark_[r] == lep)
-        solver_.cross(local_index_[r]);
+      if (local_mark_[r] == lep) solver_.cross(local_index_[r]);
   }
   std::vector<Schedule>& sched = sched_;
   solver_.schedule(t, sched);
@@ -493,7 +474,7 @@ void Network::go_real(std::uint32_t id, double bytes)
   // finishes now.
   const bool link_bound = leg.link_bound;
   auto total = static_cast<std::uint64_t>(std::llround(bytes));
-  int subs   = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
+  int subs = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
   if (subs == 0) {
     release(id);
     leg.timer = after(leg.tail, [this, id] {
@@ -506,7 +487,7 @@ void Network::go_real(std::uint32_t id, double bytes)
   leg.comms.clear();
   leg.sub_bytes.clear();
   simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.route->src_rail, link_bound);
-  simgrid::s4u::Host* to   = platform_.endpoint(leg.dst, leg.route->dst_rail, link_bound);
+  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.route->dst_rail, link_bound);
   for (int s = 0; s < subs; ++s) {
     std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
     auto comm = simgrid::s4u::Comm::sendto_init(from, to);
@@ -526,17 +507,15 @@ void Network::go_real(std::uint32_t id, double bytes)
 void Network::on_comm_done(const simgrid::s4u::Activity& a)
 {
   auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
-  if (tag == 0)
-    return;
+  if (tag == 0) return;
   XATTN_CHECK(tag <= legs_.size() && legs_[tag - 1].real && legs_[tag - 1].subs_left > 0,
               "a SimGrid comm completed for a transfer that has no comm in flight");
   retired_.clear(); // comms retired by earlier completions: their callbacks have returned
   in_completion_ = true;
   const auto id = static_cast<std::uint32_t>(tag - 1);
-  Leg& leg      = legs_[id];
+  Leg& leg = legs_[id];
   for (std::size_t s = 0; s < leg.comms.size(); ++s)
-    if (leg.comms[s].get() == &a)
-      stats_.simgrid_bytes_completed += leg.sub_bytes[s];
+    if (leg.comms[s].get() == &a) stats_.simgrid_bytes_completed += leg.sub_bytes[s];
   --comms_in_flight_;
   if (--leg.subs_left == 0) {
     release(id);
@@ -554,19 +533,18 @@ void Network::on_comm_done(const simgrid::s4u::Activity& a)
 void Network::release(std::uint32_t id)
 {
   Leg& leg = legs_[id];
-  if (leg.released)
-    return;
+  if (leg.released) return;
   leg.released = true;
   for (std::size_t k = 0; k < leg.route->resources.size(); ++k) {
     const std::uint32_t r = leg.route->resources[k];
-    Resource& res         = resources_[r];
+    Resource& res = resources_[r];
     res.reserved -= leg.alone;
     // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
-    const auto pos  = leg.slot[k];
+    const auto pos = leg.slot[k];
     XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
     const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
     const std::uint32_t moved = res.legs[last];
-    res.legs[pos]             = moved;
+    res.legs[pos] = moved;
     res.legs.pop_back();
     if (pos != last) {
       Leg& m = legs_[moved];
@@ -578,7 +556,7 @@ void Network::release(std::uint32_t id)
     }
     if (res.legs.empty()) {
       res.reserved = 0; // no drift from repeated sums
-      res.min_end  = std::numeric_limits<double>::infinity();
+      res.min_end = std::numeric_limits<double>::infinity();
     }
   }
 }
@@ -589,10 +567,8 @@ void Network::finish(std::uint32_t id)
   Leg& leg = legs_[id];
   if (leg.group >= 0) {
     auto& g = groups_[leg.group];
-    if (auto it = std::find(g.begin(), g.end(), id); it != g.end())
-      g.erase(it);
-    if (g.empty())
-      free_groups_.push_back(leg.group);
+    if (auto it = std::find(g.begin(), g.end(), id); it != g.end()) g.erase(it);
+    if (g.empty()) free_groups_.push_back(leg.group);
     leg.group = -1;
   }
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.payload;

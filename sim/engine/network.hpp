@@ -30,27 +30,29 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 using topo::GpuId;
 
 struct NetworkStats {
   std::uint64_t transfers = 0; ///< transfer() calls
-  std::uint64_t fused     = 0; ///< finished as a fused timer
-  std::uint64_t real      = 0; ///< started as real SimGrid comms
-  std::uint64_t demoted   = 0; ///< started fused, continued as real comms
-  std::uint64_t grouped   = 0; ///< fused as members of a group that shares links among itself
+  std::uint64_t fused = 0;     ///< finished as a fused timer
+  std::uint64_t real = 0;      ///< started as real SimGrid comms
+  std::uint64_t demoted = 0;   ///< started fused, continued as real comms
+  std::uint64_t grouped = 0;   ///< fused as members of a group that shares links among itself
   std::uint64_t regrouped = 0; ///< fused transfers re-solved with newcomers instead of demoted
-  std::uint64_t relayed   = 0; ///< transfers through a rail-matched relay (a striping requester)
-  std::uint64_t comms     = 0; ///< SimGrid comms launched (one per thread block of a real transfer)
-  std::array<double, core::kAllFabrics.size()> bytes_by_fabric{}; ///< handed to transfer()
+  std::uint64_t relayed = 0;   ///< transfers through a rail-matched relay (a striping requester)
+  std::uint64_t comms = 0;     ///< SimGrid comms launched (one per thread block of a real transfer)
+  std::array<double, core::kAllFabrics.size()> bytes_by_fabric{};      ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers
-  double simgrid_bytes_handed    = 0; ///< payloads of the comms launched in SimGrid
+  double simgrid_bytes_handed = 0;                                     ///< payloads of the comms launched in SimGrid
   double simgrid_bytes_completed = 0; ///< payloads of the comms SimGrid reported complete
-  std::uint64_t max_in_flight    = 0; ///< real comms in flight at once
+  std::uint64_t max_in_flight = 0;    ///< real comms in flight at once
 };
 
-class Network {
+class Network
+{
 public:
   /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
   /// A transfer between a GPU that stripes (Platform::stripes: a requester spreading its traffic
@@ -59,7 +61,7 @@ public:
   /// its own rail already.
   Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path);
   ~Network();
-  Network(const Network&)            = delete;
+  Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
   /// Starts moving `bytes` from `src` to `dst` now as `flow` (sim::flow priced it on path(src,
@@ -92,14 +94,14 @@ private:
     /// and the schedules all work in it, as SimGrid's max-min does with a bandwidth factor.
     double bytes = 0, alone = 0, start = 0, end = 0, tail = 0;
     double payload = 0; ///< the bytes the caller moves
-    double factor  = 1; ///< payload per unit of capacity
+    double factor = 1;  ///< payload per unit of capacity
     bool link_bound = false;
     int blocks = 1;
     bool real = false;
-    bool released = false; ///< its reservations are gone (the bytes have all moved)
-    int group     = -1;    ///< the fused group it belongs to, if any
-    Schedule schedule;     ///< rate over time while fused, from `start`
-    double offset = 0;     ///< bytes moved before `start` (a re-solved transfer restarts its schedule)
+    bool released = false;           ///< its reservations are gone (the bytes have all moved)
+    int group = -1;                  ///< the fused group it belongs to, if any
+    Schedule schedule;               ///< rate over time while fused, from `start`
+    double offset = 0;               ///< bytes moved before `start` (a re-solved transfer restarts its schedule)
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
     int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
@@ -149,8 +151,8 @@ private:
   std::vector<std::size_t> fl_parent_, fl_order_, fl_group_;
   std::vector<char> fl_real_root_, fl_handled_;
   std::vector<std::uint32_t> rg_set_, rg_binding_, rg_queue_, rg_legs_;
-  MaxMinSolver solver_;          ///< reused by every exact solve
-  std::vector<Schedule> sched_;  ///< its schedules, storage reused
+  MaxMinSolver solver_;         ///< reused by every exact solve
+  std::vector<Schedule> sched_; ///< its schedules, storage reused
   std::vector<std::vector<std::uint32_t>> groups_;
   std::vector<int> free_groups_;
   std::vector<double> batch_load_;  ///< scratch, per resource

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 namespace fs = std::filesystem;
-namespace {
+namespace
+{
 
 // header + the policies' fragments, in the scenario's policy order, to `target` atomically.
 void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix, const char* header,
@@ -26,13 +28,15 @@ void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix
         out << in.rdbuf(); // (an empty rdbuf would set out's failbit)
     }
     out.flush();
-    if (!out)
-      core::fail(tmp.string(), 0, 0, "", "cannot write");
+    if (!out) core::fail(tmp.string(), 0, 0, "", "cannot write");
   }
   fs::rename(tmp, target);
 }
 
-std::string human_seconds(double s) { return core::format_seconds(core::Seconds(s)); }
+std::string human_seconds(double s)
+{
+  return core::format_seconds(core::Seconds(s));
+}
 
 } // namespace
 
@@ -40,8 +44,8 @@ RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, Pol
 {
   RunResult r;
   r.scenario = sc.name;
-  r.seed     = sc.seed;
-  r.ok       = !policies.empty();
+  r.seed = sc.seed;
+  r.ok = !policies.empty();
   for (const auto& [name, p] : policies)
     r.ok = r.ok && p.invariants.ok;
   r.policies = std::move(policies);
@@ -60,22 +64,18 @@ std::string comparison_table(const RunResult& result)
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO");
   }
-  if (!result.ensemble)
-    return out;
+  if (!result.ensemble) return out;
   // The spread over the members: median +- half the 5-95 range.
   const Ensemble& e = *result.ensemble;
   out += fmt::format("\nensemble of {} members ({}), median +- half the 5-95% range:\n", e.members,
                      e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
                                      : "the profile gives points only: distinct seeds alone");
   out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
-  auto cell = [](const Spread& s) {
-    return human_seconds(s.p50) + " +- " + human_seconds((s.p95 - s.p5) / 2);
-  };
+  auto cell = [](const Spread& s) { return human_seconds(s.p50) + " +- " + human_seconds((s.p95 - s.p5) / 2); };
   for (const auto& [name, figs] : e.policies) {
     auto fig = [&figs](const char* k) {
       for (const auto& [f, s] : figs)
-        if (f == k)
-          return s;
+        if (f == k) return s;
       return Spread{};
     };
     out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", name, cell(fig("step_latency_s.mean")),
@@ -91,20 +91,22 @@ void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& 
   concat(sc, parts, ".links.csv", kLinksHeader, dir / "links.csv");
   concat(sc, parts, ".holders.csv", kHoldersHeader, dir / "holders.csv");
   std::string report = "# xattn run: " + sc.name + "\n\n";
-  report += fmt::format("Scenario `{}`, seed {}, model {}, profile {}, topology {} ({} GPUs), {} requester and {} holder "
-                        "instances (tp = {}), {} granularity, {} selection.\n\n",
-                        sc.file, sc.seed, sc.model.name, sc.profile.name, sc.topology->name(), sc.topology->gpu_count(),
-                        sc.requester_instances(), sc.holder_instances(), sc.tp,
-                        sc.granularity == Granularity::kStep ? "step" : "layer",
-                        sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
+  report += fmt::format(
+      "Scenario `{}`, seed {}, model {}, profile {}, topology {} ({} GPUs), {} requester and {} holder "
+      "instances (tp = {}), {} granularity, {} selection.\n\n",
+      sc.file, sc.seed, sc.model.name, sc.profile.name, sc.topology->name(), sc.topology->gpu_count(),
+      sc.requester_instances(), sc.holder_instances(), sc.tp, sc.granularity == Granularity::kStep ? "step" : "layer",
+      sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
   report += "```\n" + comparison_table(result) + "```\n\n";
   report += result.ok ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
-  report += "Files: `summary.json` (the figures above and the invariants), `requests.csv` (one row per finished request "
-            "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "
-            "(per holder GPU: kernels, busy fraction, sharing delay, copy-stream queueing). Columns: see "
-            "sim/engine/README.md.\n";
+  report +=
+      "Files: `summary.json` (the figures above and the invariants), `requests.csv` (one row per finished request "
+      "and policy), `links.csv` (bytes and utilisation per link direction that carried traffic), `holders.csv` "
+      "(per holder GPU: kernels, busy fraction, sharing delay, copy-stream queueing). Columns: see "
+      "sim/engine/README.md.\n";
   core::write_file_atomically((dir / "report.md").string(), report);
-  core::write_file_atomically((dir / "summary.json").string(), to_json(result).dump(2) + "\n"); // last: its presence means complete
+  core::write_file_atomically((dir / "summary.json").string(),
+                              to_json(result).dump(2) + "\n"); // last: its presence means complete
 }
 
 } // namespace xattn::sim::engine

@@ -15,10 +15,11 @@
 using namespace xattn;
 using namespace xattn::sim::engine;
 
-namespace {
+namespace
+{
 std::unique_ptr<simgrid::s4u::Engine> make_engine()
 {
-  static int argc         = 2;
+  static int argc = 2;
   static const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
   auto e = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
   return e;
@@ -44,9 +45,9 @@ struct TestNetwork {
   TestNetwork()
   {
     topo::HostSpec spec;
-    spec.dispatch          = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
+    spec.dispatch = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
     spec.copy_engine_hosts = true;
-    platform               = topo::build_platform(topo, *engine, spec);
+    platform = topo::build_platform(topo, *engine, spec);
     for (auto* l : platform.links)
       l->set_latency(0);
     net = std::make_unique<Network>(topo, platform, true);
@@ -54,7 +55,10 @@ struct TestNetwork {
 };
 
 // One thread block's flow at 25 GB/s (the platform's dispatch cap above), written out here.
-sim::Flow one_block() { return {core::BytesPerSec(25e9), 1.0, false, 1}; }
+sim::Flow one_block()
+{
+  return {core::BytesPerSec(25e9), 1.0, false, 1};
+}
 
 TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
 {
@@ -132,9 +136,9 @@ TEST_CASE("engine parts: the LRU cache evicts the least recently used entry")
 TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones to SimGrid")
 {
   TestNetwork tn;
-  Network& net    = *tn.net;
+  Network& net = *tn.net;
   const auto& topo = tn.topo;
-  auto& e          = tn.engine;
+  auto& e = tn.engine;
   const auto a = *topo.find_gpu("node0.gpu0"), b = *topo.find_gpu("node2.gpu0"), c = *topo.find_gpu("node2.gpu1");
   const auto d = *topo.find_gpu("node0.gpu1");
   double t1 = 0, t2 = 0, t3 = 0;
@@ -161,9 +165,9 @@ TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones 
 TEST_CASE("engine parts: past 64 coupled transfers the network hands them to SimGrid, exactly")
 {
   TestNetwork tn;
-  Network& net    = *tn.net;
+  Network& net = *tn.net;
   const auto& topo = tn.topo;
-  auto& e          = tn.engine;
+  auto& e = tn.engine;
   const auto a = *topo.find_gpu("node0.gpu0");
   // 80 transfers of 10 MB from one GPU to the GPUs of node 2 and 3, one every microsecond: they
   // all queue on node0.gpu0's 25 GB/s NIC, which never idles: the last byte leaves at
@@ -171,7 +175,8 @@ TEST_CASE("engine parts: past 64 coupled transfers the network hands them to Sim
   double last = 0;
   for (int i = 0; i < 80; ++i)
     after(i * 1e-6, [&, i] {
-      net.transfer(a, static_cast<topo::GpuId>(16 + i % 16), 10e6, one_block(), 0.0, [&] { last = std::max(last, now()); });
+      net.transfer(a, static_cast<topo::GpuId>(16 + i % 16), 10e6, one_block(), 0.0,
+                   [&] { last = std::max(last, now()); });
     });
   e->run();
   CHECK(last == Approx(80 * 10e6 / 25e9).epsilon(1e-6));

@@ -8,7 +8,8 @@
 using namespace xattn;
 using namespace xattn::sim::engine::test;
 
-namespace {
+namespace
+{
 
 // One requester (node0.gpu0) attending `holders` chunks of 2048 tokens, one on each of
 // node2.gpu0..holders-1: holder i sits on rail i.
@@ -41,7 +42,7 @@ TEST_CASE("engine: a striping requester's routed step stays flat over holders on
   const double one = step(1, "route", "node");
   CHECK(one == Approx(step(1, "route", "own")).epsilon(1e-9)); // holder 0 is on the requester's own rail
   const double striped = step(8, "route", "node");
-  const double own     = step(8, "route", "own");
+  const double own = step(8, "route", "own");
   // Through one NIC, 8 queries of 147,456 B and 8 answers share 25 GB/s: more than 3x one holder.
   CHECK(own > 3 * one);
   // Relayed, each exchange has a NIC of its own; a holder attends 256 tokens instead of 2048, and
@@ -51,8 +52,8 @@ TEST_CASE("engine: a striping requester's routed step stays flat over holders on
   // Holders 1-7 are on other rails than the requester's NIC 0: their queries and answers are
   // relayed, holder 0's are not. Two legs (query, answer) per holder.
   const int holders = 8;
-  const nlohmann::json relayed =
-      run(scenario("node2.gpu0-" + std::to_string(holders - 1), "route", "node", true), request(0, 0.0, 0, 0, 32 * holders, 1));
+  const nlohmann::json relayed = run(scenario("node2.gpu0-" + std::to_string(holders - 1), "route", "node", true),
+                                     request(0, 0.0, 0, 0, 32 * holders, 1));
   CHECK(relayed["policies"]["route"]["engine"]["relayed"] == 2 * (holders - 1));
   CHECK(relayed["policies"]["route"]["engine"]["transfers"] == 2 * holders);
   // The fused fast path and all-SimGrid sharing agree on the relayed routes.

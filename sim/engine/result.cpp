@@ -6,12 +6,15 @@
 #include <sstream>
 #include <type_traits>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 using nlohmann::json;
 
 // A struct of named fields (kLatencyFields, kDecisionFields) to and from its JSON object.
-template <class T, class Fields> json fields_json(const T& v, const Fields& fields)
+template <class T, class Fields>
+json fields_json(const T& v, const Fields& fields)
 {
   json j = json::object();
   for (const auto& [key, field] : fields)
@@ -19,7 +22,8 @@ template <class T, class Fields> json fields_json(const T& v, const Fields& fiel
   return j;
 }
 
-template <class T, class Fields> T fields_from(const json& j, const Fields& fields)
+template <class T, class Fields>
+T fields_from(const json& j, const Fields& fields)
 {
   T v;
   for (const auto& [key, field] : fields)
@@ -27,10 +31,22 @@ template <class T, class Fields> T fields_from(const json& j, const Fields& fiel
   return v;
 }
 
-json latency(const LatencyStats& s) { return fields_json(s, kLatencyFields); }
-LatencyStats latency(const json& j) { return fields_from<LatencyStats>(j, kLatencyFields); }
-json decisions(const Decisions& d) { return fields_json(d, kDecisionFields); }
-Decisions decisions(const json& j) { return fields_from<Decisions>(j, kDecisionFields); }
+json latency(const LatencyStats& s)
+{
+  return fields_json(s, kLatencyFields);
+}
+LatencyStats latency(const json& j)
+{
+  return fields_from<LatencyStats>(j, kLatencyFields);
+}
+json decisions(const Decisions& d)
+{
+  return fields_json(d, kDecisionFields);
+}
+Decisions decisions(const json& j)
+{
+  return fields_from<Decisions>(j, kDecisionFields);
+}
 
 json invariants(const Invariants& v)
 {
@@ -47,18 +63,21 @@ json invariants(const Invariants& v)
 Invariants invariants(const json& j)
 {
   Invariants v;
-  v.ok                      = j.value("ok", false);
-  v.all_requests_finished   = j.value("all_requests_finished", v.ok);
-  v.unfinished              = j.value("unfinished", std::uint64_t{0});
-  v.bytes_accounted         = j.value("bytes_accounted", v.ok);
-  v.simgrid_bytes_handed    = j.value("simgrid_bytes_handed", 0.0);
+  v.ok = j.value("ok", false);
+  v.all_requests_finished = j.value("all_requests_finished", v.ok);
+  v.unfinished = j.value("unfinished", std::uint64_t{0});
+  v.bytes_accounted = j.value("bytes_accounted", v.ok);
+  v.simgrid_bytes_handed = j.value("simgrid_bytes_handed", 0.0);
   v.simgrid_bytes_completed = j.value("simgrid_bytes_completed", 0.0);
-  v.step_bound_violations   = j.value("step_bound_violations", std::uint64_t{0});
-  v.problems                = j.value("problems", std::vector<std::string>{});
+  v.step_bound_violations = j.value("step_bound_violations", std::uint64_t{0});
+  v.problems = j.value("problems", std::vector<std::string>{});
   return v;
 }
 
-json section(const json& j, const char* key) { return j.contains(key) && j[key].is_object() ? j[key] : json::object(); }
+json section(const json& j, const char* key)
+{
+  return j.contains(key) && j[key].is_object() ? j[key] : json::object();
+}
 
 } // namespace
 
@@ -66,16 +85,16 @@ double ensemble_figure(const PolicyResult& r, std::string_view figure)
 {
   const json j = to_json(r); // one walk over the names summary.json uses
   const auto dot = figure.find('.');
-  const json& v  = dot == std::string_view::npos ? j.at(std::string(figure))
-                                                 : j.at(std::string(figure.substr(0, dot))).at(std::string(figure.substr(dot + 1)));
+  const json& v = dot == std::string_view::npos
+                      ? j.at(std::string(figure))
+                      : j.at(std::string(figure.substr(0, dot))).at(std::string(figure.substr(dot + 1)));
   return v.get<double>();
 }
 
 const PolicyResult* RunResult::find(const std::string& name) const
 {
   for (const auto& [n, p] : policies)
-    if (n == name)
-      return &p;
+    if (n == name) return &p;
   return nullptr;
 }
 
@@ -113,43 +132,42 @@ PolicyResult policy_result(const json& j)
 {
   PolicyResult r;
   const auto u64 = [](const json& o, const char* k) { return o.value(k, std::uint64_t{0}); };
-  r.requests          = u64(j, "requests");
-  r.arrived           = u64(j, "arrived");
-  r.steps             = u64(j, "steps");
-  r.iterations        = u64(j, "iterations");
-  r.step_latency_s    = latency(section(j, "step_latency_s"));
+  r.requests = u64(j, "requests");
+  r.arrived = u64(j, "arrived");
+  r.steps = u64(j, "steps");
+  r.iterations = u64(j, "iterations");
+  r.step_latency_s = latency(section(j, "step_latency_s"));
   r.request_latency_s = latency(section(j, "request_latency_s"));
-  r.wire_bytes        = u64(j, "wire_bytes");
-  const json by       = section(j, "wire_bytes_by_fabric");
+  r.wire_bytes = u64(j, "wire_bytes");
+  const json by = section(j, "wire_bytes_by_fabric");
   for (core::FabricClass f : core::kAllFabrics)
     r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = u64(by, std::string(core::to_string(f)).c_str());
-  r.decisions       = decisions(section(j, "decisions"));
+  r.decisions = decisions(section(j, "decisions"));
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
-  const json e      = section(j, "engine");
-  r.engine = {u64(e, "transfers"),     u64(e, "fused"),         u64(e, "real"),
-              u64(e, "demoted"),       u64(e, "grouped"),       u64(e, "regrouped"),
-              u64(e, "simgrid_comms"), u64(e, "max_comms_in_flight"), u64(e, "relayed")};
+  const json e = section(j, "engine");
+  r.engine = {u64(e, "transfers"), u64(e, "fused"),     u64(e, "real"),          u64(e, "demoted"),
+              u64(e, "grouped"),   u64(e, "regrouped"), u64(e, "simgrid_comms"), u64(e, "max_comms_in_flight"),
+              u64(e, "relayed")};
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
-  if (j.contains("invariants"))
-    r.invariants = invariants(j["invariants"]);
+  if (j.contains("invariants")) r.invariants = invariants(j["invariants"]);
   return r;
 }
 
 json to_json(const RunResult& r)
 {
   json s;
-  s["scenario"]  = r.scenario;
-  s["seed"]      = r.seed;
-  json policies  = json::object();
-  json inv       = json::object();
+  s["scenario"] = r.scenario;
+  s["seed"] = r.seed;
+  json policies = json::object();
+  json inv = json::object();
   for (const auto& [name, p] : r.policies) {
     json pj = to_json(p);
     pj.erase("invariants"); // summary.json keeps them together under "invariants"
     policies[name] = std::move(pj);
-    inv[name]      = invariants(p.invariants);
+    inv[name] = invariants(p.invariants);
   }
-  inv["ok"]       = r.ok;
-  s["policies"]   = std::move(policies);
+  inv["ok"] = r.ok;
+  s["policies"] = std::move(policies);
   s["invariants"] = std::move(inv);
   if (r.ensemble) {
     json pols = json::object();
@@ -164,7 +182,7 @@ json to_json(const RunResult& r)
   }
   if (r.interrupted) {
     s["interrupted"] = true;
-    s["signal"]      = r.signal;
+    s["signal"] = r.signal;
   }
   return s;
 }
@@ -172,26 +190,25 @@ json to_json(const RunResult& r)
 RunResult run_result(const json& j)
 {
   RunResult r;
-  r.scenario     = j.value("scenario", std::string());
-  r.seed         = j.value("seed", std::int64_t{0});
+  r.scenario = j.value("scenario", std::string());
+  r.seed = j.value("seed", std::int64_t{0});
   const json inv = section(j, "invariants");
   const json policies = section(j, "policies"); // kept alive: items() refers into it
   for (const auto& [name, p] : policies.items()) {
     PolicyResult pr = policy_result(p);
-    if (inv.contains(name))
-      pr.invariants = invariants(inv[name]);
+    if (inv.contains(name)) pr.invariants = invariants(inv[name]);
     r.policies.emplace_back(name, std::move(pr));
   }
-  r.ok          = inv.value("ok", false);
+  r.ok = inv.value("ok", false);
   r.interrupted = j.value("interrupted", false);
   if (j.contains("ensemble") && j["ensemble"].is_object()) {
     const json& e = j["ensemble"];
     Ensemble en;
-    en.members       = e.value("members", 0);
+    en.members = e.value("members", 0);
     en.profile_drawn = e.value("profile_drawn", false);
-    en.ok            = e.value("ok", false);
-    en.problems      = e.value("problems", std::vector<std::string>{});
-    const json pols  = section(e, "policies");
+    en.ok = e.value("ok", false);
+    en.problems = e.value("problems", std::vector<std::string>{});
+    const json pols = section(e, "policies");
     for (const auto& [name, figs] : pols.items()) {
       std::vector<std::pair<std::string, Spread>> v;
       for (const char* fig : kEnsembleFigures) // in their own order, not the file's
@@ -204,15 +221,14 @@ RunResult run_result(const json& j)
     }
     r.ensemble = std::move(en);
   }
-  r.signal      = j.value("signal", 0);
+  r.signal = j.value("signal", 0);
   return r;
 }
 
 RunResult read_run_result(const std::filesystem::path& file)
 {
   std::ifstream in(file);
-  if (!in)
-    core::fail(file.string(), 0, 0, "", "cannot read the run's summary");
+  if (!in) core::fail(file.string(), 0, 0, "", "cannot read the run's summary");
   try {
     return run_result(json::parse(in));
   } catch (const json::exception& e) {

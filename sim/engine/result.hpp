@@ -12,12 +12,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 /// Latency statistics, seconds (nearest-rank quantiles).
 struct LatencyStats {
@@ -79,19 +80,26 @@ struct Spread {
 /// `run --ensemble N`: the headline figures over N members, each with a profile drawn from the
 /// profile's uncertainty and its own seed.
 struct Ensemble {
-  int members       = 0;
-  bool profile_drawn = false; ///< false: the profile gives points only, members differ by seed alone
-  bool ok            = true;  ///< every member's invariants held
+  int members = 0;
+  bool profile_drawn = false;        ///< false: the profile gives points only, members differ by seed alone
+  bool ok = true;                    ///< every member's invariants held
   std::vector<std::string> problems; ///< the first failed invariants, "member K, POLICY: what"
   /// Per policy, per figure ("step_latency_s.mean", ... kEnsembleFigures), its spread.
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, Spread>>>> policies;
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 11> kEnsembleFigures{
-    "step_latency_s.mean",    "step_latency_s.p50",    "step_latency_s.p90",    "step_latency_s.p99",
-    "step_latency_s.max",     "request_latency_s.mean", "request_latency_s.p50", "request_latency_s.p90",
-    "request_latency_s.p99",  "request_latency_s.max",  "wire_bytes"};
+inline constexpr std::array<const char*, 11> kEnsembleFigures{"step_latency_s.mean",
+                                                              "step_latency_s.p50",
+                                                              "step_latency_s.p90",
+                                                              "step_latency_s.p99",
+                                                              "step_latency_s.max",
+                                                              "request_latency_s.mean",
+                                                              "request_latency_s.p50",
+                                                              "request_latency_s.p90",
+                                                              "request_latency_s.p99",
+                                                              "request_latency_s.max",
+                                                              "wire_bytes"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 
@@ -99,9 +107,9 @@ struct RunResult {
   std::string scenario;
   std::int64_t seed = 0;
   std::vector<std::pair<std::string, PolicyResult>> policies; ///< in the order they were given
-  bool ok = false;          ///< every policy's invariants held
+  bool ok = false;                                            ///< every policy's invariants held
   bool interrupted = false; ///< stopped by a signal: the policies are those that had finished
-  int signal       = 0;
+  int signal = 0;
   std::optional<Ensemble> ensemble;
 
   /// The policy named `name`, or null.

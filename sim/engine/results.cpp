@@ -9,29 +9,30 @@
 #include <chrono>
 #include <cmath>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 
 LatencyStats latency_stats(std::vector<float>& v)
 {
   LatencyStats st;
-  if (v.empty())
-    return st;
+  if (v.empty()) return st;
   double sum = 0;
   for (float x : v)
     sum += x;
   auto q = [&v](double f) {
     // Nearest-rank quantile: the smallest value with at least f of the samples at or below it.
     auto k = static_cast<std::size_t>(std::ceil(f * static_cast<double>(v.size()))) - 1;
-    k      = std::min(k, v.size() - 1);
+    k = std::min(k, v.size() - 1);
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
     return static_cast<double>(v[k]);
   };
   st.mean = sum / static_cast<double>(v.size());
-  st.p50  = q(0.50);
-  st.p90  = q(0.90);
-  st.p99  = q(0.99);
-  st.max  = static_cast<double>(*std::max_element(v.begin(), v.end()));
+  st.p50 = q(0.50);
+  st.p90 = q(0.90);
+  st.p99 = q(0.99);
+  st.max = static_cast<double>(*std::max_element(v.begin(), v.end()));
   return st;
 }
 
@@ -42,64 +43,63 @@ PolicyResult Simulation::results()
   const NetworkStats& ns = net_->stats();
   XATTN_CHECK(finished_ <= arrived_, "more requests finished than arrived");
   PolicyResult r;
-  r.requests          = finished_;
-  r.arrived           = arrived_;
-  r.steps             = steps_;
-  r.iterations        = iterations_;
-  r.step_latency_s    = latency_stats(step_latency_);
+  r.requests = finished_;
+  r.arrived = arrived_;
+  r.steps = steps_;
+  r.iterations = iterations_;
+  r.step_latency_s = latency_stats(step_latency_);
   r.request_latency_s = latency_stats(request_latency_);
-  double wire         = 0;
+  double wire = 0;
   for (core::FabricClass f : core::kAllFabrics) {
     const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];
     wire += b;
     r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = static_cast<std::uint64_t>(std::llround(b));
   }
-  r.wire_bytes            = static_cast<std::uint64_t>(std::llround(wire));
-  r.decisions             = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
-  r.simulated_time_s      = now();
-  r.engine                = {ns.transfers, ns.fused,    ns.real,          ns.demoted, ns.grouped,
-                             ns.regrouped, ns.comms,    ns.max_in_flight, ns.relayed};
+  r.wire_bytes = static_cast<std::uint64_t>(std::llround(wire));
+  r.decisions = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
+  r.simulated_time_s = now();
+  r.engine = {ns.transfers, ns.fused, ns.real,          ns.demoted, ns.grouped,
+              ns.regrouped, ns.comms, ns.max_in_flight, ns.relayed};
   r.skipped_trace_entries = source_->skipped();
 
   // Invariants.
   Invariants& inv = r.invariants;
-  inv.problems    = problems_;
+  inv.problems = problems_;
   const std::uint64_t unfinished = arrived_ - finished_;
   if (unfinished > 0) {
     std::string ids;
     int shown = 0;
     for (const auto& in : instances_)
       for (const auto& a : in->active)
-        if (shown++ < 10)
-          ids += (ids.empty() ? "" : ", ") + std::to_string(a->id);
-    inv.problems.push_back(std::to_string(unfinished) + " requests arrived but did not finish (the simulation stalled): " + ids);
+        if (shown++ < 10) ids += (ids.empty() ? "" : ", ") + std::to_string(a->id);
+    inv.problems.push_back(std::to_string(unfinished) +
+                           " requests arrived but did not finish (the simulation stalled): " + ids);
   }
   bool bytes_ok = std::abs(ns.simgrid_bytes_handed - ns.simgrid_bytes_completed) <= 0.5;
   for (std::size_t f = 0; f < ns.bytes_by_fabric.size(); ++f)
-    bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <= 1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
+    bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <=
+                               1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
   if (!bytes_ok)
-    inv.problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) + ") differ from bytes completed (" +
-                           std::to_string(ns.simgrid_bytes_completed) + ")");
-  inv.all_requests_finished   = unfinished == 0;
-  inv.unfinished              = unfinished;
-  inv.bytes_accounted         = bytes_ok;
-  inv.simgrid_bytes_handed    = ns.simgrid_bytes_handed;
+    inv.problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) +
+                           ") differ from bytes completed (" + std::to_string(ns.simgrid_bytes_completed) + ")");
+  inv.all_requests_finished = unfinished == 0;
+  inv.unfinished = unfinished;
+  inv.bytes_accounted = bytes_ok;
+  inv.simgrid_bytes_handed = ns.simgrid_bytes_handed;
   inv.simgrid_bytes_completed = ns.simgrid_bytes_completed;
-  inv.step_bound_violations   = invariant_violations_;
-  inv.ok                      = inv.problems.empty() && invariant_violations_ == 0;
+  inv.step_bound_violations = invariant_violations_;
+  inv.ok = inv.problems.empty() && invariant_violations_ == 0;
 
   const double makespan = std::max(now(), 1e-12);
   if (!opt_.links_csv.empty()) {
     FILE* f = std::fopen(opt_.links_csv.c_str(), "w");
-    if (f == nullptr)
-      core::fail(opt_.links_csv, 0, 0, "", "cannot write");
+    if (f == nullptr) core::fail(opt_.links_csv, 0, 0, "", "cannot write");
     const std::string& pol = policy_name_;
     const auto& bytes = net_->link_bytes();
     for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
       for (int d = 0; d < 2; ++d) {
         const double b = bytes[2 * id + d];
-        if (b <= 0)
-          continue;
+        if (b <= 0) continue;
         const topo::Link& l = sc_.topology->link(id);
         std::fprintf(f, "%s,%s,%s,%s,%.0f,%.9g\n", pol.c_str(), l.name.c_str(), d == 0 ? "up" : "down",
                      std::string(topo::to_string(l.kind)).c_str(), b, b / (l.bandwidth.value() * makespan));
@@ -108,16 +108,15 @@ PolicyResult Simulation::results()
   }
   if (!opt_.holders_csv.empty()) {
     FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
-    if (f == nullptr)
-      core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
+    if (f == nullptr) core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
     const std::string& pol = policy_name_;
     for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
       const ComputeStats& c = holder_compute_[i]->stats();
-      const StreamStats& s  = holder_streams_[i]->stats();
+      const StreamStats& s = holder_streams_[i]->stats();
       std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d\n", pol.c_str(),
                    sc_.topology->gpu_name(sc_.holders[i]).c_str(), static_cast<unsigned long long>(c.kernels),
-                   c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent, static_cast<unsigned long long>(s.copies),
-                   s.wait_s, s.max_queue);
+                   c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent,
+                   static_cast<unsigned long long>(s.copies), s.wait_s, s.max_queue);
     }
     std::fclose(f);
   }

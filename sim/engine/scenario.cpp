@@ -12,8 +12,10 @@
 #include <fstream>
 #include <sstream>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 using core::Check;
 using core::Dimension;
 using core::FieldKind;
@@ -21,48 +23,107 @@ using core::kNoDefault;
 namespace fs = std::filesystem;
 
 const core::Schema kInstancesSchema{
-    {.key = "requesters", .kind = FieldKind::kList, .meaning = "GPU selectors: all, node3, node0-7, node2.gpu0-3, leaf1"},
+    {.key = "requesters",
+     .kind = FieldKind::kList,
+     .meaning = "GPU selectors: all, node3, node0-7, node2.gpu0-3, leaf1"},
     {.key = "holders", .kind = FieldKind::kList, .meaning = "GPU selectors of the corpus holders"},
-    {.key = "tp", .kind = FieldKind::kInteger, .def = "1", .meaning = "GPUs per instance (heads split evenly)", .check = Check::kPositive},
+    {.key = "tp",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "GPUs per instance (heads split evenly)",
+     .check = Check::kPositive},
 };
 
 const core::Schema& workload_schema()
 {
   static const core::Schema s{
-      {.key = "trace", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "trace file: beside the scenario, else under $XATTN_DATA, else the bundled data (xattn data list)"},
-      {.key = "format", .kind = FieldKind::kChoice, .def = "auto", .meaning = "trace format",
+      {.key = "trace",
+       .kind = FieldKind::kString,
+       .def = kNoDefault,
+       .meaning = "trace file: beside the scenario, else under $XATTN_DATA, else the bundled data (xattn data list)"},
+      {.key = "format",
+       .kind = FieldKind::kChoice,
+       .def = "auto",
+       .meaning = "trace format",
        .choices = "auto|xattn|mooncake|claude-code|azure"},
-      {.key = "generator", .kind = FieldKind::kSection, .def = "", .meaning = "synthetic agentic load (instead of a trace)",
+      {.key = "generator",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "synthetic agentic load (instead of a trace)",
        .sub = &workloads::generator_schema()},
       {.key = "time_scale", .def = "1", .meaning = "arrivals happen this many times faster", .check = Check::kPositive},
-      {.key = "copies", .kind = FieldKind::kInteger, .def = "1", .meaning = "overlaid copies of the trace", .check = Check::kPositive},
+      {.key = "copies",
+       .kind = FieldKind::kInteger,
+       .def = "1",
+       .meaning = "overlaid copies of the trace",
+       .check = Check::kPositive},
       {.key = "copy_offset", .dim = Dimension::kSeconds, .def = "0s", .meaning = "time shift between copies"},
-      {.key = "max_requests", .kind = FieldKind::kInteger, .def = "0", .meaning = "stop after this many requests (0: all)"},
-      {.key = "max_output_tokens", .kind = FieldKind::kInteger, .def = "0", .meaning = "cap decode steps per request (0: none)"},
-      {.key = "skip_bad", .kind = FieldKind::kBool, .def = "false", .meaning = "skip unreadable trace entries (counted)"},
+      {.key = "max_requests",
+       .kind = FieldKind::kInteger,
+       .def = "0",
+       .meaning = "stop after this many requests (0: all)"},
+      {.key = "max_output_tokens",
+       .kind = FieldKind::kInteger,
+       .def = "0",
+       .meaning = "cap decode steps per request (0: none)"},
+      {.key = "skip_bad",
+       .kind = FieldKind::kBool,
+       .def = "false",
+       .meaning = "skip unreadable trace entries (counted)"},
   };
   return s;
 }
 
 const core::Schema kEngineSchema{
-    {.key = "granularity", .kind = FieldKind::kChoice, .def = "step", .meaning = "step: one exchange per holder per step; layer: one per layer",
+    {.key = "granularity",
+     .kind = FieldKind::kChoice,
+     .def = "step",
+     .meaning = "step: one exchange per holder per step; layer: one per layer",
      .choices = "step|layer"},
-    {.key = "transport", .kind = FieldKind::kChoice, .def = "gpu", .meaning = "device-initiated or CPU-proxy dispatch", .choices = "gpu|proxy"},
-    {.key = "max_batch", .kind = FieldKind::kInteger, .def = "64", .meaning = "requests decoded together on one requester", .check = Check::kPositive},
-    {.key = "cache_budget", .dim = Dimension::kBytes, .def = "16GB", .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
-    {.key = "fast_path", .kind = FieldKind::kBool, .def = "true", .meaning = "fused timers for provably uncontended transfers"},
-    {.key = "requester_nics", .kind = FieldKind::kChoice, .def = "own",
-     .meaning = "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN; "
-                "needs NVLink and several NICs per node; a requester that is also a holder keeps its own NIC)",
+    {.key = "transport",
+     .kind = FieldKind::kChoice,
+     .def = "gpu",
+     .meaning = "device-initiated or CPU-proxy dispatch",
+     .choices = "gpu|proxy"},
+    {.key = "max_batch",
+     .kind = FieldKind::kInteger,
+     .def = "64",
+     .meaning = "requests decoded together on one requester",
+     .check = Check::kPositive},
+    {.key = "cache_budget",
+     .dim = Dimension::kBytes,
+     .def = "16GB",
+     .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
+    {.key = "fast_path",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "fused timers for provably uncontended transfers"},
+    {.key = "requester_nics",
+     .kind = FieldKind::kChoice,
+     .def = "own",
+     .meaning =
+         "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN; "
+         "needs NVLink and several NICs per node; a requester that is also a holder keeps its own NIC)",
      .choices = "own|node"},
-    {.key = "predicate_prior_steps", .def = "256", .meaning = "predicate: expected output length before any request finished",
+    {.key = "predicate_prior_steps",
+     .def = "256",
+     .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive},
 };
 
 const core::Schema kWhatIfSchema{
-    {.key = "collapsed_response", .kind = FieldKind::kBool, .def = "true", .meaning = "holder issues the response (no second probe)"},
-    {.key = "compute_amortisation", .kind = FieldKind::kBool, .def = "true", .meaning = "one holder kernel per exchange"},
-    {.key = "batching", .kind = FieldKind::kBool, .def = "true", .meaning = "one exchange per holder per step for all requests"},
+    {.key = "collapsed_response",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "holder issues the response (no second probe)"},
+    {.key = "compute_amortisation",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "one holder kernel per exchange"},
+    {.key = "batching",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "one exchange per holder per step for all requests"},
 };
 
 const core::Schema kOutputSchema{
@@ -78,8 +139,7 @@ std::optional<int> parse_int(std::string_view s)
 {
   int v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 0)
-    return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
   return v;
 }
 
@@ -87,10 +147,9 @@ std::optional<int> parse_int(std::string_view s)
 std::optional<std::pair<int, int>> parse_range(std::string_view s)
 {
   auto dash = s.find('-');
-  auto a    = parse_int(s.substr(0, dash));
-  auto b    = dash == std::string_view::npos ? a : parse_int(s.substr(dash + 1));
-  if (!a || !b || *b < *a)
-    return std::nullopt;
+  auto a = parse_int(s.substr(0, dash));
+  auto b = dash == std::string_view::npos ? a : parse_int(s.substr(dash + 1));
+  if (!a || !b || *b < *a) return std::nullopt;
   return std::make_pair(*a, *b);
 }
 
@@ -99,8 +158,7 @@ std::optional<std::pair<int, int>> parse_range(std::string_view s)
 std::string resolve_relative(const std::string& path, const std::string& scenario_file)
 {
   std::error_code ec;
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path, ec))
-    return path;
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path, ec)) return path;
   fs::path beside = fs::path(scenario_file).parent_path() / path;
   return fs::exists(beside, ec) ? beside.string() : path;
 }
@@ -113,17 +171,43 @@ const core::Schema& scenario_schema()
   static const core::Schema s{
       {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
       {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "seed of every random draw"},
-      {.key = "model", .kind = FieldKind::kNameOrSection, .meaning = "model preset or inline model", .sub = &model_schema()},
-      {.key = "profile", .kind = FieldKind::kString, .def = "h100-ndr200-ibgda", .meaning = "calibration profile (name or path)"},
-      {.key = "topology", .kind = FieldKind::kNameOrSection, .meaning = "topology preset or inline topology",
+      {.key = "model",
+       .kind = FieldKind::kNameOrSection,
+       .meaning = "model preset or inline model",
+       .sub = &model_schema()},
+      {.key = "profile",
+       .kind = FieldKind::kString,
+       .def = "h100-ndr200-ibgda",
+       .meaning = "calibration profile (name or path)"},
+      {.key = "topology",
+       .kind = FieldKind::kNameOrSection,
+       .meaning = "topology preset or inline topology",
        .sub = &topo::topology_schema()},
-      {.key = "instances", .kind = FieldKind::kSection, .meaning = "requester and holder GPUs", .sub = &kInstancesSchema},
-      {.key = "corpus", .kind = FieldKind::kSection, .def = "", .meaning = "chunks and their placement", .sub = &corpus_section_schema()},
-      {.key = "selection", .kind = FieldKind::kSection, .def = "", .meaning = "which blocks a step attends", .sub = &workloads::selection_schema()},
-      {.key = "workload", .kind = FieldKind::kSection, .meaning = "trace or generator, and load shaping", .sub = &workload_schema()},
+      {.key = "instances",
+       .kind = FieldKind::kSection,
+       .meaning = "requester and holder GPUs",
+       .sub = &kInstancesSchema},
+      {.key = "corpus",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "chunks and their placement",
+       .sub = &corpus_section_schema()},
+      {.key = "selection",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "which blocks a step attends",
+       .sub = &workloads::selection_schema()},
+      {.key = "workload",
+       .kind = FieldKind::kSection,
+       .meaning = "trace or generator, and load shaping",
+       .sub = &workload_schema()},
       {.key = "policies", .kind = FieldKind::kList, .def = core::kNoDefault, .meaning = policies_meaning},
       {.key = "engine", .kind = FieldKind::kSection, .def = "", .meaning = "simulation options", .sub = &kEngineSchema},
-      {.key = "what_if", .kind = FieldKind::kSection, .def = "", .meaning = "host-overhead reductions", .sub = &kWhatIfSchema},
+      {.key = "what_if",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "host-overhead reductions",
+       .sub = &kWhatIfSchema},
       {.key = "output", .kind = FieldKind::kSection, .def = "", .meaning = "where results go", .sub = &kOutputSchema},
   };
   return s;
@@ -133,7 +217,7 @@ std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, c
                                     core::Section& section, std::string_view key)
 {
   std::vector<topo::GpuId> out;
-  const int gpn   = static_cast<int>(t.spec().gpus_per_node);
+  const int gpn = static_cast<int>(t.spec().gpus_per_node);
   const int nodes = static_cast<int>(t.node_count());
   for (const std::string& sel : selectors) {
     std::string_view s = sel;
@@ -160,12 +244,12 @@ std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, c
       continue;
     }
     s.remove_prefix(4);
-    auto dot  = s.find('.');
-    auto nr   = parse_range(s.substr(0, dot));
+    auto dot = s.find('.');
+    auto nr = parse_range(s.substr(0, dot));
     std::pair<int, int> gr{0, gpn - 1};
     if (dot != std::string_view::npos) {
       std::string_view g = s.substr(dot + 1);
-      auto parsed        = g.rfind("gpu", 0) == 0 ? parse_range(g.substr(3)) : std::nullopt;
+      auto parsed = g.rfind("gpu", 0) == 0 ? parse_range(g.substr(3)) : std::nullopt;
       if (!parsed) {
         bad("expected nodeN.gpuA-B");
         continue;
@@ -182,10 +266,8 @@ std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, c
   }
   std::vector<topo::GpuId> sorted = out;
   std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    section.error(key, "a GPU is listed twice");
-  if (out.empty() && !selectors.empty())
-    section.error(key, "selects no GPU");
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) section.error(key, "a GPU is listed twice");
+  if (out.empty() && !selectors.empty()) section.error(key, "selects no GPU");
   return out;
 }
 
@@ -198,7 +280,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   core::Section top(doc.file, doc.root, "", scenario_schema(), diags);
   if (!doc.root.IsMap()) {
     if (diags.empty())
-      diags.add({doc.file, 0, 0, "", "empty scenario: expected a mapping with name, model, topology, instances, workload"});
+      diags.add(
+          {doc.file, 0, 0, "", "empty scenario: expected a mapping with name, model, topology, instances, workload"});
     diags.throw_if_any();
   }
   Scenario sc;
@@ -209,7 +292,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   // Model: a preset, or inline.
   if (top.is_inline("model")) {
     core::Section m = top.section("model");
-    sc.model        = read_model(m);
+    sc.model = read_model(m);
   } else if (std::string m = top.string("model"); !m.empty()) {
     try {
       sc.model = load_model(m);
@@ -255,41 +338,39 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
 
   core::Section inst = top.section("instances");
-  sc.tp               = inst.count("tp");
-  if (sc.tp <= 0)
-    sc.tp = 1; // already reported; keeps the instance arithmetic below from dividing by zero
-  auto req_sel        = inst.strings("requesters");
-  auto hold_sel       = inst.strings("holders");
+  sc.tp = inst.count("tp");
+  if (sc.tp <= 0) sc.tp = 1; // already reported; keeps the instance arithmetic below from dividing by zero
+  auto req_sel = inst.strings("requesters");
+  auto hold_sel = inst.strings("holders");
   if (sc.topology) {
     sc.requesters = parse_gpus(req_sel, *sc.topology, inst, "requesters");
-    sc.holders    = parse_gpus(hold_sel, *sc.topology, inst, "holders");
+    sc.holders = parse_gpus(hold_sel, *sc.topology, inst, "holders");
     for (auto [list, key] : {std::pair{&sc.requesters, "requesters"}, std::pair{&sc.holders, "holders"}})
       if (sc.tp > 0 && list->size() % sc.tp != 0)
-        inst.error(key, std::to_string(list->size()) + " GPUs do not split into instances of tp = " + std::to_string(sc.tp));
+        inst.error(key,
+                   std::to_string(list->size()) + " GPUs do not split into instances of tp = " + std::to_string(sc.tp));
     if (sc.tp > 0 && sc.model.heads > 0 && sc.model.heads % sc.tp != 0)
-      inst.error("tp", "the model's " + std::to_string(sc.model.heads) + " heads do not split over tp = " + std::to_string(sc.tp));
+      inst.error("tp", "the model's " + std::to_string(sc.model.heads) +
+                           " heads do not split over tp = " + std::to_string(sc.tp));
   }
 
   core::Section corpus = top.section("corpus");
-  sc.corpus            = workloads::read_corpus(corpus);
-  if (corpus.has("holders"))
-    corpus.error("holders", "set by instances.holders; leave it out");
+  sc.corpus = workloads::read_corpus(corpus);
+  if (corpus.has("holders")) corpus.error("holders", "set by instances.holders; leave it out");
   sc.corpus.holders = std::max(1, sc.holder_instances());
-  sc.corpus.seed    = sc.seed;
+  sc.corpus.seed = sc.seed;
 
   core::Section sel = top.section("selection");
-  sc.selection      = workloads::read_selection(sel);
-  if (!sel.has("mode"))
-    sc.selection.sparse = sc.model.index.sparse();
-  if (!sel.has("top_k_tokens") && sc.model.index.sparse())
-    sc.selection.top_k_tokens = sc.model.index.topk;
+  sc.selection = workloads::read_selection(sel);
+  if (!sel.has("mode")) sc.selection.sparse = sc.model.index.sparse();
+  if (!sel.has("top_k_tokens") && sc.model.index.sparse()) sc.selection.top_k_tokens = sc.model.index.topk;
 
   core::Section wl = top.section("workload");
   if (wl.has("trace")) {
     // Beside the scenario, then $XATTN_DATA, then the bundled data (core::find_input).
     const std::string t = wl.string("trace");
-    const auto found    = core::find_input(t, fs::path(name).parent_path());
-    sc.workload.trace   = found ? found->string() : resolve_relative(t, name);
+    const auto found = core::find_input(t, fs::path(name).parent_path());
+    sc.workload.trace = found ? found->string() : resolve_relative(t, name);
   }
   std::string fmt = wl.choice("format");
   std::error_code no_throw;
@@ -314,15 +395,15 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
   if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
     wl.error("", "give exactly one of workload.trace and workload.generator");
-  sc.workload.time_scale        = wl.number("time_scale");
-  sc.workload.copies            = wl.count("copies");
+  sc.workload.time_scale = wl.number("time_scale");
+  sc.workload.copies = wl.count("copies");
   if (static_cast<std::uint64_t>(std::max(0, sc.workload.copies)) > workloads::ids::kCopies)
     wl.error("copies", std::to_string(sc.workload.copies) + " copies do not fit the request-id layout: at most " +
                            std::to_string(workloads::ids::kCopies) + " (workloads/request_id.hpp)");
-  sc.workload.copy_offset       = wl.seconds("copy_offset");
-  sc.workload.max_requests      = static_cast<std::uint64_t>(wl.integer("max_requests"));
+  sc.workload.copy_offset = wl.seconds("copy_offset");
+  sc.workload.max_requests = static_cast<std::uint64_t>(wl.integer("max_requests"));
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
-  sc.workload.skip_bad          = wl.boolean("skip_bad");
+  sc.workload.skip_bad = wl.boolean("skip_bad");
 
   for (const std::string& p : top.strings("policies")) {
     if (policy::find(p) == nullptr)
@@ -336,13 +417,13 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     for (const policy::PolicyInfo& p : policy::registry())
       sc.policies.emplace_back(p.name);
 
-  core::Section eng            = top.section("engine");
-  sc.granularity               = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
-  sc.transport                 = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
-  sc.max_batch                 = eng.count("max_batch");
-  sc.cache_budget              = eng.bytes("cache_budget");
-  sc.fast_path                 = eng.boolean("fast_path");
-  sc.requester_nics_node       = eng.choice("requester_nics") == "node";
+  core::Section eng = top.section("engine");
+  sc.granularity = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
+  sc.transport = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
+  sc.max_batch = eng.count("max_batch");
+  sc.cache_budget = eng.bytes("cache_budget");
+  sc.fast_path = eng.boolean("fast_path");
+  sc.requester_nics_node = eng.choice("requester_nics") == "node";
   if (sc.requester_nics_node && sc.topology && !sc.topology->can_stripe()) {
     // Striping relays over NVLink to another NIC of the node: without them it would do nothing.
     const topo::TopologySpec& t = sc.topology->spec();
@@ -351,18 +432,17 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                      : !t.nvlink ? std::string("no NVLink")
                                                  : std::to_string(t.nics->count) + " NIC per node"));
   }
-  sc.predicate_prior_steps     = eng.number("predicate_prior_steps");
+  sc.predicate_prior_steps = eng.number("predicate_prior_steps");
 
-  core::Section wi                = top.section("what_if");
-  sc.what_if.collapsed_response   = wi.boolean("collapsed_response");
+  core::Section wi = top.section("what_if");
+  sc.what_if.collapsed_response = wi.boolean("collapsed_response");
   sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");
-  sc.what_if.batching             = wi.boolean("batching");
+  sc.what_if.batching = wi.boolean("batching");
 
   core::Section out = top.section("output");
-  sc.out_dir        = out.string("dir");
+  sc.out_dir = out.string("dir");
 
-  if (sc.requesters.empty() && sc.topology && diags.empty())
-    inst.error("requesters", "no requester GPU");
+  if (sc.requesters.empty() && sc.topology && diags.empty()) inst.error("requesters", "no requester GPU");
   diags.throw_if_any();
   return sc;
 }

@@ -1,6 +1,6 @@
-// A scenario file: what to simulate (docs/file-formats.md; `xattn run --describe`). Schema-checked like every input: every
-// key in the table of scenario.cpp, unknown and duplicate keys are errors, all errors collected,
-// and `xattn run --describe` prints the table.
+// A scenario file: what to simulate (docs/file-formats.md; `xattn run --describe`). Schema-checked like every input:
+// every key in the table of scenario.cpp, unknown and duplicate keys are errors, all errors collected, and `xattn run
+// --describe` prints the table.
 #pragma once
 
 #include "calibrate/profile.hpp"
@@ -16,25 +16,26 @@
 #include <string>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 enum class Granularity { kStep, kLayer };
 
 /// The paper's three reductions of host overhead, as switches (all on: a production path).
 struct WhatIf {
-  bool collapsed_response   = true; ///< the holder's kernel issues the response: no second probe
+  bool collapsed_response = true;   ///< the holder's kernel issues the response: no second probe
   bool compute_amortisation = true; ///< one holder kernel serves every request of an exchange
-  bool batching             = true; ///< one exchange per holder per step for all active requests
+  bool batching = true;             ///< one exchange per holder per step for all active requests
 };
 
 struct WorkloadSpec {
   std::string trace; ///< path; empty when the generator is used
   workloads::TraceFormat format = workloads::TraceFormat::kXattn;
   std::optional<workloads::GeneratorConfig> generator;
-  double time_scale = 1.0;           ///< arrivals happen this many times faster
-  int copies        = 1;             ///< overlaid copies of the trace (sessions kept apart)
-  core::Seconds copy_offset{0};      ///< shift between copies
-  std::uint64_t max_requests = 0;    ///< 0: all
+  double time_scale = 1.0;            ///< arrivals happen this many times faster
+  int copies = 1;                     ///< overlaid copies of the trace (sessions kept apart)
+  core::Seconds copy_offset{0};       ///< shift between copies
+  std::uint64_t max_requests = 0;     ///< 0: all
   std::int64_t max_output_tokens = 0; ///< cap on decode steps per request (0: none)
   bool skip_bad = false;
 };
@@ -53,11 +54,11 @@ struct Scenario {
   workloads::SelectionConfig selection;
   WorkloadSpec workload;
   std::vector<std::string> policies; ///< names in the policy registry (sim/policy/policies.def)
-  Granularity granularity   = Granularity::kStep;
+  Granularity granularity = Granularity::kStep;
   core::Transport transport = core::Transport::kGpu;
-  int max_batch             = 64;
+  int max_batch = 64;
   core::Bytes cache_budget{16e9}; ///< per requester GPU: fetched and re-prefilled chunks (LRU)
-  bool fast_path            = true;
+  bool fast_path = true;
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;
@@ -75,7 +76,8 @@ const core::Schema& scenario_schema();
 /// (every problem, with file:line:col and key path).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 /// Same, from text in memory (`name` stands for the file in messages).
-Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+Scenario parse_scenario(const std::string& text, const std::string& name,
+                        const std::vector<std::string>& overrides = {});
 
 /// Parses a GPU selector list ("all", "node3", "node0-7", "node2.gpu0-3", "leaf1") against a
 /// topology; errors go to `section` at `key`.

@@ -6,7 +6,8 @@
 using namespace xattn;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 const std::string kValid = "name: t\n"
                            "model: deepseek-v3.2\n"
                            "topology: testbed-ndr200\n"
@@ -50,14 +51,21 @@ TEST_CASE("scenario: --set overrides any key and the seed drives the generator")
 
 TEST_CASE("scenario: bad input names the place")
 {
-  CHECK_THAT(error_of(kValid + "polices: [route]\n"), Contains("s.yaml:7:1: error: polices: unknown key 'polices' (did you mean 'policies'?)"));
-  CHECK_THAT(error_of(kValid + "policies: [route, teleport]\n"), Contains("s.yaml:7:11: error: policies: unknown policy 'teleport'"));
-  CHECK_THAT(error_of(kValid, {"instances.requesters=[node9]"}), Contains("instances.requesters: selector 'node9': no such GPUs"));
-  CHECK_THAT(error_of(kValid, {"instances.tp=3"}), Contains("instances.requesters: 8 GPUs do not split into instances of tp = 3"));
-  CHECK_THAT(error_of(kValid, {"model=deepseek-v9"}), Contains("s.yaml:2:1: error: model: no model preset or file named 'deepseek-v9'"));
+  CHECK_THAT(error_of(kValid + "polices: [route]\n"),
+             Contains("s.yaml:7:1: error: polices: unknown key 'polices' (did you mean 'policies'?)"));
+  CHECK_THAT(error_of(kValid + "policies: [route, teleport]\n"),
+             Contains("s.yaml:7:11: error: policies: unknown policy 'teleport'"));
+  CHECK_THAT(error_of(kValid, {"instances.requesters=[node9]"}),
+             Contains("instances.requesters: selector 'node9': no such GPUs"));
+  CHECK_THAT(error_of(kValid, {"instances.tp=3"}),
+             Contains("instances.requesters: 8 GPUs do not split into instances of tp = 3"));
+  CHECK_THAT(error_of(kValid, {"model=deepseek-v9"}),
+             Contains("s.yaml:2:1: error: model: no model preset or file named 'deepseek-v9'"));
   CHECK_THAT(error_of(kValid, {"engine.cache_budget=16"}), Contains("engine.cache_budget: missing unit in '16'"));
-  CHECK_THAT(error_of(kValid, {"workload.trace=/nonexistent.jsonl"}), Contains("workload: give exactly one of workload.trace and workload.generator"));
-  CHECK_THAT(error_of(kValid, {"instances.holders=[node0.gpu0, node0]"}), Contains("instances.holders: a GPU is listed twice"));
+  CHECK_THAT(error_of(kValid, {"workload.trace=/nonexistent.jsonl"}),
+             Contains("workload: give exactly one of workload.trace and workload.generator"));
+  CHECK_THAT(error_of(kValid, {"instances.holders=[node0.gpu0, node0]"}),
+             Contains("instances.holders: a GPU is listed twice"));
   CHECK_THAT(error_of("name: [x]\n"), Contains("s.yaml:1:7: error: name: expected a string, got a list"));
   CHECK_THAT(error_of(""), Contains("empty scenario"));
 }

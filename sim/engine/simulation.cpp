@@ -16,8 +16,10 @@
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(xattn_engine, "xattn simulation engine");
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 double wall_now()
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -29,8 +31,7 @@ CorpusPlan plan_corpus(const Scenario& sc)
   CorpusPlan plan;
   auto src = open_workload(sc);
   workloads::Request r;
-  if (!src->next(r))
-    core::fail(sc.file, 0, 0, "workload", "the workload has no requests");
+  if (!src->next(r)) core::fail(sc.file, 0, 0, "workload", "the workload has no requests");
   plan.block_tokens = r.block_tokens;
   if (plan.block_tokens <= 0)
     core::fail(sc.file, 0, 0, "workload.trace",
@@ -44,8 +45,8 @@ CorpusPlan plan_corpus(const Scenario& sc)
   if (need_scan) {
     auto again = open_workload(sc);
     workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
-    plan.total_chunks          = scan.corpus.chunks();
-    plan.hot_chunks   = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
+    plan.total_chunks = scan.corpus.chunks();
+    plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
     plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
   }
   plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
@@ -58,21 +59,21 @@ CorpusPlan plan_corpus(const Scenario& sc)
 Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
     : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt))
 {
-  int argc            = 2;
+  int argc = 2;
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
-  engine_             = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
+  engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
   topo::HostSpec host;
   // One dispatch link per GPU and class (InfiniBand: one for both IB classes, whose block rates a
   // profile keeps equal: one thread block issues both).
-  host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate, sc.profile.fabric(core::FabricClass::kPcie).block_rate,
+  host.dispatch = {sc.profile.fabric(core::FabricClass::kNvlink).block_rate,
+                   sc.profile.fabric(core::FabricClass::kPcie).block_rate,
                    sc.profile.fabric(core::FabricClass::kIbSpine).block_rate};
   host.copy_engine_hosts = true;
   if (sc.requester_nics_node)
     // A GPU that also holds chunks keeps its own NIC: the relay must sit on the requester's side
     // of every exchange, and such a GPU is on both sides.
     for (topo::GpuId g : sc.requesters)
-      if (std::find(sc.holders.begin(), sc.holders.end(), g) == sc.holders.end())
-        host.striping.push_back(g);
+      if (std::find(sc.holders.begin(), sc.holders.end(), g) == sc.holders.end()) host.striping.push_back(g);
   platform_ = topo::build_platform(*sc.topology, *engine_, host);
   // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
   for (simgrid::s4u::Link* l : platform_.links)
@@ -86,7 +87,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
   }
   for (int i = 0; i < sc.requester_instances(); ++i) {
-    auto in   = std::make_unique<Instance>();
+    auto in = std::make_unique<Instance>();
     in->index = i;
     in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
     in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
@@ -98,44 +99,38 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   source_ = open_workload(sc);
   if (!opt_.requests_csv.empty()) {
     requests_csv_ = std::fopen(opt_.requests_csv.c_str(), "w");
-    if (requests_csv_ == nullptr)
-      core::fail(opt_.requests_csv, 0, 0, "", "cannot write");
+    if (requests_csv_ == nullptr) core::fail(opt_.requests_csv, 0, 0, "", "cannot write");
   }
 }
 
 Simulation::~Simulation()
 {
-  if (requests_csv_ != nullptr)
-    std::fclose(requests_csv_);
+  if (requests_csv_ != nullptr) std::fclose(requests_csv_);
 }
 
 PolicyResult Simulation::run()
 {
   last_progress_ = wall_now();
   pending_live_ = source_->next(pending_);
-  if (pending_live_)
-    after(pending_.arrival.value(), [this] { on_arrival(); });
+  if (pending_live_) after(pending_.arrival.value(), [this] { on_arrival(); });
   engine_->run();
-  if (progress_shown_ && isatty(STDERR_FILENO))
-    std::fputc('\n', stderr); // end the line rewritten in place
+  if (progress_shown_ && isatty(STDERR_FILENO)) std::fputc('\n', stderr); // end the line rewritten in place
   return results();
 }
 
 void Simulation::schedule_next_arrival()
 {
   pending_live_ = source_->next(pending_);
-  if (!pending_live_)
-    return;
+  if (!pending_live_) return;
   after(std::max(0.0, pending_.arrival.value() - now()), [this] { on_arrival(); });
 }
 
 int Simulation::requester_for(const workloads::Request& r)
 {
   // A session stays on one requester; sub-agents spread over requesters round-robin.
-  auto& homes      = r.is_subagent() ? subagent_home_ : home_;
+  auto& homes = r.is_subagent() ? subagent_home_ : home_;
   auto [it, fresh] = homes.try_emplace(r.is_subagent() ? r.agent : r.session, 0);
-  if (fresh)
-    it->second = next_home_++ % static_cast<int>(instances_.size());
+  if (fresh) it->second = next_home_++ % static_cast<int>(instances_.size());
   return it->second;
 }
 
@@ -146,15 +141,14 @@ void Simulation::on_arrival()
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
   const int inst = requester_for(pending_);
-  a->home        = inst;
-  Instance& in   = *instances_[inst];
+  a->home = inst;
+  Instance& in = *instances_[inst];
   if (a->steps_total <= 0) {
     // Nothing to decode: done on arrival.
     record_finished(*a, now());
   } else {
     in.active.push_back(std::move(a));
-    if (!in.busy)
-      start_iteration(inst);
+    if (!in.busy) start_iteration(inst);
   }
   schedule_next_arrival();
   // Progress for runs longer than a few seconds: rewritten in place on a terminal, one line per
@@ -162,10 +156,10 @@ void Simulation::on_arrival()
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (opt_.progress && wall_now() - last_progress_ > (tty ? 2.0 : 10.0)) {
     last_progress_ = wall_now();
-    std::fprintf(stderr, "%s[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps%s",
-                 tty ? "\r" : "", policy_name_.c_str(), now(),
-                 static_cast<unsigned long long>(arrived_), static_cast<unsigned long long>(finished_),
-                 static_cast<unsigned long long>(steps_), tty ? "   " : "\n");
+    std::fprintf(stderr, "%s[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps%s", tty ? "\r" : "",
+                 policy_name_.c_str(), now(), static_cast<unsigned long long>(arrived_),
+                 static_cast<unsigned long long>(finished_), static_cast<unsigned long long>(steps_),
+                 tty ? "   " : "\n");
     progress_shown_ = true;
   }
 }
@@ -205,30 +199,29 @@ PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
 {
   const workloads::Placement& pl = *plan_.placement;
-  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated)
-    return pl.primary(chunk);
+  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated) return pl.primary(chunk);
   thread_local std::vector<int> options;
   pl.holders_of(chunk, options);
   XATTN_CHECK(!options.empty(), "a chunk has no holder");
   // The nearest replica (fabric class order), the primary among equals.
   const topo::GpuId me = instances_[inst]->gpus[0];
-  int best             = options[0];
-  auto rank            = [&](int h) { return static_cast<int>(sc_.topology->fabric_class(me, sc_.holders[h * sc_.tp])); };
+  int best = options[0];
+  auto rank = [&](int h) { return static_cast<int>(sc_.topology->fabric_class(me, sc_.holders[h * sc_.tp])); };
   for (int h : options)
-    if (rank(h) < rank(best))
-      best = h;
+    if (rank(h) < rank(best)) best = h;
   return best;
 }
 
 double Simulation::reuse_estimate(const Instance& in, const Active& a, std::uint64_t chunk, bool oracle) const
 {
-  const double mean_output = finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
-  double reuse             = 0;
+  const double mean_output =
+      finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
+  double reuse = 0;
   for (const auto& other : in.active) {
-    if (!std::binary_search(other->sorted_chunks.begin(), other->sorted_chunks.end(), chunk))
-      continue;
-    const double done      = static_cast<double>(other->steps_done);
-    const double remaining = oracle ? static_cast<double>(other->steps_total) - done - 1.0 : std::max(1.0, mean_output - done);
+    if (!std::binary_search(other->sorted_chunks.begin(), other->sorted_chunks.end(), chunk)) continue;
+    const double done = static_cast<double>(other->steps_done);
+    const double remaining =
+        oracle ? static_cast<double>(other->steps_total) - done - 1.0 : std::max(1.0, mean_output - done);
     // This step's use is the current call, not a reuse.
     reuse += std::max(0.0, remaining) * other->select_probability;
   }

@@ -23,7 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 /// Corpus and placement, computed once before the simulations fork (a prescan when needed).
 struct CorpusPlan {
@@ -44,7 +45,8 @@ struct SimulationOptions {
   bool progress = false;    ///< progress lines on stderr
 };
 
-class Simulation {
+class Simulation
+{
 public:
   /// `policy`: a name in the policy registry (the scenario loader checked it).
   Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& corpus, SimulationOptions opt);

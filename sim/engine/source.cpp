@@ -5,10 +5,13 @@
 
 #include <vector>
 
-namespace xattn::sim::engine {
-namespace {
+namespace xattn::sim::engine
+{
+namespace
+{
 
-class ShapedSource : public workloads::RequestSource {
+class ShapedSource : public workloads::RequestSource
+{
 public:
   ShapedSource(const Scenario& sc) : sc_(sc)
   {
@@ -22,22 +25,19 @@ public:
 
   bool next(workloads::Request& out) override
   {
-    if (sc_.workload.max_requests > 0 && emitted_ >= sc_.workload.max_requests)
-      return false;
+    if (sc_.workload.max_requests > 0 && emitted_ >= sc_.workload.max_requests) return false;
     // The lane whose head arrives first (ties: lowest copy) goes next.
     int best = -1;
     double best_t = 0;
     for (int k = 0; k < static_cast<int>(lanes_.size()); ++k) {
-      if (!lanes_[k].live)
-        continue;
+      if (!lanes_[k].live) continue;
       double t = lanes_[k].head.arrival.value() + k * sc_.workload.copy_offset.value();
       if (best < 0 || t < best_t) {
-        best   = k;
+        best = k;
         best_t = t;
       }
     }
-    if (best < 0)
-      return false;
+    if (best < 0) return false;
     Lane& lane = lanes_[best];
     std::swap(out, lane.head);
     lane.live = lane.src->next(lane.head);
@@ -45,10 +45,9 @@ public:
     // Ids of copy k live in their own range (workloads/request_id.hpp): sessions and agents never
     // collide across copies. The scenario loader bounds workload.copies by the layout.
     const auto copy = static_cast<std::uint64_t>(best);
-    out.session     = workloads::ids::copy_session(out.session, copy);
-    out.agent       = workloads::ids::copy_agent(out.agent, copy);
-    if (out.parent_agent != workloads::kNoAgent)
-      out.parent_agent = workloads::ids::copy_agent(out.parent_agent, copy);
+    out.session = workloads::ids::copy_session(out.session, copy);
+    out.agent = workloads::ids::copy_agent(out.agent, copy);
+    if (out.parent_agent != workloads::kNoAgent) out.parent_agent = workloads::ids::copy_agent(out.parent_agent, copy);
     out.id = emitted_++;
     if (sc_.workload.max_output_tokens > 0)
       out.output_tokens = std::min(out.output_tokens, sc_.workload.max_output_tokens);
@@ -71,8 +70,7 @@ private:
   };
   std::unique_ptr<workloads::RequestSource> open_one() const
   {
-    if (sc_.workload.generator)
-      return std::make_unique<workloads::AgenticGenerator>(*sc_.workload.generator);
+    if (sc_.workload.generator) return std::make_unique<workloads::AgenticGenerator>(*sc_.workload.generator);
     workloads::ImportOptions opt;
     opt.skip_bad = sc_.workload.skip_bad;
     return workloads::open_trace(sc_.workload.trace, sc_.workload.format, opt);
@@ -85,6 +83,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<workloads::RequestSource> open_workload(const Scenario& sc) { return std::make_unique<ShapedSource>(sc); }
+std::unique_ptr<workloads::RequestSource> open_workload(const Scenario& sc)
+{
+  return std::make_unique<ShapedSource>(sc);
+}
 
 } // namespace xattn::sim::engine

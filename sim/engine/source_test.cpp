@@ -11,7 +11,8 @@
 using namespace xattn;
 using namespace xattn::sim::engine;
 
-namespace {
+namespace
+{
 // A trace of `sessions` one-request sessions, one every 10 ms, in a fresh folder; its scenario.
 // Agents are numbered as the coding-agent importer once did, session << 32.
 Scenario scenario_with_trace(int sessions, const std::vector<std::string>& sets)
@@ -36,11 +37,11 @@ TEST_CASE("source: copies keep sessions and agents apart past session 256")
   // 300 sessions x 3 copies: with agent = session << 32 and copy k adding k << 40, session 256 of
   // copy 0 was agent 2^40, the same as session 0 of copy 1.
   const Scenario sc = scenario_with_trace(300, {"workload.copies=3"});
-  auto src          = open_workload(sc);
+  auto src = open_workload(sc);
   workloads::Request r;
   std::set<std::uint64_t> agents, sessions;
   std::uint64_t n = 0;
-  double last     = 0;
+  double last = 0;
   while (src->next(r)) {
     CHECK(r.id == n);
     CHECK(r.arrival.value() >= last);

@@ -8,17 +8,19 @@
 #include <deque>
 #include <memory>
 
-namespace xattn::sim::engine {
+namespace xattn::sim::engine
+{
 
 /// A request being decoded.
 struct Simulation::Active {
-  Active(const workloads::Request& r, const Scenario& sc, workloads::Corpus& corpus, const std::vector<std::uint64_t>& hot)
+  Active(const workloads::Request& r, const Scenario& sc, workloads::Corpus& corpus,
+         const std::vector<std::uint64_t>& hot)
       : id(r.id), session(r.session), agent(r.agent), blocks(r.blocks), rng(workloads::Rng::derive(sc.seed, r.id))
   {
-    arrival     = r.arrival.value();
+    arrival = r.arrival.value();
     steps_total = r.output_tokens;
     const std::int64_t per_chunk = corpus.blocks_per_chunk();
-    const double bt              = static_cast<double>(r.block_tokens);
+    const double bt = static_cast<double>(r.block_tokens);
     for (std::uint64_t b : blocks) {
       const std::uint64_t c = corpus.chunk_of(b);
       if (!chunks.empty() && chunks.back() == c)
@@ -43,17 +45,18 @@ struct Simulation::Active {
       };
       selector = std::make_unique<workloads::Selector>(sc.selection, std::span<const std::uint64_t>(blocks),
                                                        r.block_tokens, is_hot);
-      select_probability = std::min(1.0, static_cast<double>(selector->per_step()) / static_cast<double>(blocks.size()));
+      select_probability =
+          std::min(1.0, static_cast<double>(selector->per_step()) / static_cast<double>(blocks.size()));
     }
   }
 
   std::uint64_t id, session, agent;
-  std::vector<std::uint64_t> blocks;        ///< context (the selector reads it)
-  std::vector<std::uint64_t> chunks;        ///< distinct chunks, in context order
-  std::vector<double> chunk_tokens;         ///< the request's tokens in each of them
-  std::vector<std::uint64_t> sorted_chunks; ///< for membership tests
+  std::vector<std::uint64_t> blocks;             ///< context (the selector reads it)
+  std::vector<std::uint64_t> chunks;             ///< distinct chunks, in context order
+  std::vector<double> chunk_tokens;              ///< the request's tokens in each of them
+  std::vector<std::uint64_t> sorted_chunks;      ///< for membership tests
   std::unique_ptr<workloads::Selector> selector; ///< sparse selection; null when dense
-  double select_probability = 1.0;              ///< chance a context block is selected in a step
+  double select_probability = 1.0;               ///< chance a context block is selected in a step
   workloads::Rng rng;
   std::int64_t steps_total = 0, steps_done = 0;
   double arrival = 0, first_start = -1, last_end = 0, sum_step = 0, max_step = 0;

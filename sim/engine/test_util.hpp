@@ -12,7 +12,8 @@
 #include <string>
 #include <unistd.h>
 
-namespace xattn::sim::engine::test {
+namespace xattn::sim::engine::test
+{
 
 inline std::filesystem::path fresh_dir(const std::string& tag)
 {
@@ -25,19 +26,18 @@ inline std::filesystem::path fresh_dir(const std::string& tag)
 }
 
 /// Writes `trace` (own JSONL, header added) and `scenario` (with `trace.jsonl` beside it), runs it.
-inline nlohmann::json run(const std::string& scenario, const std::string& trace, const std::vector<std::string>& sets = {},
-                          std::filesystem::path* out_dir = nullptr)
+inline nlohmann::json run(const std::string& scenario, const std::string& trace,
+                          const std::vector<std::string>& sets = {}, std::filesystem::path* out_dir = nullptr)
 {
   auto dir = fresh_dir("run");
   std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n" << trace;
   std::ofstream(dir / "s.yaml") << scenario;
   Scenario sc = load_scenario((dir / "s.yaml").string(), sets);
   RunOptions opt;
-  opt.out_dir  = (dir / "out").string();
+  opt.out_dir = (dir / "out").string();
   opt.progress = false;
   RunOutcome r = run_scenario(sc, opt);
-  if (out_dir != nullptr)
-    *out_dir = dir / "out";
+  if (out_dir != nullptr) *out_dir = dir / "out";
   REQUIRE(r.exit_code == 0);
   return r.summary;
 }
@@ -71,8 +71,8 @@ inline std::string request(int id, double t, int session, int first_block, int n
     blocks += (blocks.empty() ? "" : ",") + std::to_string(b);
   return "{\"id\":" + std::to_string(id) + ",\"t\":" + std::to_string(t) + ",\"session\":" + std::to_string(session) +
          ",\"agent\":" + std::to_string(session) + ",\"parent\":null,\"block_tokens\":" + std::to_string(block_tokens) +
-         ",\"blocks\":[" + blocks + "],\"in\":" + std::to_string(n_blocks * block_tokens) + ",\"out\":" + std::to_string(out) +
-         "}\n";
+         ",\"blocks\":[" + blocks + "],\"in\":" + std::to_string(n_blocks * block_tokens) +
+         ",\"out\":" + std::to_string(out) + "}\n";
 }
 
 inline double step_mean(const nlohmann::json& summary, const std::string& policy)

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xattn::sim {
-namespace {
+namespace xattn::sim
+{
+namespace
+{
 
 nlohmann::json quantiles_json(const Quantiles& q)
 {
@@ -36,8 +38,7 @@ PredictionSpread predict_spread(const ModelSpec& m, const Profile& p, const Pred
 {
   PredictionSpread out;
   calibrate::ProfileSampler sampler(p);
-  if (sampler.dimensions() == 0 || draws <= 0)
-    return out;
+  if (sampler.dimensions() == 0 || draws <= 0) return out;
   const Prediction point = predict(m, p, r, path);
   workloads::Rng rng(seed);
   std::array<std::map<std::string, std::vector<double>>, 3> terms;
@@ -46,7 +47,7 @@ PredictionSpread predict_spread(const ModelSpec& m, const Profile& p, const Pred
   for (int d = 0; d < draws; ++d) {
     for (double& x : z)
       x = rng.normal();
-    const Profile q       = sampler.draw(z);
+    const Profile q = sampler.draw(z);
     const Prediction pred = predict(m, q, r, path);
     const std::array<const Breakdown*, 3> b{&pred.route, &pred.fetch, &pred.local};
     for (std::size_t k = 0; k < 3; ++k) {
@@ -71,36 +72,35 @@ PredictionSpread predict_spread(const ModelSpec& m, const Profile& p, const Pred
 void add_spread(nlohmann::json& j, const PredictionSpread& s)
 {
   if (s.draws == 0) {
-    j["interval"]  = nullptr;
+    j["interval"] = nullptr;
     j["stability"] = nullptr;
-    j["note"]      = "the profile gives no uncertainties: points only";
+    j["note"] = "the profile gives no uncertainties: points only";
     return;
   }
   nlohmann::json cost = nlohmann::json::object(), breakdown = nlohmann::json::object();
   for (std::size_t k = 0; k < 3; ++k) {
     cost[kPrimitives[k]] = quantiles_json(s.terms[k].at("total"));
     for (const auto& [name, q] : s.terms[k])
-      if (name != "total")
-        breakdown[kPrimitives[k]][name] = quantiles_json(q);
+      if (name != "total") breakdown[kPrimitives[k]][name] = quantiles_json(q);
   }
-  j["interval"]       = {{"draws", s.draws},
-                         {"cost_s", cost},
-                         {"breakdown_s", breakdown},
-                         {"break_even_reuse", quantiles_json(s.break_even)}};
-  j["stability"]      = s.stability;
+  j["interval"] = {{"draws", s.draws},
+                   {"cost_s", cost},
+                   {"breakdown_s", breakdown},
+                   {"break_even_reuse", quantiles_json(s.break_even)}};
+  j["stability"] = s.stability;
   j["decision_share"] = {{"route", s.share[0]}, {"fetch", s.share[1]}, {"local", s.share[2]}};
 }
 
 std::string spread_table(const PredictionSpread& s, const Prediction& p)
 {
-  if (s.draws == 0)
-    return "intervals: none (the profile gives no uncertainties: points only)\n";
+  if (s.draws == 0) return "intervals: none (the profile gives no uncertainties: points only)\n";
   auto range = [](const Quantiles& q) {
-    return fmt::format("[{}, {}]", core::format_seconds(core::Seconds(q.p5)), core::format_seconds(core::Seconds(q.p95)));
+    return fmt::format("[{}, {}]", core::format_seconds(core::Seconds(q.p5)),
+                       core::format_seconds(core::Seconds(q.p95)));
   };
-  std::string out = fmt::format("90% intervals over {} profile draws: route {}, fetch {}, local {}\n", s.draws,
-                                range(s.terms[0].at("total")), range(s.terms[1].at("total")),
-                                range(s.terms[2].at("total")));
+  std::string out =
+      fmt::format("90% intervals over {} profile draws: route {}, fetch {}, local {}\n", s.draws,
+                  range(s.terms[0].at("total")), range(s.terms[1].at("total")), range(s.terms[2].at("total")));
   auto be = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : std::string("never"); };
   out += fmt::format("break-even reuse [{}, {}]; decision {} holds in {:.1f}% of draws (stability {:.3f})\n",
                      be(s.break_even.p5), be(s.break_even.p95), to_string(p.decision.choice), 100 * s.stability,

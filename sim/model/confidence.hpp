@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 struct Quantiles {
   double p5 = 0, p50 = 0, p95 = 0; ///< may be +infinity (a break-even that is never reached)

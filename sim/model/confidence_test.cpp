@@ -16,7 +16,8 @@ using namespace xattn;
 using namespace xattn::sim;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 PredictRequest decode_call(double reuse)
 {
@@ -32,11 +33,11 @@ calibrate::Profile fitted(int n, workloads::Rng& rng, const std::string& tag)
   calibrate::Measurements m;
   m.file = tag + ".csv";
   calibrate::Series s;
-  s.name      = "known/ib-spine";
-  s.measured  = calibrate::Measured::kTransfer;
-  s.fabric    = core::FabricClass::kIbSpine;
+  s.name = "known/ib-spine";
+  s.measured = calibrate::Measured::kTransfer;
+  s.fabric = core::FabricClass::kIbSpine;
   s.transport = core::Transport::kGpu;
-  s.features  = {"bytes"};
+  s.features = {"bytes"};
   for (int i = 0; i < n; ++i) {
     const double size = 4096.0 * std::pow(16384.0, i / static_cast<double>(n - 1));
     s.points.push_back({{size}, (10e-6 + size / 20e9) * (1 + 0.02 * rng.normal()), i + 1});
@@ -45,8 +46,8 @@ calibrate::Profile fitted(int n, workloads::Rng& rng, const std::string& tag)
   calibrate::FitOptions opt;
   opt.piecewise.max_segments = 1;
   const fs::path out = fs::temp_directory_path() / ("xattn_confidence_" + tag + ".yaml");
-  core::write_file_atomically(out, calibrate::render_profile(calibrate::fit_measurements(m, opt),
-                                                             {tag, "h100-ndr200-ibgda", "known curve"}));
+  core::write_file_atomically(
+      out, calibrate::render_profile(calibrate::fit_measurements(m, opt), {tag, "h100-ndr200-ibgda", "known curve"}));
   return calibrate::load_profile(out.string());
 }
 
@@ -61,8 +62,7 @@ double transfer_time(const calibrate::Profile& p, double size)
 double relative_spread(const calibrate::Profile& p, const std::string& key)
 {
   for (const auto& u : p.uncertainty)
-    if (u.key == key)
-      return u.relative;
+    if (u.key == key) return u.relative;
   return -1;
 }
 
@@ -70,10 +70,10 @@ double relative_spread(const calibrate::Profile& p, const std::string& key)
 
 TEST_CASE("confidence: the default profile gives an interval per cost and a stable decision far from break-even")
 {
-  const ModelSpec m           = load_model("deepseek-v3");
-  const calibrate::Profile p  = calibrate::load_profile("h100-ndr200-ibgda");
-  const Prediction point      = predict(m, p, decode_call(0));
-  const PredictionSpread far  = predict_spread(m, p, decode_call(0), std::nullopt);
+  const ModelSpec m = load_model("deepseek-v3");
+  const calibrate::Profile p = calibrate::load_profile("h100-ndr200-ibgda");
+  const Prediction point = predict(m, p, decode_call(0));
+  const PredictionSpread far = predict_spread(m, p, decode_call(0), std::nullopt);
   REQUIRE(far.draws == 2000);
   for (std::size_t k = 0; k < 3; ++k) {
     const Quantiles& q = far.terms[k].at("total");

@@ -12,21 +12,22 @@
 
 #include <array>
 #include <limits>
-#include <utility>
 #include <string_view>
+#include <utility>
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 enum class Primitive { kRoute, kFetch, kLocal };
 std::string_view to_string(Primitive p);
 
 /// What one attention call needs from remote holders.
 struct CallShape {
-  double rows          = 256;  ///< M_q: query rows (heads x query tokens)
-  double tokens        = 2048; ///< tokens attended remotely, over all holders
-  int holders          = 1;    ///< holders concerned (transfers run in parallel)
-  int runs             = 1;    ///< contiguous runs of tokens (one splice each under fetch)
-  bool sparse          = false; ///< DSA selection: fetch needs the holders' block ids first
+  double rows = 256;    ///< M_q: query rows (heads x query tokens)
+  double tokens = 2048; ///< tokens attended remotely, over all holders
+  int holders = 1;      ///< holders concerned (transfers run in parallel)
+  int runs = 1;         ///< contiguous runs of tokens (one splice each under fetch)
+  bool sparse = false;  ///< DSA selection: fetch needs the holders' block ids first
   core::Transport transport = core::Transport::kGpu;
 };
 

@@ -7,26 +7,29 @@
 using namespace xattn;
 using core::FabricClass;
 
-namespace {
+namespace
+{
 // A profile written out in the test, so that expected values are computed by hand here and not
 // read back from the shipped YAML.
 calibrate::Profile hand_profile()
 {
   calibrate::Profile p;
   for (FabricClass f : {FabricClass::kNvlink, FabricClass::kPcie, FabricClass::kIbSameLeaf, FabricClass::kIbSpine})
-    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9), core::Seconds(0)};
+    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9),
+                   core::Seconds(0)};
   p.fabric(FabricClass::kNvlink).bandwidth = core::BytesPerSec(450e9);
   p.fabric(FabricClass::kNvlink).probe_gpu = core::Seconds(8e-6);
-  p.fabric(FabricClass::kSameGpu)          = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30), core::BytesPerSec(1e30), core::Seconds(0)};
-  p.route_blocks         = 1;
-  p.fetch_blocks         = 32;
-  p.kernel_fixed         = core::Seconds(2e-6);
-  p.kernel_per_token     = core::Seconds(0.384e-9);
+  p.fabric(FabricClass::kSameGpu) = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30),
+                                     core::BytesPerSec(1e30), core::Seconds(0)};
+  p.route_blocks = 1;
+  p.fetch_blocks = 32;
+  p.kernel_fixed = core::Seconds(2e-6);
+  p.kernel_per_token = core::Seconds(0.384e-9);
   p.kernel_per_token_row = core::Seconds(5.44e-12);
-  p.merge_fixed          = core::Seconds(1e-6);
-  p.merge_per_row        = core::Seconds(0.5e-9);
-  p.splice_fixed         = core::Seconds(3e-3);
-  p.splice_per_token     = core::Seconds(0.17e-9);
+  p.merge_fixed = core::Seconds(1e-6);
+  p.merge_per_row = core::Seconds(0.5e-9);
+  p.splice_fixed = core::Seconds(3e-3);
+  p.splice_per_token = core::Seconds(0.17e-9);
   p.prefill_tokens_per_s = 5000;
   return p;
 }
@@ -93,7 +96,7 @@ TEST_CASE("cost model: single-block dispatch makes NVLink perform like IB at dec
   CHECK(nv.route.transfer.value() == Approx(ib.route.transfer.value()));
   // Many blocks (a large batch) reach NVLink's 450 GB/s: 18x the IB rate.
   p.route_blocks = 64;
-  s.rows         = 16384;
+  s.rows = 16384;
   nv = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kNvlink));
   ib = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
   CHECK(ib.route.transfer / nv.route.transfer == Approx(18.0));
@@ -125,7 +128,7 @@ TEST_CASE("predicate: route at no reuse, fetch from the break-even on")
 
 TEST_CASE("predicate: cheap re-prefill makes local win, fetch never breaks even when route is free")
 {
-  auto p                 = hand_profile();
+  auto p = hand_profile();
   p.prefill_tokens_per_s = 1e9;
   auto c = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
   CHECK(sim::decide(c, 10).choice == sim::Primitive::kLocal);
@@ -137,19 +140,20 @@ TEST_CASE("predicate: cheap re-prefill makes local win, fetch never breaks even 
   CHECK(same.fetch.transfer.value() == 0);
   // A route that costs less than attending locally never loses to fetch.
   sim::CallCost cheap = c;
-  cheap.route         = sim::Breakdown{};
+  cheap.route = sim::Breakdown{};
   cheap.route.compute = core::Seconds(c.reuse.value() * 0.5);
   CHECK(std::isinf(sim::decide(cheap, 0).break_even_reuse));
 }
 
-namespace {
+namespace
+{
 /// A DSA top-2048 call (256 rows) spread over `holders`, one contiguous run each, on the IB spine
 /// path with `lanes` NICs to spread them over.
 sim::CallCost sparse_call(int holders, int lanes = 1)
 {
-  auto m  = dsv3();
+  auto m = dsv3();
   m.index = {2048, 64, 128};
-  auto path  = sim::nominal_path(hand_profile(), FabricClass::kIbSpine);
+  auto path = sim::nominal_path(hand_profile(), FabricClass::kIbSpine);
   path.lanes = lanes;
   sim::CallShape s{.rows = 256, .tokens = 2048, .holders = holders, .runs = holders, .sparse = true};
   return sim::price_call(m, hand_profile(), s, path);
@@ -201,7 +205,7 @@ TEST_CASE("cost model: a topology path adds its wire latency to every transfer l
 {
   auto p = hand_profile();
   sim::PathCost path{FabricClass::kIbSpine, core::BytesPerSec(25e9), core::Seconds(2e-6)};
-  auto c  = sim::price_call(dsv3(), p, sim::CallShape{}, path);
+  auto c = sim::price_call(dsv3(), p, sim::CallShape{}, path);
   auto c0 = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
   CHECK(c.route.total().value() == Approx(c0.route.total().value() + 4e-6));
   CHECK(c.fetch.total().value() == Approx(c0.fetch.total().value() + 2e-6));
@@ -212,7 +216,7 @@ TEST_CASE("cost model: a topology path adds its wire latency to every transfer l
 
 TEST_CASE("cost model: the probe's own wire latency is not counted twice on a topology path")
 {
-  auto p                                        = hand_profile();
+  auto p = hand_profile();
   p.fabric(FabricClass::kIbSpine).wire_latency = core::Seconds(4e-6);
   auto nominal = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
   // The probe was measured over 4 us of wire each way: the nominal path adds nothing to it...

@@ -2,8 +2,10 @@
 
 #include "sim/core/resources.hpp"
 
-namespace xattn::sim {
-namespace {
+namespace xattn::sim
+{
+namespace
+{
 using core::Check;
 using core::FieldKind;
 
@@ -17,45 +19,66 @@ const core::Schema kModelSchema{
     {.key = "name", .kind = FieldKind::kString, .meaning = "model name"},
     {.key = "source", .kind = FieldKind::kString, .def = core::kNoDefault, .meaning = "where the dimensions come from"},
     {.key = "layers", .kind = FieldKind::kInteger, .meaning = "transformer layers", .check = Check::kPositive},
-    {.key = "heads", .kind = FieldKind::kInteger, .meaning = "attention heads (query rows per token)", .check = Check::kPositive},
+    {.key = "heads",
+     .kind = FieldKind::kInteger,
+     .meaning = "attention heads (query rows per token)",
+     .check = Check::kPositive},
     {.key = "kv_lora_rank", .kind = FieldKind::kInteger, .meaning = "MLA latent rank", .check = Check::kPositive},
     {.key = "rope_dim", .kind = FieldKind::kInteger, .meaning = "decoupled RoPE dimensions", .check = Check::kPositive},
-    {.key     = "kv_dtype",
-     .kind    = FieldKind::kChoice,
-     .def     = "bf16",
+    {.key = "kv_dtype",
+     .kind = FieldKind::kChoice,
+     .def = "bf16",
      .meaning = "latent cache layout",
      .choices = "bf16|fp8-flashmla"},
-    {.key = "index", .kind = FieldKind::kSection, .def = "", .meaning = "DSA indexer (sparse selection)", .sub = &kIndexSchema},
+    {.key = "index",
+     .kind = FieldKind::kSection,
+     .def = "",
+     .meaning = "DSA indexer (sparse selection)",
+     .sub = &kIndexSchema},
 };
 } // namespace
 
 Bytes ModelSpec::latent_per_token() const
 {
-  if (kv_dtype == KvDtype::kFp8FlashMla)
-    return Bytes(kv_lora_rank * 1.0 + (kv_lora_rank / 128) * 4.0 + rope_dim * 2.0);
+  if (kv_dtype == KvDtype::kFp8FlashMla) return Bytes(kv_lora_rank * 1.0 + (kv_lora_rank / 128) * 4.0 + rope_dim * 2.0);
   return Bytes((kv_lora_rank + rope_dim) * 2.0);
 }
-Bytes ModelSpec::query_row() const { return Bytes((kv_lora_rank + rope_dim) * 2.0); }
-Bytes ModelSpec::output_row() const { return Bytes(kv_lora_rank * 2.0 + 4.0); }
-Bytes ModelSpec::index_key_per_token() const { return Bytes(index.sparse() ? index.head_dim + 4.0 : 0.0); }
-Bytes ModelSpec::index_query_per_token() const { return Bytes(index.sparse() ? 1.0 * index.heads * index.head_dim : 0.0); }
+Bytes ModelSpec::query_row() const
+{
+  return Bytes((kv_lora_rank + rope_dim) * 2.0);
+}
+Bytes ModelSpec::output_row() const
+{
+  return Bytes(kv_lora_rank * 2.0 + 4.0);
+}
+Bytes ModelSpec::index_key_per_token() const
+{
+  return Bytes(index.sparse() ? index.head_dim + 4.0 : 0.0);
+}
+Bytes ModelSpec::index_query_per_token() const
+{
+  return Bytes(index.sparse() ? 1.0 * index.heads * index.head_dim : 0.0);
+}
 
-const core::Schema& model_schema() { return kModelSchema; }
+const core::Schema& model_schema()
+{
+  return kModelSchema;
+}
 
 ModelSpec read_model(core::Section& s)
 {
   ModelSpec m;
-  m.name         = s.string("name");
-  m.source       = s.string("source");
-  m.layers       = s.count("layers");
-  m.heads        = s.count("heads");
+  m.name = s.string("name");
+  m.source = s.string("source");
+  m.layers = s.count("layers");
+  m.heads = s.count("heads");
   m.kv_lora_rank = s.count("kv_lora_rank");
-  m.rope_dim     = s.count("rope_dim");
-  m.kv_dtype     = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
+  m.rope_dim = s.count("rope_dim");
+  m.kv_dtype = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
   core::Section idx = s.section("index");
-  m.index.topk      = idx.count("topk");
-  m.index.heads     = idx.count("heads");
-  m.index.head_dim  = idx.count("head_dim");
+  m.index.topk = idx.count("topk");
+  m.index.heads = idx.count("heads");
+  m.index.head_dim = idx.count("head_dim");
   if (m.index.sparse() && (m.index.heads <= 0 || m.index.head_dim <= 0))
     idx.error("topk", "a sparse indexer (topk > 0) needs heads and head_dim > 0");
   if (m.kv_dtype == KvDtype::kFp8FlashMla && m.kv_lora_rank % 128 != 0)

@@ -11,7 +11,8 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 using core::Bytes;
 
@@ -22,8 +23,8 @@ enum class KvDtype {
 
 /// DSA-style lightning indexer (sparse selection); topk == 0 means dense attention.
 struct IndexSpec {
-  int topk     = 0; ///< tokens each query attends
-  int heads    = 0; ///< indexer query heads
+  int topk = 0;     ///< tokens each query attends
+  int heads = 0;    ///< indexer query heads
   int head_dim = 0; ///< indexer key / query dimension (fp8)
   bool sparse() const { return topk > 0; }
 };
@@ -31,10 +32,10 @@ struct IndexSpec {
 struct ModelSpec {
   std::string name;
   std::string source; ///< where the dimensions come from
-  int layers       = 0;
-  int heads        = 0; ///< query rows per decoded token
+  int layers = 0;
+  int heads = 0; ///< query rows per decoded token
   int kv_lora_rank = 0;
-  int rope_dim     = 0;
+  int rope_dim = 0;
   KvDtype kv_dtype = KvDtype::kBf16;
   IndexSpec index;
 

@@ -10,9 +10,9 @@ TEST_CASE("model: DeepSeek-V3 byte accounting from first principles")
   sim::ModelSpec m = sim::load_model("deepseek-v3");
   CHECK(m.layers == 61);
   CHECK(m.heads == 128);
-  CHECK(m.latent_per_token().value() == (512 + 64) * 2);   // 1152 B bf16
-  CHECK(m.query_row().value() == 576 * 2);                 // one absorbed query row ~1 KB
-  CHECK(m.output_row().value() == 512 * 2 + 4);            // bf16 output + fp32 LSE
+  CHECK(m.latent_per_token().value() == (512 + 64) * 2); // 1152 B bf16
+  CHECK(m.query_row().value() == 576 * 2);               // one absorbed query row ~1 KB
+  CHECK(m.output_row().value() == 512 * 2 + 4);          // bf16 output + fp32 LSE
   CHECK_FALSE(m.index.sparse());
   CHECK(m.index_key_per_token().value() == 0);
 }
@@ -23,8 +23,8 @@ TEST_CASE("model: DeepSeek-V3.2 carries the DSA indexer")
   CHECK(m.index.topk == 2048);
   CHECK(m.index.heads == 64);
   CHECK(m.index.head_dim == 128);
-  CHECK(m.index_key_per_token().value() == 128 + 4);       // fp8 key + fp32 scale
-  CHECK(m.index_query_per_token().value() == 64 * 128);    // fp8 per head
+  CHECK(m.index_key_per_token().value() == 128 + 4);    // fp8 key + fp32 scale
+  CHECK(m.index_query_per_token().value() == 64 * 128); // fp8 per head
 }
 
 TEST_CASE("model: Kimi-K2 and GLM-5 dimensions")
@@ -67,5 +67,5 @@ TEST_CASE("model: inline models are checked like any file")
 TEST_CASE("model: an unknown preset lists the known ones")
 {
   CHECK_THROWS_WITH(sim::load_model("deepseek-v9"), Contains("no model file or preset named 'deepseek-v9'") &&
-                                                         Contains("deepseek-v3.2") && Contains("glm-5"));
+                                                        Contains("deepseek-v3.2") && Contains("glm-5"));
 }

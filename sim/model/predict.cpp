@@ -5,8 +5,10 @@
 #include <array>
 #include <cmath>
 
-namespace xattn::sim {
-namespace {
+namespace xattn::sim
+{
+namespace
+{
 nlohmann::json breakdown_json(const Breakdown& b)
 {
   nlohmann::json j = nlohmann::json::object();
@@ -14,31 +16,29 @@ nlohmann::json breakdown_json(const Breakdown& b)
     j[name] = (b.*term).value();
   return j;
 }
-void bad_flag(const std::string& flag, const std::string& what) { core::fail("command line", 0, 0, flag, what); }
+void bad_flag(const std::string& flag, const std::string& what)
+{
+  core::fail("command line", 0, 0, flag, what);
+}
 } // namespace
 
 Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r, std::optional<PathCost> path)
 {
-  if (!(r.mq > 0))
-    bad_flag("--mq", "must be greater than zero");
-  if (!(r.ct > 0))
-    bad_flag("--ct", "must be greater than zero");
+  if (!(r.mq > 0)) bad_flag("--mq", "must be greater than zero");
+  if (!(r.ct > 0)) bad_flag("--ct", "must be greater than zero");
   if (r.layers < 1 || r.layers > m.layers)
     bad_flag("--layers", fmt::format("must be between 1 and the model's {} layers", m.layers));
-  if (r.holders < 1)
-    bad_flag("--holders", "must be at least 1");
-  if (r.rails < 1)
-    bad_flag("--rails", "must be at least 1");
-  if (!(r.reuse >= 0) || !std::isfinite(r.reuse))
-    bad_flag("--reuse", "must be a finite number >= 0");
+  if (r.holders < 1) bad_flag("--holders", "must be at least 1");
+  if (r.rails < 1) bad_flag("--rails", "must be at least 1");
+  if (!(r.reuse >= 0) || !std::isfinite(r.reuse)) bad_flag("--reuse", "must be a finite number >= 0");
   Prediction out;
   out.request = r;
-  out.path    = path ? *path : nominal_path(p, r.fabric);
+  out.path = path ? *path : nominal_path(p, r.fabric);
   if (out.path.fabric == core::FabricClass::kIbSameLeaf || out.path.fabric == core::FabricClass::kIbSpine)
     out.path.lanes = r.rails;
   CallShape& s = out.shape;
-  s.rows      = r.mq;
-  s.holders   = r.holders;
+  s.rows = r.mq;
+  s.holders = r.holders;
   s.transport = r.transport;
   if (r.blocks) {
     if (!m.index.sparse())
@@ -47,22 +47,22 @@ Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r
       bad_flag("--blocks", fmt::format("{} selected runs cannot cover {} holders", *r.blocks, r.holders));
     s.sparse = true;
     s.tokens = m.index.topk;
-    s.runs   = *r.blocks;
+    s.runs = *r.blocks;
   } else {
     // Dense: one chunk of c_t tokens on each holder concerned.
     s.tokens = r.ct * r.holders;
-    s.runs   = r.holders;
+    s.runs = r.holders;
   }
-  out.per_call       = price_call(m, p, s, out.path);
-  out.route          = out.per_call.route.scaled(r.layers);
-  out.fetch          = out.per_call.fetch.scaled(r.layers);
-  out.local          = out.per_call.local.scaled(r.layers);
-  CallCost scaled    = out.per_call;
-  scaled.route       = out.route;
-  scaled.fetch       = out.fetch;
-  scaled.local       = out.local;
-  scaled.reuse       = out.per_call.reuse * r.layers;
-  out.decision       = decide(scaled, r.reuse);
+  out.per_call = price_call(m, p, s, out.path);
+  out.route = out.per_call.route.scaled(r.layers);
+  out.fetch = out.per_call.fetch.scaled(r.layers);
+  out.local = out.per_call.local.scaled(r.layers);
+  CallCost scaled = out.per_call;
+  scaled.route = out.route;
+  scaled.fetch = out.fetch;
+  scaled.local = out.local;
+  scaled.reuse = out.per_call.reuse * r.layers;
+  out.decision = decide(scaled, r.reuse);
   return out;
 }
 
@@ -70,12 +70,15 @@ nlohmann::json to_json(const Prediction& p, const ModelSpec& m, const Profile& p
 {
   const double L = p.request.layers;
   nlohmann::json j;
-  j["decision"]    = std::string(to_string(p.decision.choice));
-  j["cost_s"]      = {{"route", p.route.total().value()}, {"fetch", p.fetch.total().value()}, {"local", p.local.total().value()}};
-  j["breakdown_s"] = {{"route", breakdown_json(p.route)}, {"fetch", breakdown_json(p.fetch)}, {"local", breakdown_json(p.local)}};
-  j["wire_bytes"]  = {{"route", p.per_call.route_wire.value() * L}, {"fetch", p.per_call.fetch_wire.value() * L}, {"local", 0}};
-  j["break_even_reuse"] = std::isinf(p.decision.break_even_reuse) ? nlohmann::json(nullptr)
-                                                                  : nlohmann::json(p.decision.break_even_reuse);
+  j["decision"] = std::string(to_string(p.decision.choice));
+  j["cost_s"] = {
+      {"route", p.route.total().value()}, {"fetch", p.fetch.total().value()}, {"local", p.local.total().value()}};
+  j["breakdown_s"] = {
+      {"route", breakdown_json(p.route)}, {"fetch", breakdown_json(p.fetch)}, {"local", breakdown_json(p.local)}};
+  j["wire_bytes"] = {
+      {"route", p.per_call.route_wire.value() * L}, {"fetch", p.per_call.fetch_wire.value() * L}, {"local", 0}};
+  j["break_even_reuse"] =
+      std::isinf(p.decision.break_even_reuse) ? nlohmann::json(nullptr) : nlohmann::json(p.decision.break_even_reuse);
   j["total_over_reuse_s"] = {{"route", p.decision.route_total.value()},
                              {"fetch", p.decision.fetch_total.value()},
                              {"local", p.decision.local_total.value()}};
@@ -101,8 +104,8 @@ std::string to_table(const Prediction& p, const ModelSpec& m, const Profile& pro
 {
   const auto& r = p.request;
   std::string out = fmt::format("{} on {} ({} transport, profile {}): M_q = {:g}, {}, {} layer{}, {} holder{}{}\n",
-                                m.name, core::to_string(p.path.fabric), r.transport == core::Transport::kGpu ? "gpu" : "proxy",
-                                prof.name, r.mq,
+                                m.name, core::to_string(p.path.fabric),
+                                r.transport == core::Transport::kGpu ? "gpu" : "proxy", prof.name, r.mq,
                                 p.shape.sparse ? fmt::format("top-{:g} in {} runs", p.shape.tokens, p.shape.runs)
                                                : fmt::format("c_t = {:g}", r.ct),
                                 r.layers, r.layers == 1 ? "" : "s", r.holders, r.holders == 1 ? "" : "s",
@@ -110,9 +113,9 @@ std::string to_table(const Prediction& p, const ModelSpec& m, const Profile& pro
   auto cell = [](core::Seconds t) { return t.value() == 0 ? std::string("-") : core::format_seconds(t); };
   out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", "", "route", "fetch", "local");
   for (const auto& [name, term] : kBreakdownTerms) {
-    if ((p.route.*term).value() == 0 && (p.fetch.*term).value() == 0 && (p.local.*term).value() == 0)
-      continue;
-    out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", name, cell(p.route.*term), cell(p.fetch.*term), cell(p.local.*term));
+    if ((p.route.*term).value() == 0 && (p.fetch.*term).value() == 0 && (p.local.*term).value() == 0) continue;
+    out +=
+        fmt::format("{:<12}{:>12}{:>12}{:>12}\n", name, cell(p.route.*term), cell(p.fetch.*term), cell(p.local.*term));
   }
   out += fmt::format("{:<12}{:>12}{:>12}{:>12}\n", "total", cell(p.route.total()), cell(p.fetch.total()),
                      cell(p.local.total()));

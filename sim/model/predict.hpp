@@ -9,19 +9,20 @@
 #include <optional>
 #include <string>
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 /// Inputs of one prediction, as the command line gives them (README.md, the `xattn predict` row).
 struct PredictRequest {
-  double mq                 = 256;
-  double ct                 = 2048;
-  int layers                = 1;
-  double reuse              = 0;
-  int holders               = 1;
-  int rails                 = 1; ///< NICs of its node the requester stripes holders over (InfiniBand)
+  double mq = 256;
+  double ct = 2048;
+  int layers = 1;
+  double reuse = 0;
+  int holders = 1;
+  int rails = 1;             ///< NICs of its node the requester stripes holders over (InfiniBand)
   std::optional<int> blocks; ///< selected contiguous runs (sparse selection); unset: dense
   core::Transport transport = core::Transport::kGpu;
-  core::FabricClass fabric  = core::FabricClass::kIbSpine;
+  core::FabricClass fabric = core::FabricClass::kIbSpine;
 };
 
 struct Prediction {

@@ -8,9 +8,10 @@
 using namespace xattn;
 using Catch::Matchers::Contains;
 
-namespace {
+namespace
+{
 struct Fixture {
-  sim::ModelSpec model       = sim::load_model("deepseek-v3");
+  sim::ModelSpec model = sim::load_model("deepseek-v3");
   calibrate::Profile profile = calibrate::load_profile(calibrate::kDefaultProfile);
 };
 double sum_breakdown(const nlohmann::json& b)
@@ -27,10 +28,10 @@ TEST_CASE("predict: the issue's decode case routes in tens of microseconds")
   Fixture f;
   sim::PredictRequest r;
   r.fabric = core::FabricClass::kIbSpine;
-  r.mq     = 256;
-  r.ct     = 4096;
+  r.mq = 256;
+  r.ct = 4096;
   sim::Prediction p = sim::predict(f.model, f.profile, r);
-  nlohmann::json j  = sim::to_json(p, f.model, f.profile);
+  nlohmann::json j = sim::to_json(p, f.model, f.profile);
   CHECK(j["decision"] == "route");
   double route = j["cost_s"]["route"].get<double>();
   CHECK(route > 10e-6);
@@ -40,7 +41,7 @@ TEST_CASE("predict: the issue's decode case routes in tens of microseconds")
   CHECK(j["breakdown_s"]["fetch"]["splice"].get<double>() >= 3e-3);
   // Past the reported break-even the decision flips to fetch.
   double n = j["break_even_reuse"].get<double>();
-  r.reuse  = std::ceil(n);
+  r.reuse = std::ceil(n);
   CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "fetch");
   r.reuse = std::floor(n);
   CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "route");
@@ -69,7 +70,8 @@ TEST_CASE("predict: bad flags name the flag")
   CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), Contains("--layers: must be between 1 and the model's 61"));
   r = {};
   r.blocks = 4;
-  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r), Contains("--blocks: model 'deepseek-v3' has no sparse indexer"));
+  CHECK_THROWS_WITH(sim::predict(f.model, f.profile, r),
+                    Contains("--blocks: model 'deepseek-v3' has no sparse indexer"));
   sim::ModelSpec sparse = sim::load_model("deepseek-v3.2");
   r.holders = 8;
   CHECK_THROWS_WITH(sim::predict(sparse, f.profile, r), Contains("4 selected runs cannot cover 8 holders"));
@@ -87,7 +89,7 @@ TEST_CASE("predict: --rails spreads holders over the requester's NICs on InfiniB
   r.rails = 8;
   sim::Prediction p = sim::predict(f.model, f.profile, r);
   // A NIC per holder instead of one for all: the dispatch rate instead of an eighth of the NIC.
-  const auto& ib    = f.profile.fabric(core::FabricClass::kIbSpine);
+  const auto& ib = f.profile.fabric(core::FabricClass::kIbSpine);
   const double rate = std::min(ib.block_rate.value() * f.profile.route_blocks, ib.bandwidth.value());
   CHECK(p.route.transfer.value() == Approx(one_nic * (ib.bandwidth.value() / 8) / rate));
   CHECK(sim::to_json(p, f.model, f.profile)["inputs"]["rails"] == 8);
@@ -118,10 +120,10 @@ TEST_CASE("predict: an integer sweep finds the first value with the new decision
   CHECK(s.crossovers[0].before == sim::Primitive::kRoute);
   CHECK(s.crossovers[0].after == sim::Primitive::kFetch);
   for (const sim::Crossover& c : s.crossovers) {
-    auto at     = r;
-    at.mq       = c.at;
+    auto at = r;
+    at.mq = c.at;
     auto before = r;
-    before.mq   = c.at - 1;
+    before.mq = c.at - 1;
     CHECK(sim::predict(f.model, f.profile, at).decision.choice == c.after);
     CHECK(sim::predict(f.model, f.profile, before).decision.choice == c.before);
   }

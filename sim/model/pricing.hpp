@@ -11,7 +11,8 @@
 #include "sim/core/fabric.hpp"
 #include "sim/model/model.hpp"
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 using calibrate::Profile;
 using core::BytesPerSec;
@@ -20,8 +21,8 @@ using core::Seconds;
 /// The requester-holder path as the model sees it.
 struct PathCost {
   core::FabricClass fabric = core::FabricClass::kIbSpine;
-  BytesPerSec bottleneck;   ///< slowest link on the path, per direction
-  Seconds latency;          ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
+  BytesPerSec bottleneck; ///< slowest link on the path, per direction
+  Seconds latency;        ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
   /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
   /// when it stripes them rail-matched: `xattn predict --rails`); 1: they share one. The engine
   /// needs none of this: it routes each transfer on its own relayed path.
@@ -36,16 +37,16 @@ PathCost nominal_path(const Profile& p, core::FabricClass f);
 /// A message sent by `blocks` thread blocks moves at min(blocks x block_rate, e x bottleneck),
 /// where e = curve bandwidth at its size / the fabric's nominal bandwidth (the share of a link's
 /// capacity that a bulk transfer turns into progress); blocks that sustain the fabric's bulk rate
-/// (`bandwidth`) move it at e x bottleneck whatever its size (the curve was measured that way). When the blocks bind, the message is
-/// `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor`
-/// 1); when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it
-/// is given, alone or shared (SimGrid's bandwidth factor; the engine's solver works in capacity).
-/// A fitted segment of small messages may give e > 1: its line fits latency-dominated times.
+/// (`bandwidth`) move it at e x bottleneck whatever its size (the curve was measured that way). When the blocks bind,
+/// the message is `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor` 1);
+/// when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it is given, alone or
+/// shared (SimGrid's bandwidth factor; the engine's solver works in capacity). A fitted segment of small messages may
+/// give e > 1: its line fits latency-dominated times.
 struct Flow {
-  BytesPerSec rate;    ///< alone on the path
-  double factor = 1;   ///< progress per unit of link capacity
+  BytesPerSec rate;  ///< alone on the path
+  double factor = 1; ///< progress per unit of link capacity
   bool link_bound = false;
-  int blocks      = 1;
+  int blocks = 1;
 };
 Flow flow(const Profile& p, const PathCost& path, Bytes size, int blocks);
 
@@ -76,16 +77,16 @@ Seconds prefill_time(const Profile& p, double tokens);
 
 /// What travels in one routed exchange with one holder, one layer.
 struct ExchangeShape {
-  double rows       = 0; ///< query rows sent
-  double decoded    = 0; ///< decoded tokens whose indexer query rides along (sparse selection)
-  double tokens     = 0; ///< tokens the holder attends, summed over requests
+  double rows = 0;       ///< query rows sent
+  double decoded = 0;    ///< decoded tokens whose indexer query rides along (sparse selection)
+  double tokens = 0;     ///< tokens the holder attends, summed over requests
   double token_rows = 0; ///< sum over requests of tokens x rows
-  double launches   = 1; ///< holder kernel launches
-  bool sparse       = false;
+  double launches = 1;   ///< holder kernel launches
+  bool sparse = false;
 };
 struct Options {
   core::Transport transport = core::Transport::kGpu;
-  bool collapsed_response   = true; ///< the holder's kernel sends the answer: no second probe
+  bool collapsed_response = true; ///< the holder's kernel sends the answer: no second probe
 };
 
 /// One routed exchange, one layer: query out, kernel, answer back.
@@ -104,7 +105,7 @@ ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const Exchang
 /// One fetched piece (a chunk, or one holder's selected blocks), one layer. Under selection the
 /// requester first asks the holder for the block ids: the indexer query out, the ids back.
 struct MovePrice {
-  Bytes bytes;       ///< the moved latent
+  Bytes bytes; ///< the moved latent
   Flow chunk_flow;
   Seconds after_chunk; ///< probe + leg latency + host overhead, once the bytes arrived
   Seconds splice;      ///< re-adapting it on the requester

@@ -5,10 +5,15 @@
 #include <charconv>
 #include <cmath>
 
-namespace xattn::sim {
-namespace {
+namespace xattn::sim
+{
+namespace
+{
 
-bool is_integer_var(const std::string& v) { return v != "reuse"; }
+bool is_integer_var(const std::string& v)
+{
+  return v != "reuse";
+}
 
 PredictRequest with(PredictRequest r, const std::string& var, double x)
 {
@@ -18,8 +23,7 @@ PredictRequest with(PredictRequest r, const std::string& var, double x)
     r.ct = x;
   else if (var == "holders") {
     r.holders = static_cast<int>(x);
-    if (r.blocks && *r.blocks < r.holders)
-      r.blocks = r.holders; // every holder contributes at least one run
+    if (r.blocks && *r.blocks < r.holders) r.blocks = r.holders; // every holder contributes at least one run
   } else
     r.reuse = x;
   return r;
@@ -38,7 +42,7 @@ double parse_number(std::string_view s)
 
 SweepSpec parse_sweep(std::string_view text)
 {
-  auto eq    = text.find('=');
+  auto eq = text.find('=');
   auto colon = text.find(':', eq == std::string_view::npos ? 0 : eq);
   if (eq == std::string_view::npos || colon == std::string_view::npos)
     core::fail("command line", 0, 0, "--sweep", "expected VAR=FROM:TO, got '" + std::string(text) + "'");
@@ -46,10 +50,8 @@ SweepSpec parse_sweep(std::string_view text)
               parse_number(text.substr(colon + 1))};
   if (s.var != "mq" && s.var != "ct" && s.var != "holders" && s.var != "reuse")
     core::fail("command line", 0, 0, "--sweep", "unknown variable '" + s.var + "' (expected mq, ct, holders or reuse)");
-  if (!(s.to > s.from))
-    core::fail("command line", 0, 0, "--sweep", "TO must be greater than FROM");
-  if (s.var != "reuse" && s.from < 1)
-    core::fail("command line", 0, 0, "--sweep", s.var + " starts at 1 or more");
+  if (!(s.to > s.from)) core::fail("command line", 0, 0, "--sweep", "TO must be greater than FROM");
+  if (s.var != "reuse" && s.from < 1) core::fail("command line", 0, 0, "--sweep", s.var + " starts at 1 or more");
   return s;
 }
 
@@ -76,13 +78,11 @@ SweepResult sweep(const ModelSpec& m, const Profile& p, const PredictRequest& ba
 
   for (std::size_t i = 1; i < r.points.size(); ++i) {
     Primitive a = r.points[i - 1].decision.choice, b = r.points[i].decision.choice;
-    if (a == b)
-      continue;
+    if (a == b) continue;
     double lo = r.values[i - 1], hi = r.values[i];
     // Invariant: decision(lo) == a, decision(hi) != a.
     for (int iter = 0; iter < 200; ++iter) {
-      if (is_integer_var(spec.var) ? hi - lo <= 1 : hi - lo <= 1e-9 * std::max(1.0, hi))
-        break;
+      if (is_integer_var(spec.var) ? hi - lo <= 1 : hi - lo <= 1e-9 * std::max(1.0, hi)) break;
       double mid = is_integer_var(spec.var) ? std::floor((lo + hi) / 2) : (lo + hi) / 2;
       if (predict(m, p, with(base, spec.var, mid), path).decision.choice == a)
         lo = mid;
@@ -102,10 +102,10 @@ std::string to_table(const SweepResult& r)
     out += fmt::format("{:>10g}{:>12}{:>12}{:>12}{:>10}\n", r.values[i], core::format_seconds(d.route_total),
                        core::format_seconds(d.fetch_total), core::format_seconds(d.local_total), to_string(d.choice));
   }
-  if (r.crossovers.empty())
-    out += "no crossover in this range\n";
+  if (r.crossovers.empty()) out += "no crossover in this range\n";
   for (const Crossover& c : r.crossovers)
-    out += fmt::format("crossover: {} -> {} at {} = {:.6g}\n", to_string(c.before), to_string(c.after), r.spec.var, c.at);
+    out +=
+        fmt::format("crossover: {} -> {} at {} = {:.6g}\n", to_string(c.before), to_string(c.after), r.spec.var, c.at);
   return out;
 }
 
@@ -113,16 +113,19 @@ nlohmann::json to_json(const SweepResult& r)
 {
   nlohmann::json j;
   j["variable"] = r.spec.var;
-  j["points"]   = nlohmann::json::array();
+  j["points"] = nlohmann::json::array();
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const Decision& d = r.points[i].decision;
-    j["points"].push_back({{"value", r.values[i]},
-                           {"decision", std::string(to_string(d.choice))},
-                           {"total_s", {{"route", d.route_total.value()}, {"fetch", d.fetch_total.value()}, {"local", d.local_total.value()}}}});
+    j["points"].push_back(
+        {{"value", r.values[i]},
+         {"decision", std::string(to_string(d.choice))},
+         {"total_s",
+          {{"route", d.route_total.value()}, {"fetch", d.fetch_total.value()}, {"local", d.local_total.value()}}}});
   }
   j["crossovers"] = nlohmann::json::array();
   for (const Crossover& c : r.crossovers)
-    j["crossovers"].push_back({{"at", c.at}, {"from", std::string(to_string(c.before))}, {"to", std::string(to_string(c.after))}});
+    j["crossovers"].push_back(
+        {{"at", c.at}, {"from", std::string(to_string(c.before))}, {"to", std::string(to_string(c.after))}});
   return j;
 }
 

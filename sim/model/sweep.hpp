@@ -8,7 +8,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xattn::sim {
+namespace xattn::sim
+{
 
 struct SweepSpec {
   std::string var; ///< mq | ct | holders | reuse
@@ -19,7 +20,7 @@ struct SweepSpec {
 SweepSpec parse_sweep(std::string_view text);
 
 struct Crossover {
-  double at;         ///< first value (integer variables) or the exact value (reuse) of the new decision
+  double at; ///< first value (integer variables) or the exact value (reuse) of the new decision
   Primitive before, after;
 };
 

@@ -1,8 +1,11 @@
 #include "sim/policy/policy.hpp"
 
-namespace xattn::sim::policy {
-namespace {
-class FetchPolicy final : public Policy {
+namespace xattn::sim::policy
+{
+namespace
+{
+class FetchPolicy final : public Policy
+{
 public:
   Primitive decide(const Need&) override { return Primitive::kFetch; }
 };
@@ -10,7 +13,8 @@ public:
 
 PolicyInfo info_fetch()
 {
-  return {"fetch", "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached", false, [] { return std::unique_ptr<Policy>(new FetchPolicy); }};
+  return {"fetch", "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached", false,
+          [] { return std::unique_ptr<Policy>(new FetchPolicy); }};
 }
 
 } // namespace xattn::sim::policy

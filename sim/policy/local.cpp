@@ -1,8 +1,11 @@
 #include "sim/policy/policy.hpp"
 
-namespace xattn::sim::policy {
-namespace {
-class LocalPolicy final : public Policy {
+namespace xattn::sim::policy
+{
+namespace
+{
+class LocalPolicy final : public Policy
+{
 public:
   Primitive decide(const Need&) override { return Primitive::kLocal; }
 };
@@ -10,7 +13,8 @@ public:
 
 PolicyInfo info_local()
 {
-  return {"local", "always recompute the chunk on the requester (re-prefill) and cache it", false, [] { return std::unique_ptr<Policy>(new LocalPolicy); }};
+  return {"local", "always recompute the chunk on the requester (re-prefill) and cache it", false,
+          [] { return std::unique_ptr<Policy>(new LocalPolicy); }};
 }
 
 } // namespace xattn::sim::policy

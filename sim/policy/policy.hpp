@@ -17,10 +17,12 @@
 #include <string>
 #include <string_view>
 
-namespace xattn::sim::policy {
+namespace xattn::sim::policy
+{
 
 /// One chunk one request's step needs, on a remote holder, not in the requester's cache.
-class Need {
+class Need
+{
 public:
   virtual ~Need() = default;
   /// The requester instance (its cache is where a fetched chunk goes).
@@ -36,7 +38,8 @@ public:
   virtual double true_reuse() const = 0;
 };
 
-class Policy {
+class Policy
+{
 public:
   virtual ~Policy() = default;
   /// Decides how to serve `need`. Called once per need, in simulated-time order.

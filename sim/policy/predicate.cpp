@@ -1,10 +1,13 @@
 #include "sim/policy/policy.hpp"
 
-namespace xattn::sim::policy {
-namespace {
+namespace xattn::sim::policy
+{
+namespace
+{
 // The paper's predicate with an online reuse estimate: the cheapest primitive over this call and
 // the later calls expected to attend the same tokens.
-class PredicatePolicy final : public Policy {
+class PredicatePolicy final : public Policy
+{
 public:
   Primitive decide(const Need& n) override { return sim::decide(n.price(), n.expected_reuse()).choice; }
 };

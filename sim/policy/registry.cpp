@@ -2,7 +2,8 @@
 
 #include <vector>
 
-namespace xattn::sim::policy {
+namespace xattn::sim::policy
+{
 
 #define XATTN_POLICY(id) PolicyInfo info_##id();
 #include "sim/policy/policies.def"
@@ -21,8 +22,7 @@ std::span<const PolicyInfo> registry()
 const PolicyInfo* find(std::string_view name)
 {
   for (const PolicyInfo& p : registry())
-    if (p.name == name)
-      return &p;
+    if (p.name == name) return &p;
   return nullptr;
 }
 

@@ -1,8 +1,11 @@
 #include "sim/policy/policy.hpp"
 
-namespace xattn::sim::policy {
-namespace {
-class RoutePolicy final : public Policy {
+namespace xattn::sim::policy
+{
+namespace
+{
+class RoutePolicy final : public Policy
+{
 public:
   Primitive decide(const Need&) override { return Primitive::kRoute; }
 };
@@ -10,7 +13,8 @@ public:
 
 PolicyInfo info_route()
 {
-  return {"route", "always route: the query rows go to the holder, the partials come back", false, [] { return std::unique_ptr<Policy>(new RoutePolicy); }};
+  return {"route", "always route: the query rows go to the holder, the partials come back", false,
+          [] { return std::unique_ptr<Policy>(new RoutePolicy); }};
 }
 
 } // namespace xattn::sim::policy

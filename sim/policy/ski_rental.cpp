@@ -3,8 +3,10 @@
 #include <unordered_map>
 #include <utility>
 
-namespace xattn::sim::policy {
-namespace {
+namespace xattn::sim::policy
+{
+namespace
+{
 
 // Ski rental, deterministic. Routing a chunk is renting (r per step: the route's closed form);
 // fetching it, or re-prefilling it, is buying (B: the cheaper of the two, after which the chunk
@@ -16,20 +18,20 @@ namespace {
 // buys at step k, it paid (k - 1) r <= B renting, then B; the optimum pays min(n r, B + ...) >= B
 // since n >= k and k r > B. So ALG <= 2B <= 2 OPT (later cached steps cost the same to both).
 // It needs no forecast, only what it has spent: a serving engine can run it as is.
-class SkiRentalPolicy final : public Policy {
+class SkiRentalPolicy final : public Policy
+{
 public:
   Primitive decide(const Need& n) override
   {
-    const CallCost c   = n.price();
+    const CallCost c = n.price();
     const Seconds rent = c.route.total();
-    const bool local   = c.local.total() < c.fetch.total();
-    const Seconds buy  = local ? c.local.total() : c.fetch.total();
-    auto key           = std::make_pair(n.instance(), n.chunk());
-    auto it            = spent_.find(key);
+    const bool local = c.local.total() < c.fetch.total();
+    const Seconds buy = local ? c.local.total() : c.fetch.total();
+    auto key = std::make_pair(n.instance(), n.chunk());
+    auto it = spent_.find(key);
     const Seconds so_far = it == spent_.end() ? Seconds(0) : it->second;
     if (so_far + rent > buy) {
-      if (it != spent_.end())
-        spent_.erase(it); // bought: if the cache later drops it, renting starts again
+      if (it != spent_.end()) spent_.erase(it); // bought: if the cache later drops it, renting starts again
       return local ? Primitive::kLocal : Primitive::kFetch;
     }
     spent_[key] = so_far + rent;

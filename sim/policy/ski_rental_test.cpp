@@ -11,16 +11,18 @@ using namespace xattn;
 using namespace xattn::sim;
 using namespace xattn::sim::engine::test;
 
-namespace {
+namespace
+{
 
 // A need with prices set by hand: route r, fetch f, local l per call.
-class HandNeed final : public policy::Need {
+class HandNeed final : public policy::Need
+{
 public:
   HandNeed(int inst, std::uint64_t chunk, double r, double f, double l) : inst_(inst), chunk_(chunk)
   {
     c_.route.transfer = core::Seconds(r);
     c_.fetch.transfer = core::Seconds(f);
-    c_.local.prefill  = core::Seconds(l);
+    c_.local.prefill = core::Seconds(l);
   }
   int instance() const override { return inst_; }
   std::uint64_t chunk() const override { return chunk_; }
@@ -34,7 +36,10 @@ private:
   CallCost c_;
 };
 
-std::unique_ptr<policy::Policy> ski() { return policy::find("ski-rental")->make(); }
+std::unique_ptr<policy::Policy> ski()
+{
+  return policy::find("ski-rental")->make();
+}
 
 } // namespace
 
@@ -78,7 +83,7 @@ TEST_CASE("ski-rental: at most twice the offline oracle on the sequence that hur
                            "workload: {trace: trace.jsonl}\n";
   nlohmann::json one = run(scen + "policies: [route, fetch]\n", request(0, 0.0, 0, 0, 32, 1));
   const double r = step_mean(one, "route"), f = step_mean(one, "fetch");
-  const int n    = static_cast<int>(std::floor(f / r)) + 1; // the step at which it buys
+  const int n = static_cast<int>(std::floor(f / r)) + 1; // the step at which it buys
   INFO("route step " << r << " s, fetch step " << f << " s, n = " << n);
   nlohmann::json s = run(scen + "policies: [ski-rental, oracle]\n", request(0, 0.0, 0, 0, 32, n));
   const auto total = [&](const char* p) { return step_mean(s, p) * n; };

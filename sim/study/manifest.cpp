@@ -36,7 +36,8 @@ json to_json(const Manifest& m)
       values.push_back({k, v});
     pts.push_back({{"id", p.id}, {"values", values}, {"seed", p.seed}, {"sets", p.sets}});
   }
-  return {{"name", m.name}, {"base", m.base}, {"keys", m.keys}, {"exe", m.exe}, {"ensemble", m.ensemble}, {"points", pts}};
+  return {{"name", m.name}, {"base", m.base},         {"keys", m.keys},
+          {"exe", m.exe},   {"ensemble", m.ensemble}, {"points", pts}};
 }
 
 std::string slurp(const fs::path& p)

@@ -33,7 +33,7 @@ struct Manifest {
   std::string base; ///< absolute scenario path
   std::vector<std::string> keys;
   std::vector<ManifestPoint> points;
-  std::string exe; ///< the xattn binary that runs the points
+  std::string exe;  ///< the xattn binary that runs the points
   int ensemble = 0; ///< > 0: each point runs `--ensemble N` (a plan with slo.confidence)
 };
 

@@ -96,7 +96,8 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
   s.max_s = slo.seconds("max").value();
   if (slo.has("confidence")) {
     s.confidence = slo.number("confidence");
-    if (!(s.confidence > 0 && s.confidence <= 1)) slo.error("confidence", "a share of draws: greater than 0, at most 1");
+    if (!(s.confidence > 0 && s.confidence <= 1))
+      slo.error("confidence", "a share of draws: greater than 0, at most 1");
   }
   s.draws = static_cast<int>(slo.integer("draws"));
   if (s.confidence > 0 && s.draws < 2) slo.error("draws", "an ensemble needs at least 2 draws");
@@ -227,8 +228,7 @@ std::vector<double> member_figures(const std::string& dir, const std::string& id
     for (const auto& [name, figs] : s.ensemble->policies)
       if (name == policy)
         for (const auto& [fig, sp] : figs)
-          if (fig == metric)
-            return sp.values;
+          if (fig == metric) return sp.values;
   throw std::runtime_error("point " + id + " has no ensemble figure " + metric + " for " + policy);
 }
 } // namespace

@@ -23,12 +23,12 @@ namespace xattn::sim::study
 
 struct PlanSpec {
   std::string name, file, base, out;
-  std::string metric;        ///< "step_latency_s.p99" etc.
-  double max_s = 0;          ///< the SLO bound, seconds
+  std::string metric; ///< "step_latency_s.p99" etc.
+  double max_s = 0;   ///< the SLO bound, seconds
   /// > 0: a configuration meets the SLO when at least this share of an ensemble's members (each
   /// with a profile drawn from the profile's uncertainty) meet it, over every seed.
   double confidence = 0;
-  int draws         = 16; ///< ensemble members per point when `confidence` is set
+  int draws = 16;            ///< ensemble members per point when `confidence` is set
   std::string policy;        ///< judged policy (when no `policy` knob)
   Axis size;                 ///< values smallest first
   std::vector<double> sizes; ///< size of each value (default 1..n)
@@ -46,8 +46,8 @@ struct Evaluation {
   std::size_t combo = 0, index = 0;   ///< alternative combination, size index
   std::vector<std::string> point_ids; ///< one per seed
   double worst_s = 0;                 ///< the metric, worst over seeds (the point runs')
-  double share   = 1;                 ///< with confidence: the share of members meeting the SLO
-  int members    = 0;                 ///< with confidence: members judged (draws x seeds)
+  double share = 1;                   ///< with confidence: the share of members meeting the SLO
+  int members = 0;                    ///< with confidence: members judged (draws x seeds)
   bool meets = false;
   bool invariants_ok = true;
 };

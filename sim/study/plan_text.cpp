@@ -27,10 +27,10 @@ std::string row(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
   std::string ids;
   for (const std::string& id : e.point_ids)
     ids += (ids.empty() ? "" : " ") + id;
-  const std::string verdict =
-      spec.confidence > 0 ? fmt::format("{} ({}/{} draws)", e.meets ? "meets" : "FAILS",
-                                        static_cast<int>(std::lround(e.share * e.members)), e.members)
-                          : std::string(e.meets ? "meets" : "FAILS");
+  const std::string verdict = spec.confidence > 0
+                                  ? fmt::format("{} ({}/{} draws)", e.meets ? "meets" : "FAILS",
+                                                static_cast<int>(std::lround(e.share * e.members)), e.members)
+                                  : std::string(e.meets ? "meets" : "FAILS");
   return fmt::format("  {:>8g}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", spec.sizes[e.index], spec.size.values[e.index],
                      knobs_text(r, e.combo).empty() ? "-" : knobs_text(r, e.combo),
                      core::format_seconds(core::Seconds(e.worst_s)), verdict,

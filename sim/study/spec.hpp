@@ -1,7 +1,7 @@
 // A sweep file: a base scenario, a grid (and zipped lists) over scenario keys, seeds, policies
-// (docs/architecture.md, "Studies at scale"). Schema-first like every input: unknown keys are errors, every swept key must be
-// a key of the scenario schema, and every expanded point must load as a scenario before anything
-// runs. Expansion gives points with stable ids: the hash of the point's sorted overrides.
+// (docs/architecture.md, "Studies at scale"). Schema-first like every input: unknown keys are errors, every swept key
+// must be a key of the scenario schema, and every expanded point must load as a scenario before anything runs.
+// Expansion gives points with stable ids: the hash of the point's sorted overrides.
 #pragma once
 
 #include "sim/core/yaml.hpp"

@@ -19,9 +19,10 @@ std::string sweep_dir(const SweepSpec& spec, const SweepOptions& opt)
 
 int collection_exit_code(const Collection& c)
 {
-  if (!c.failed.empty() || !c.pending.empty() || !c.table.missing.empty()) return core::code(core::ExitCode::kCheckFailed);
+  if (!c.failed.empty() || !c.pending.empty() || !c.table.missing.empty())
+    return core::code(core::ExitCode::kCheckFailed);
   return core::code(c.table.csv.find(",false\n") == std::string::npos ? core::ExitCode::kOk
-                                                                        : core::ExitCode::kCheckFailed);
+                                                                      : core::ExitCode::kCheckFailed);
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& opt)
@@ -44,7 +45,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& opt)
     for (const std::string& id : out.local.failed_ids)
       for (std::size_t i = 0; i < m.points.size(); ++i)
         if (m.points[i].id == id) out.collection.failed.push_back(static_cast<int>(i));
-    out.exit_code = out.local.interrupted ? core::code(core::ExitCode::kInterrupted) : collection_exit_code(out.collection);
+    out.exit_code =
+        out.local.interrupted ? core::code(core::ExitCode::kInterrupted) : collection_exit_code(out.collection);
     return out;
   }
 

@@ -22,7 +22,11 @@ using engine::kDecisionFields;
 using engine::kLatencyFields;
 
 // A figure in the shortest text that reads back the same value.
-template <class T> std::string number(T v) { return fmt::format("{}", v); }
+template <class T>
+std::string number(T v)
+{
+  return fmt::format("{}", v);
+}
 } // namespace
 
 std::string csv_field(const std::string& s)
