@@ -153,15 +153,9 @@ nlohmann::json engine_replay(const std::string& xattn, const std::string& scenar
       const sim::engine::EngineCounters& e = p->engine;
       j["requests"] = p->requests;
       j["steps"] = p->steps;
-      j["engine"] = {{"transfers", e.transfers},
-                     {"fused", e.fused},
-                     {"real", e.real},
-                     {"demoted", e.demoted},
-                     {"grouped", e.grouped},
-                     {"simgrid_comms", e.simgrid_comms},
-                     {"max_comms_in_flight", e.max_comms_in_flight},
-                     // bytes handed to SimGrid, for the ceiling's message size
-                     {"simgrid_bytes", p->invariants.simgrid_bytes_handed}};
+      j["engine"] = sim::engine::to_json(*p)["engine"];
+      // bytes handed to SimGrid, for the ceiling's message size
+      j["engine"]["simgrid_bytes"] = p->invariants.simgrid_bytes_handed;
       j["exchanges_per_s"] = static_cast<double>(e.transfers) / s;
       j["simgrid_comms_per_s"] = static_cast<double>(e.simgrid_comms) / s;
       j["steps_per_s"] = static_cast<double>(p->steps) / s;

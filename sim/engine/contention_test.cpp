@@ -85,7 +85,7 @@ TEST_CASE("engine: the fused fast path gives SimGrid's answer")
       CHECK(fast["policies"][policy]["wire_bytes"] == slow["policies"][policy]["wire_bytes"]);
     }
     // It did take the fast path where nothing was shared.
-    if (n == 1) CHECK(fast["policies"]["route"]["engine"]["fused"].get<int>() > 0);
+    if (n == 1) CHECK(fast["policies"]["route"]["engine"]["fluid"].get<int>() > 0);
   }
 }
 
@@ -170,5 +170,5 @@ policies: [route]
     CHECK(fast["policies"]["route"]["step_latency_s"][q].get<double>() ==
           Approx(slow["policies"]["route"]["step_latency_s"][q].get<double>()).epsilon(1e-6));
   CHECK(fast["policies"]["route"]["engine"]["real"].get<int>() == 0); // all solved exactly
-  CHECK(slow["policies"]["route"]["engine"]["fused"].get<int>() == 0);
+  CHECK(slow["policies"]["route"]["engine"]["fluid"].get<int>() == 0);
 }

@@ -1,52 +1,42 @@
-// Max-min fair sharing with per-flow caps, solved over time for a set of flows that start
-// together and share links only among themselves: the same allocation SimGrid's max-min solver
-// computes (each flow bounded by its cap, every link's capacity shared by progressive filling),
-// with rates recomputed as flows finish. The network fuses such an isolated group into timers.
+// Weighted max-min fair sharing with per-flow caps, at one instant: the allocation SimGrid's lmm
+// solver computes. Each flow has a weight w (the number of equal SimGrid flows it stands for: a
+// transfer's thread blocks) and a cap; progressive filling raises every unfrozen flow to w x level
+// until a link is full (its flows freeze at that level) or a flow reaches its cap. The network
+// (network.hpp) solves, at each event, only the flows whose rates the event can change.
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace xattn::sim::engine
 {
 
-/// One flow's rate over time: segments (until, rate) from the start, the last ending when the
-/// flow's last byte moves.
-using Schedule = std::vector<std::pair<double, double>>;
-
 /// The solver, with its buffers kept from one solve to the next (the network solves millions of
-/// small groups): links and flows are added flat, then schedule() solves them.
+/// small sets): links and flows are added flat, then solve() gives every flow's rate.
 class MaxMinSolver
 {
 public:
   /// Forgets every link and flow.
   void clear();
-  /// Adds a link of `capacity` B/s; returns its index.
+  /// Adds a link with `capacity` units/s for these flows; returns its index. REQUIRES capacity >= 0.
   std::uint32_t add_link(double capacity);
-  /// Adds a flow of `bytes` capped at `cap` B/s; cross() then names the links it crosses.
-  /// REQUIRES: bytes > 0, cap > 0.
-  void add_flow(double bytes, double cap);
+  /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
+  /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
+  void add_flow(double weight, double cap);
   void cross(std::uint32_t link);
-  std::size_t flows() const { return bytes_.size(); }
+  std::size_t flows() const { return weight_.size(); }
+  std::size_t links() const { return capacity_.size(); }
 
-  /// Rates of the active flows at one instant (max-min with caps); inactive flows get 0.
-  const std::vector<double>& rates(const std::vector<char>& active);
-  /// Every flow's schedule from time `start`, re-solving whenever a flow finishes. `out` is
-  /// resized to flows(); each schedule is overwritten (its storage reused).
-  void schedule(double start, std::vector<Schedule>& out);
+  /// Every flow's rate, in flow order.
+  const std::vector<double>& solve();
 
 private:
-  std::vector<double> capacity_, bytes_, cap_;
+  std::vector<double> capacity_, weight_, cap_;
   std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
   // Scratch.
-  std::vector<double> rate_, left_, remaining_;
-  std::vector<int> users_;
+  std::vector<double> rate_, left_, wsum_;
   std::vector<std::uint32_t> live_, hot_; ///< unfrozen flows, links they use
-  std::vector<char> saturated_, active_;
+  std::vector<char> full_;
 };
-
-/// Bytes a flow has moved by time `t` along its schedule (started at `start`).
-double moved_by(const Schedule& s, double start, double t);
 
 } // namespace xattn::sim::engine

@@ -1,19 +1,21 @@
-// Transfers between GPUs: SimGrid's max-min sharing is the model of record for every byte that
-// shares a link with other traffic; a transfer that provably meets no contention takes a fused
-// timer instead (docs/architecture.md, "The simulation on SimGrid"), with the same result.
+// Transfers between GPUs under max-min sharing of every link they cross: the fluid model SimGrid's
+// network model solves (CM02, no latency on links), solved here incrementally (docs/architecture.md,
+// "The simulation on SimGrid").
 //
-// The proof is a reservation rule. Each active transfer reserves its alone-rate (what it would
-// get by itself: min(blocks x per-block rate, path bottleneck)) on every link direction it
-// crosses. Transfers that start at the same instant are looked at together. On a link where all
-// reservations fit in the capacity nobody can be limited. A link that would overflow but carries
-// only transfers of this instant binds them among themselves alone: such a group is solved
-// exactly (max-min with caps, re-solved as members finish, maxmin.hpp) and fused into timers. A
-// link that would overflow with earlier traffic on it is contention: the new transfers become
-// real SimGrid comms, and every fused transfer on that link is demoted: its remaining bytes,
-// exact because its schedule was exact until now, continue as real comms (a group is demoted
-// whole), unless everything on the links it couples is fused: then the coupled set is re-solved
-// exactly from now as one group. SimGrid links carry no latency (latency and probes are the caller's delays), so a
-// demoted transfer continues without paying latency twice.
+// A transfer is one flow of weight w = its thread blocks (the w equal SimGrid flows it stands for,
+// each capped by the GPU's dispatch link; 1 when the link bounds it), capped at its alone rate, in
+// link-capacity units (payload / bandwidth factor). At every instant where flows start or end,
+// the network finds the flows whose rates can change and re-solves only them (max-min is global,
+// but an event changes nothing beyond the links it fills or frees):
+// - a newcomer that fits at its cap on every link it crosses takes its cap, and nobody changes;
+// - an ending flow that leaves no full link changes nobody;
+// - otherwise the set to re-solve grows from the newcomers, and from the flows on the full links
+//   the ended ones freed, through every full link its flows cross; it is solved with the capacity
+//   the flows outside it leave, and grown again wherever the solution fills a link on which an
+//   outside flow runs faster per unit of weight than the set's own (then that flow's rate is no
+//   longer max-min fair). What is left outside keeps its rates, exactly.
+// Each flow has one timer, at the date its last byte moves at its current rate; a re-solve moves it.
+// `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
 #pragma once
 
 #include "sim/engine/maxmin.hpp"
@@ -21,12 +23,12 @@
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -36,25 +38,25 @@ namespace xattn::sim::engine
 using topo::GpuId;
 
 struct NetworkStats {
-  std::uint64_t transfers = 0; ///< transfer() calls
-  std::uint64_t fused = 0;     ///< finished as a fused timer
-  std::uint64_t real = 0;      ///< started as real SimGrid comms
-  std::uint64_t demoted = 0;   ///< started fused, continued as real comms
-  std::uint64_t grouped = 0;   ///< fused as members of a group that shares links among itself
-  std::uint64_t regrouped = 0; ///< fused transfers re-solved with newcomers instead of demoted
-  std::uint64_t relayed = 0;   ///< transfers through a rail-matched relay (a striping requester)
-  std::uint64_t comms = 0;     ///< SimGrid comms launched (one per thread block of a real transfer)
+  std::uint64_t transfers = 0;     ///< transfer() calls
+  std::uint64_t fluid = 0;         ///< moved by the incremental max-min solver
+  std::uint64_t real = 0;          ///< moved by SimGrid comms (fast_path false)
+  std::uint64_t resolves = 0;      ///< re-solves of a set of flows (an event that changed others' rates)
+  std::uint64_t resolved = 0;      ///< flows in those sets, summed
+  std::uint64_t widest = 0;        ///< flows in the largest set
+  std::uint64_t relayed = 0;       ///< transfers through a rail-matched relay (a striping requester)
+  std::uint64_t comms = 0;         ///< SimGrid comms launched (one per thread block of a real transfer)
+  std::uint64_t max_in_flight = 0; ///< transfers moving bytes at once
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{};      ///< handed to transfer()
-  std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< of finished transfers
-  double simgrid_bytes_handed = 0;                                     ///< payloads of the comms launched in SimGrid
+  std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< arrived, of finished transfers
+  double simgrid_bytes_handed = 0;    ///< payloads of the comms launched in SimGrid
   double simgrid_bytes_completed = 0; ///< payloads of the comms SimGrid reported complete
-  std::uint64_t max_in_flight = 0;    ///< real comms in flight at once
+  std::uint64_t max_comms_in_flight = 0;
 };
 
 class Network
 {
 public:
-  /// `fast_path` false sends every transfer through SimGrid (the reference for the fast path).
   /// A transfer between a GPU that stripes (Platform::stripes: a requester spreading its traffic
   /// over its node's NICs) and a GPU on another node takes Topology::path_via through the
   /// rail-matched relay on the striping GPU's node, in both directions, unless the other GPU is on
@@ -67,8 +69,8 @@ public:
   /// Starts moving `bytes` from `src` to `dst` now as `flow` (sim::flow priced it on path(src,
   /// dst): its alone rate, its thread blocks, the link capacity it turns into progress), and calls
   /// `done` `tail_s` seconds after the last byte arrives. The transfer is the bandwidth phase only;
-  /// the tail carries the caller's fixed delays (latency, probes), fused into the same event when
-  /// the transfer is fused. REQUIRES: src != dst, bytes > 0, flow.rate > 0, flow.factor > 0.
+  /// the tail carries the caller's fixed delays (latency, probes).
+  /// REQUIRES: src != dst, bytes > 0, flow.rate > 0, flow.factor > 0.
   void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, std::function<void()> done);
 
   /// The route between two GPUs as the engine uses it (cached; relayed where one end stripes).
@@ -90,46 +92,53 @@ private:
   struct Leg {
     const CachedPath* route = nullptr;
     GpuId src = 0, dst = 0;
-    /// `bytes` and `alone` are in link capacity (payload / factor): the solver, the reservations
-    /// and the schedules all work in it, as SimGrid's max-min does with a bandwidth factor.
-    double bytes = 0, alone = 0, start = 0, end = 0, tail = 0;
     double payload = 0; ///< the bytes the caller moves
-    double factor = 1;  ///< payload per unit of capacity
+    double factor = 1;  ///< payload per unit of link capacity
     bool link_bound = false;
     int blocks = 1;
-    bool real = false;
-    bool released = false;           ///< its reservations are gone (the bytes have all moved)
-    int group = -1;                  ///< the fused group it belongs to, if any
-    Schedule schedule;               ///< rate over time while fused, from `start`
-    double offset = 0;               ///< bytes moved before `start` (a re-solved transfer restarts its schedule)
+    // The fluid flow, in link-capacity units.
+    double weight = 1, cap = 0;
+    double left = 0;  ///< capacity units still to move at `stamp`
+    double rate = 0;  ///< its current rate
+    double stamp = 0; ///< when `left` was last brought up to date
+    double tail = 0;
+    double arrived = 0;  ///< payload bytes that arrived (counted when the last one did)
+    bool moving = false; ///< on its links (bytes still moving)
+    std::uint32_t mark = 0;          ///< == the network's epoch: in the set being re-solved
+    std::uint32_t local = 0;         ///< its index in that solve
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
-    int subs_left = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
+    // The SimGrid reference.
+    int subs_left = 0;
     std::vector<simgrid::s4u::CommPtr> comms;
     std::vector<double> sub_bytes;
     std::function<void()> done;
   };
   struct Resource {
     double capacity = 0;
-    double reserved = 0;
+    double used = 0; ///< the rates of the flows on it, summed
     std::vector<std::uint32_t> legs;
-    /// No fused transfer on it ends before this (a lower bound): purge() has nothing to do earlier.
-    double min_end = std::numeric_limits<double>::infinity();
+    std::uint32_t mark = 0;  ///< == the epoch: reached by this re-solve
+    std::uint32_t local = 0; ///< its index in that solve
+    double residual = 0;     ///< the capacity the flows outside the set leave
+    double set_used = 0, set_level = 0; ///< the set's rates on it: summed, highest per weight
+    std::uint32_t updates = 0;          ///< re-solves that changed it (its sum is redone every 64)
   };
 
   const CachedPath& cached(GpuId src, GpuId dst);
   std::uint32_t new_leg();
-  void go_real(std::uint32_t leg, double bytes);
+  bool full(const Resource& r) const;
   void flush();
-  bool regroup(const std::vector<std::uint32_t>& seeds, const std::vector<std::uint32_t>& batch, double t,
-               std::vector<std::uint32_t>& settled);
-  void dissolve(int group);
-  /// Gives each transfer its exact schedule from `t` and its timer (a group when several).
-  void fuse(const std::vector<std::uint32_t>& ids, std::vector<Schedule>& sched, double t);
-  void demote(std::uint32_t leg);
-  void demote_one(std::uint32_t leg);
-  void purge(std::uint32_t resource, double t);
-  void release(std::uint32_t leg);
+  void resolve(double t);
+  bool reach(std::uint32_t leg, double t); ///< false: in the set already, or leaving now
+  void reach_bottlenecked(std::uint32_t resource, double t);
+  void grow(double t);
+  bool settle(const std::vector<double>& rate, double t);
+  void set_rate(std::uint32_t leg, double rate, double t);
+  void attach(std::uint32_t leg);
+  void detach(std::uint32_t leg);
+  void depart(std::uint32_t leg);
+  void go_real(std::uint32_t leg);
   void finish(std::uint32_t leg);
   void on_comm_done(const simgrid::s4u::Activity& a);
 
@@ -141,28 +150,16 @@ private:
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
   std::vector<std::uint32_t> free_legs_;
-  std::size_t active_ = 0;
+  std::size_t active_ = 0, moving_ = 0;
   std::uint64_t comms_in_flight_ = 0;
   std::vector<simgrid::s4u::CommPtr> retired_;
   std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
+  std::vector<std::uint32_t> freed_;   ///< full links that ended flows left, since the last flush
   bool flush_scheduled_ = false;
-  // Scratch of flush() and regroup(), kept to spare the allocator.
-  std::vector<std::uint32_t> fl_batch_, fl_touched_, fl_seeds_, fl_settled_, fl_ids_;
-  std::vector<std::size_t> fl_parent_, fl_order_, fl_group_;
-  std::vector<char> fl_real_root_, fl_handled_;
-  std::vector<std::uint32_t> rg_set_, rg_binding_, rg_queue_, rg_legs_;
-  MaxMinSolver solver_;         ///< reused by every exact solve
-  std::vector<Schedule> sched_; ///< its schedules, storage reused
-  std::vector<std::vector<std::uint32_t>> groups_;
-  std::vector<int> free_groups_;
-  std::vector<double> batch_load_;  ///< scratch, per resource
-  std::vector<int> resource_class_; ///< scratch, per resource
-  std::vector<int> resource_owner_; ///< scratch, per resource
-  // Scratch marks for the re-solve: entry == epoch_ means "marked in this pass".
+  // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint32_t> leg_mark_, link_mark_, local_mark_, group_mark_;
-  std::vector<std::uint32_t> local_index_;
-  std::uint32_t next_epoch();
+  std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
+  MaxMinSolver solver_;
   bool in_completion_ = false;
   NetworkStats stats_;
 };

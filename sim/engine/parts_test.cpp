@@ -133,7 +133,7 @@ TEST_CASE("engine parts: the LRU cache evicts the least recently used entry")
   CHECK(c.used() == 80);
 }
 
-TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones to SimGrid")
+TEST_CASE("engine parts: the network re-solves the flows an event touches, and no others")
 {
   TestNetwork tn;
   Network& net = *tn.net;
@@ -156,13 +156,14 @@ TEST_CASE("engine parts: the network fuses lone transfers and hands shared ones 
   CHECK(t1 == Approx(1e-3));
   CHECK(t2 == Approx(1.5e-3));
   CHECK(t3 == Approx(2.0e-3 + 2e-3)); // its 2 ms tail follows the last byte
-  // The second IB transfer meets only fused traffic: both are re-solved exactly, none in SimGrid.
-  CHECK(net.stats().regrouped == 1);
+  // The second IB transfer fills the NIC: the two on it are re-solved, the NVLink one is not.
+  CHECK(net.stats().resolves == 2); // when the third starts, and when the second ends
+  CHECK(net.stats().widest == 2);
   CHECK(net.stats().real == 0);
-  CHECK(net.stats().fused == 3);
+  CHECK(net.stats().fluid == 3);
 }
 
-TEST_CASE("engine parts: past 64 coupled transfers the network hands them to SimGrid, exactly")
+TEST_CASE("engine parts: 80 transfers queued on one NIC are solved exactly, none by SimGrid")
 {
   TestNetwork tn;
   Network& net = *tn.net;
@@ -180,32 +181,25 @@ TEST_CASE("engine parts: past 64 coupled transfers the network hands them to Sim
     });
   e->run();
   CHECK(last == Approx(80 * 10e6 / 25e9).epsilon(1e-6));
-  CHECK(net.stats().demoted > 0);
-  CHECK(net.stats().real > 0);
-  CHECK(net.stats().simgrid_bytes_handed == Approx(net.stats().simgrid_bytes_completed));
+  CHECK(net.stats().real == 0);
+  CHECK(net.stats().fluid == 80);
+  CHECK(net.stats().widest == 80);
+  CHECK(net.stats().max_in_flight == 80);
 }
 
-TEST_CASE("engine parts: max-min with caps, solved over time")
+TEST_CASE("engine parts: weighted max-min with caps")
 {
   // Three flows on one 30-unit link: A capped at 5, B and C uncapped: A 5, B and C 12.5 each.
-  // A has 10 bytes (done at 2), B 25 (done at 2), C 50: after 2 it runs alone at 30.
   MaxMinSolver one;
   const std::uint32_t link = one.add_link(30);
-  for (auto [bytes, cap] : {std::pair{10.0, 5.0}, {25.0, 1e9}, {50.0, 1e9}}) {
-    one.add_flow(bytes, cap);
+  for (double cap : {5.0, 1e9, 1e9}) {
+    one.add_flow(1, cap);
     one.cross(link);
   }
-  auto rates = one.rates({1, 1, 1});
+  auto rates = one.solve();
   CHECK(rates[0] == Approx(5));
   CHECK(rates[1] == Approx(12.5));
   CHECK(rates[2] == Approx(12.5));
-  std::vector<Schedule> s;
-  one.schedule(0.0, s);
-  CHECK(s[0].back().first == Approx(2.0));
-  CHECK(s[1].back().first == Approx(2.0));
-  // C moved 25 by t = 2, then 25 more at 30: done at 2 + 25/30.
-  CHECK(s[2].back().first == Approx(2.0 + 25.0 / 30.0));
-  CHECK(moved_by(s[2], 0.0, 1.0) == Approx(12.5));
   // Two links: D on both (cap 100), E on link 0, F on link 1; link 0 = 10, link 1 = 4:
   // link 1 binds D and F at 2 each; E takes 10 - 2 = 8 on link 0.
   MaxMinSolver two;
@@ -213,13 +207,22 @@ TEST_CASE("engine parts: max-min with caps, solved over time")
   two.add_flow(1, 100), two.cross(l0), two.cross(l1);
   two.add_flow(1, 100), two.cross(l0);
   two.add_flow(1, 100), two.cross(l1);
-  auto r2 = two.rates({1, 1, 1});
-  // Reused for another set: clear() forgets the first one's links and flows.
-  one.clear();
-  one.add_link(6);
-  one.add_flow(1, 100), one.cross(0);
-  CHECK(one.rates({1})[0] == Approx(6));
+  auto r2 = two.solve();
   CHECK(r2[0] == Approx(2));
   CHECK(r2[1] == Approx(8));
   CHECK(r2[2] == Approx(2));
+  // Weights: a flow of 3 thread blocks beside one of 1 on a 40-unit link gets 30 and 10; capped at
+  // 24 (8 per block), it keeps 24 and the other takes the 16 left.
+  one.clear();
+  one.add_link(40);
+  one.add_flow(3, 1e9), one.cross(0);
+  one.add_flow(1, 1e9), one.cross(0);
+  CHECK(one.solve()[0] == Approx(30));
+  CHECK(one.solve()[1] == Approx(10));
+  one.clear();
+  one.add_link(40);
+  one.add_flow(3, 24), one.cross(0);
+  one.add_flow(1, 1e9), one.cross(0);
+  CHECK(one.solve()[0] == Approx(24));
+  CHECK(one.solve()[1] == Approx(16));
 }

@@ -12,7 +12,7 @@ namespace
 {
 using nlohmann::json;
 
-// A struct of named fields (kLatencyFields, kDecisionFields) to and from its JSON object.
+// A struct of named fields (kLatencyFields, kDecisionFields, kEngineFields) to and from its JSON object.
 template <class T, class Fields>
 json fields_json(const T& v, const Fields& fields)
 {
@@ -114,16 +114,7 @@ json to_json(const PolicyResult& r)
           {"wire_bytes_by_fabric", by_fabric},
           {"decisions", decisions(r.decisions)},
           {"simulated_time_s", r.simulated_time_s},
-          {"engine",
-           {{"transfers", e.transfers},
-            {"fused", e.fused},
-            {"real", e.real},
-            {"demoted", e.demoted},
-            {"grouped", e.grouped},
-            {"regrouped", e.regrouped},
-            {"simgrid_comms", e.simgrid_comms},
-            {"max_comms_in_flight", e.max_comms_in_flight},
-            {"relayed", e.relayed}}},
+          {"engine", fields_json(r.engine, kEngineFields)},
           {"skipped_trace_entries", r.skipped_trace_entries},
           {"invariants", invariants(r.invariants)}};
 }
@@ -144,10 +135,7 @@ PolicyResult policy_result(const json& j)
     r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = u64(by, std::string(core::to_string(f)).c_str());
   r.decisions = decisions(section(j, "decisions"));
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
-  const json e = section(j, "engine");
-  r.engine = {u64(e, "transfers"), u64(e, "fused"),     u64(e, "real"),          u64(e, "demoted"),
-              u64(e, "grouped"),   u64(e, "regrouped"), u64(e, "simgrid_comms"), u64(e, "max_comms_in_flight"),
-              u64(e, "relayed")};
+  r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
   if (j.contains("invariants")) r.invariants = invariants(j["invariants"]);
   return r;

@@ -45,11 +45,22 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t Decisions::*>, 
      {"cached", &Decisions::cached},
      {"same_gpu", &Decisions::same_gpu}}};
 
-/// How the engine moved bytes (sim/engine/network.hpp's counters).
+/// How the engine moved bytes (sim/engine/network.hpp's counters, NetworkStats).
 struct EngineCounters {
-  std::uint64_t transfers = 0, fused = 0, real = 0, demoted = 0, grouped = 0, regrouped = 0, simgrid_comms = 0,
-                max_comms_in_flight = 0, relayed = 0;
+  std::uint64_t transfers = 0, fluid = 0, real = 0, resolves = 0, resolved = 0, widest_resolve = 0,
+                max_in_flight = 0, simgrid_comms = 0, max_comms_in_flight = 0, relayed = 0;
 };
+inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters::*>, 10> kEngineFields{
+    {{"transfers", &EngineCounters::transfers},
+     {"fluid", &EngineCounters::fluid},
+     {"real", &EngineCounters::real},
+     {"resolves", &EngineCounters::resolves},
+     {"resolved", &EngineCounters::resolved},
+     {"widest_resolve", &EngineCounters::widest_resolve},
+     {"max_in_flight", &EngineCounters::max_in_flight},
+     {"simgrid_comms", &EngineCounters::simgrid_comms},
+     {"max_comms_in_flight", &EngineCounters::max_comms_in_flight},
+     {"relayed", &EngineCounters::relayed}}};
 
 /// The invariants one simulation checked (sim/engine/README.md lists them).
 struct Invariants {

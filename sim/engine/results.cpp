@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
 namespace xattn::sim::engine
 {
@@ -36,6 +37,16 @@ LatencyStats latency_stats(std::vector<float>& v)
   return st;
 }
 
+// Bytes per fabric class, for the conservation invariant's message.
+std::string bytes_line(const std::array<double, core::kAllFabrics.size()>& by_fabric)
+{
+  std::string out;
+  for (core::FabricClass f : core::kAllFabrics)
+    out += (out.empty() ? "" : " ") + std::string(core::to_string(f)) + " " +
+           std::to_string(by_fabric[static_cast<std::size_t>(f)]);
+  return out;
+}
+
 } // namespace
 
 PolicyResult Simulation::results()
@@ -58,8 +69,8 @@ PolicyResult Simulation::results()
   r.wire_bytes = static_cast<std::uint64_t>(std::llround(wire));
   r.decisions = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
   r.simulated_time_s = now();
-  r.engine = {ns.transfers, ns.fused, ns.real,          ns.demoted, ns.grouped,
-              ns.regrouped, ns.comms, ns.max_in_flight, ns.relayed};
+  r.engine = {ns.transfers, ns.fluid,         ns.real,  ns.resolves,           ns.resolved,
+              ns.widest,    ns.max_in_flight, ns.comms, ns.max_comms_in_flight, ns.relayed};
   r.skipped_trace_entries = source_->skipped();
 
   // Invariants.
@@ -80,8 +91,10 @@ PolicyResult Simulation::results()
     bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <=
                                1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
   if (!bytes_ok)
-    inv.problems.push_back("bytes handed to SimGrid (" + std::to_string(ns.simgrid_bytes_handed) +
-                           ") differ from bytes completed (" + std::to_string(ns.simgrid_bytes_completed) + ")");
+    inv.problems.push_back("bytes not conserved: handed to transfers " + bytes_line(ns.bytes_by_fabric) +
+                           ", arrived " + bytes_line(ns.bytes_done_by_fabric) + "; handed to SimGrid " +
+                           std::to_string(ns.simgrid_bytes_handed) + ", SimGrid completed " +
+                           std::to_string(ns.simgrid_bytes_completed));
   inv.all_requests_finished = unfinished == 0;
   inv.unfinished = unfinished;
   inv.bytes_accounted = bytes_ok;

@@ -97,7 +97,7 @@ const core::Schema kEngineSchema{
     {.key = "fast_path",
      .kind = FieldKind::kBool,
      .def = "true",
-     .meaning = "fused timers for provably uncontended transfers"},
+     .meaning = "the engine's own incremental max-min sharing; false: every transfer as SimGrid comms (the reference)"},
     {.key = "requester_nics",
      .kind = FieldKind::kChoice,
      .def = "own",

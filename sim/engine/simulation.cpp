@@ -75,7 +75,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     for (topo::GpuId g : sc.requesters)
       if (std::find(sc.holders.begin(), sc.holders.end(), g) == sc.holders.end()) host.striping.push_back(g);
   platform_ = topo::build_platform(*sc.topology, *engine_, host);
-  // Latency is the engine's delay, not SimGrid's: a demoted transfer must not pay it twice.
+  // Latency is the engine's delay (a transfer's tail), not SimGrid's: both paths pay it once.
   for (simgrid::s4u::Link* l : platform_.links)
     l->set_latency(0);
   net_ = std::make_unique<Network>(*sc.topology, platform_, sc.fast_path);
