@@ -28,6 +28,14 @@ TimerHandle after(double delay_s, F fn)
   return simgrid::kernel::timer::Timer::set(now() + delay_s, std::move(fn));
 }
 
+/// Runs `fn` at `date`. REQUIRES: date >= now().
+template <class F>
+TimerHandle at(double date, F fn)
+{
+  XATTN_CHECK(date >= now(), "an event scheduled in the past");
+  return simgrid::kernel::timer::Timer::set(date, std::move(fn));
+}
+
 inline void cancel(TimerHandle& t)
 {
   if (t != nullptr) t->remove();

@@ -82,7 +82,7 @@ std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
 }
 
 struct Outcome {
-  std::vector<double> ends; ///< each transfer's end, from its set's start, set after set
+  std::vector<double> ends;            ///< each transfer's end, from its set's start, set after set
   std::vector<std::uint64_t> resolves; ///< per set: re-solves the fast path ran (0 for SimGrid)
 };
 
@@ -90,7 +90,8 @@ struct Outcome {
 Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
 {
   int argc = 4;
-  const char* argv[] = {"test", "--log=root.thresh:critical", "--cfg=maxmin/precision:1e-12", "--cfg=surf/precision:1e-12", nullptr};
+  const char* argv[] = {"test", "--log=root.thresh:critical", "--cfg=maxmin/precision:1e-12",
+                        "--cfg=surf/precision:1e-12", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
   const auto dir = std::filesystem::temp_directory_path() / ("xattn_fluid_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -99,8 +100,7 @@ Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
   std::filesystem::remove_all(dir);
   const calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
   topo::HostSpec spec;
-  spec.dispatch = {prof.fabric(core::FabricClass::kNvlink).block_rate,
-                   prof.fabric(core::FabricClass::kPcie).block_rate,
+  spec.dispatch = {prof.fabric(core::FabricClass::kNvlink).block_rate, prof.fabric(core::FabricClass::kPcie).block_rate,
                    prof.fabric(core::FabricClass::kIbSpine).block_rate};
   spec.copy_engine_hosts = true;
   topo::Platform platform = topo::build_platform(topo, engine, spec);

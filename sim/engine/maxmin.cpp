@@ -85,8 +85,7 @@ const std::vector<double>& MaxMinSolver::solve()
     XATTN_CHECK(kept < live_.size(), "max-min: a round froze no flow");
     live_.resize(kept);
     // Weights are whole thread blocks: their sums are exact, and a link whose flows all froze is at 0.
-    hot_.erase(std::remove_if(hot_.begin(), hot_.end(), [&](std::uint32_t l) { return wsum_[l] <= 0; }),
-               hot_.end());
+    hot_.erase(std::remove_if(hot_.begin(), hot_.end(), [&](std::uint32_t l) { return wsum_[l] <= 0; }), hot_.end());
   }
   return rate_;
 }

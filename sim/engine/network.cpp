@@ -103,7 +103,10 @@ std::uint32_t Network::new_leg()
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
-bool Network::full(const Resource& r) const { return r.used >= r.capacity * (1 - kTight); }
+bool Network::full(const Resource& r) const
+{
+  return r.used >= r.capacity * (1 - kTight);
+}
 
 void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s,
                        std::function<void()> done)
@@ -173,6 +176,7 @@ void Network::flush()
   }
   pending_.clear();
   if (!seeds_.empty() || !freed_.empty()) resolve(t);
+  rearm();
 }
 
 bool Network::reach(std::uint32_t id, double t)
@@ -182,7 +186,7 @@ bool Network::reach(std::uint32_t id, double t)
   l.left -= l.rate * (t - l.stamp);
   l.stamp = t;
   // Its last byte moves at this instant: it leaves the links now, and that is an event of its own.
-  if (l.timer != nullptr && l.timer->get_date() <= t) return false;
+  if (ends_.contains(id) && ends_.date(id) <= t) return false;
   l.mark = epoch_;
   l.local = static_cast<std::uint32_t>(set_.size());
   set_.push_back(id);
@@ -221,14 +225,17 @@ void Network::grow(double t)
 
 bool Network::settle(const std::vector<double>& rate, double t)
 {
-  for (std::uint32_t r : set_links_)
-    resources_[r].set_used = resources_[r].set_level = 0;
+  for (std::uint32_t r : set_links_) {
+    resources_[r].set_used = 0;
+    resources_[r].set_level = -1; // no flow of the set below its cap crosses it
+  }
   for (std::uint32_t id : set_) {
     const Leg& l = legs_[id];
     const double x = rate[l.local];
+    const bool capped = x >= l.cap * (1 - kTight); // held by its cap, not by a link
     for (std::uint32_t r : l.route->resources) {
       resources_[r].set_used += x;
-      resources_[r].set_level = std::max(resources_[r].set_level, x / l.weight);
+      if (!capped) resources_[r].set_level = std::max(resources_[r].set_level, x / l.weight);
     }
   }
   bool grew = false;
@@ -237,7 +244,8 @@ bool Network::settle(const std::vector<double>& rate, double t)
     const Resource& res = resources_[r];
     if (res.set_used >= res.residual * (1 - kTight)) {
       // The new rates fill the link: no flow on it may run faster per unit of weight than the
-      // set's flows it holds back; an outside flow that does joins the set.
+      // set's flows it holds back (those below their caps); an outside flow that does joins the set.
+      if (res.set_level < 0) continue; // the set's flows there are all at their caps
       for (std::uint32_t other : res.legs) {
         const Leg& o = legs_[other];
         if (o.mark != epoch_ && o.rate / o.weight > res.set_level * (1 + kTight)) grew = reach(other, t) || grew;
@@ -300,7 +308,7 @@ void Network::resolve(double t)
   for (std::uint32_t id : set_) {
     const double x = (*rate)[legs_[id].local];
     XATTN_CHECK(x > 0, "max-min gives every moving flow a positive rate");
-    if (legs_[id].timer == nullptr || std::abs(x - legs_[id].rate) > 1e-12 * x) set_rate(id, x, t);
+    if (!ends_.contains(id) || std::abs(x - legs_[id].rate) > 1e-12 * x) set_rate(id, x, t);
   }
   // Sums of differences drift: now and then a link gets its exact sum back.
   for (std::uint32_t r : set_links_) {
@@ -319,11 +327,34 @@ void Network::set_rate(std::uint32_t id, double rate, double t)
     resources_[r].used += rate - l.rate;
   l.rate = rate;
   l.stamp = t;
-  cancel(l.timer);
-  l.timer = after(std::max(0.0, l.left) / rate, [this, id] {
-    legs_[id].timer = nullptr;
-    depart(id);
+  ends_.set(id, t + std::max(0.0, l.left) / rate);
+}
+
+void Network::rearm()
+{
+  // One SimGrid timer, at the earliest end.
+  if (ends_.empty()) {
+    cancel(wake_);
+    return;
+  }
+  const double date = ends_.top_date();
+  if (wake_ != nullptr && wake_->get_date() == date) return;
+  cancel(wake_);
+  wake_ = at(date, [this] {
+    wake_ = nullptr;
+    wake();
   });
+}
+
+void Network::wake()
+{
+  const double t = now();
+  while (!ends_.empty() && ends_.top_date() <= t) {
+    const std::uint32_t id = ends_.top();
+    ends_.erase(id);
+    depart(id);
+  }
+  rearm();
 }
 
 void Network::attach(std::uint32_t id)
@@ -401,8 +432,7 @@ void Network::go_real(std::uint32_t id)
   // link. Whole bytes, split evenly; a transfer below one byte arrives at once.
   const bool link_bound = leg.link_bound;
   auto total = static_cast<std::uint64_t>(std::llround(leg.payload));
-  int subs =
-      static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
+  int subs = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
   leg.arrived = leg.payload - static_cast<double>(total); // the fraction of a byte SimGrid does not move
   if (subs == 0) {
     leg.timer = after(leg.tail, [this, id] {

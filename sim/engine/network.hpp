@@ -14,10 +14,12 @@
 //   the flows outside it leave, and grown again wherever the solution fills a link on which an
 //   outside flow runs faster per unit of weight than the set's own (then that flow's rate is no
 //   longer max-min fair). What is left outside keeps its rates, exactly.
-// Each flow has one timer, at the date its last byte moves at its current rate; a re-solve moves it.
+// Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
+// re-solve updates; one SimGrid timer wakes the network at the earliest.
 // `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
 #pragma once
 
+#include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
 #include "sim/model/pricing.hpp"
 #include "topologies/platform.hpp"
@@ -49,7 +51,7 @@ struct NetworkStats {
   std::uint64_t max_in_flight = 0; ///< transfers moving bytes at once
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{};      ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< arrived, of finished transfers
-  double simgrid_bytes_handed = 0;    ///< payloads of the comms launched in SimGrid
+  double simgrid_bytes_handed = 0;                                     ///< payloads of the comms launched in SimGrid
   double simgrid_bytes_completed = 0; ///< payloads of the comms SimGrid reported complete
   std::uint64_t max_comms_in_flight = 0;
 };
@@ -102,8 +104,8 @@ private:
     double rate = 0;  ///< its current rate
     double stamp = 0; ///< when `left` was last brought up to date
     double tail = 0;
-    double arrived = 0;  ///< payload bytes that arrived (counted when the last one did)
-    bool moving = false; ///< on its links (bytes still moving)
+    double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
+    bool moving = false;             ///< on its links (bytes still moving)
     std::uint32_t mark = 0;          ///< == the network's epoch: in the set being re-solved
     std::uint32_t local = 0;         ///< its index in that solve
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
@@ -118,9 +120,9 @@ private:
     double capacity = 0;
     double used = 0; ///< the rates of the flows on it, summed
     std::vector<std::uint32_t> legs;
-    std::uint32_t mark = 0;  ///< == the epoch: reached by this re-solve
-    std::uint32_t local = 0; ///< its index in that solve
-    double residual = 0;     ///< the capacity the flows outside the set leave
+    std::uint32_t mark = 0;             ///< == the epoch: reached by this re-solve
+    std::uint32_t local = 0;            ///< its index in that solve
+    double residual = 0;                ///< the capacity the flows outside the set leave
     double set_used = 0, set_level = 0; ///< the set's rates on it: summed, highest per weight
     std::uint32_t updates = 0;          ///< re-solves that changed it (its sum is redone every 64)
   };
@@ -135,6 +137,8 @@ private:
   void grow(double t);
   bool settle(const std::vector<double>& rate, double t);
   void set_rate(std::uint32_t leg, double rate, double t);
+  void rearm();
+  void wake();
   void attach(std::uint32_t leg);
   void detach(std::uint32_t leg);
   void depart(std::uint32_t leg);
@@ -160,6 +164,8 @@ private:
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
   MaxMinSolver solver_;
+  EndHeap ends_;                                  ///< moving flows by the date their last byte moves
+  simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
   bool in_completion_ = false;
   NetworkStats stats_;
 };

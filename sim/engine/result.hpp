@@ -47,8 +47,8 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t Decisions::*>, 
 
 /// How the engine moved bytes (sim/engine/network.hpp's counters, NetworkStats).
 struct EngineCounters {
-  std::uint64_t transfers = 0, fluid = 0, real = 0, resolves = 0, resolved = 0, widest_resolve = 0,
-                max_in_flight = 0, simgrid_comms = 0, max_comms_in_flight = 0, relayed = 0;
+  std::uint64_t transfers = 0, fluid = 0, real = 0, resolves = 0, resolved = 0, widest_resolve = 0, max_in_flight = 0,
+                simgrid_comms = 0, max_comms_in_flight = 0, relayed = 0;
 };
 inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters::*>, 10> kEngineFields{
     {{"transfers", &EngineCounters::transfers},

@@ -69,8 +69,9 @@ PolicyResult Simulation::results()
   r.wire_bytes = static_cast<std::uint64_t>(std::llround(wire));
   r.decisions = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
   r.simulated_time_s = now();
-  r.engine = {ns.transfers, ns.fluid,         ns.real,  ns.resolves,           ns.resolved,
-              ns.widest,    ns.max_in_flight, ns.comms, ns.max_comms_in_flight, ns.relayed};
+  r.engine = {
+      ns.transfers,           ns.fluid,  ns.real, ns.resolves, ns.resolved, ns.widest, ns.max_in_flight, ns.comms,
+      ns.max_comms_in_flight, ns.relayed};
   r.skipped_trace_entries = source_->skipped();
 
   // Invariants.
@@ -91,8 +92,8 @@ PolicyResult Simulation::results()
     bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <=
                                1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
   if (!bytes_ok)
-    inv.problems.push_back("bytes not conserved: handed to transfers " + bytes_line(ns.bytes_by_fabric) +
-                           ", arrived " + bytes_line(ns.bytes_done_by_fabric) + "; handed to SimGrid " +
+    inv.problems.push_back("bytes not conserved: handed to transfers " + bytes_line(ns.bytes_by_fabric) + ", arrived " +
+                           bytes_line(ns.bytes_done_by_fabric) + "; handed to SimGrid " +
                            std::to_string(ns.simgrid_bytes_handed) + ", SimGrid completed " +
                            std::to_string(ns.simgrid_bytes_completed));
   inv.all_requests_finished = unfinished == 0;
