@@ -218,8 +218,10 @@ void Network::grow(double t)
     Resource& res = resources_[r];
     if (res.mark == epoch_) continue;
     res.mark = epoch_;
+    res.local = kNoLink;
+    // A link that all its flows at their caps cannot fill never binds: the set leaves it out.
+    if (res.capsum <= res.capacity * (1 - kTight)) continue;
     set_links_.push_back(r);
-    if (full(res)) reach_bottlenecked(r, t);
   }
 }
 
@@ -229,13 +231,14 @@ bool Network::settle(const std::vector<double>& rate, double t)
     resources_[r].set_used = 0;
     resources_[r].set_level = -1; // no flow of the set below its cap crosses it
   }
-  for (std::uint32_t id : set_) {
-    const Leg& l = legs_[id];
+  for (std::size_t k = 0; k < set_.size(); ++k) {
+    const Leg& l = legs_[set_[k]];
     const double x = rate[l.local];
     const bool capped = x >= l.cap * (1 - kTight); // held by its cap, not by a link
-    for (std::uint32_t r : l.route->resources) {
-      resources_[r].set_used += x;
-      if (!capped) resources_[r].set_level = std::max(resources_[r].set_level, x / l.weight);
+    for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j) {
+      Resource& res = resources_[set_flow_links_[j]];
+      res.set_used += x;
+      if (!capped) res.set_level = std::max(res.set_level, x / l.weight);
     }
   }
   bool grew = false;
@@ -246,9 +249,20 @@ bool Network::settle(const std::vector<double>& rate, double t)
       // The new rates fill the link: no flow on it may run faster per unit of weight than the
       // set's flows it holds back (those below their caps); an outside flow that does joins the set.
       if (res.set_level < 0) continue; // the set's flows there are all at their caps
+      // The flows it held back before (the fastest per unit of weight, below their caps) must not
+      // run slower than the set's now: such an outside flow joins the set too.
+      double top = 0;
+      if (full(res))
+        for (std::uint32_t other : res.legs)
+          top = std::max(top, legs_[other].rate / legs_[other].weight);
       for (std::uint32_t other : res.legs) {
         const Leg& o = legs_[other];
-        if (o.mark != epoch_ && o.rate / o.weight > res.set_level * (1 + kTight)) grew = reach(other, t) || grew;
+        if (o.mark == epoch_) continue;
+        const double level = o.rate / o.weight;
+        if (level > res.set_level * (1 + kTight) ||
+            (top > 0 && level >= top * (1 - kTight) && o.rate < o.cap * (1 - kTight) &&
+             level < res.set_level * (1 - kTight)))
+          grew = reach(other, t) || grew;
       }
     } else if (full(res)) {
       // The link was full and no longer is: the outside flows it held back may rise.
@@ -282,23 +296,32 @@ void Network::resolve(double t)
     solver_.clear();
     // What the flows outside the set leave of each link; a link that all the set's flows at their
     // caps cannot fill binds none of them and stays out of the solve.
-    for (std::uint32_t r : set_links_)
+    // Each flow's links that can bind (the set's links), listed once per round.
+    for (std::uint32_t r : set_links_) {
+      resources_[r].listed = epoch_;
       resources_[r].set_used = resources_[r].set_level = 0;
-    for (std::uint32_t id : set_)
-      for (std::uint32_t r : legs_[id].route->resources) {
-        resources_[r].set_used += legs_[id].rate; // their old rates
-        resources_[r].set_level += legs_[id].cap;
-      }
+    }
+    set_begin_.assign(1, 0);
+    set_flow_links_.clear();
+    for (std::uint32_t id : set_) {
+      for (std::uint32_t r : legs_[id].route->resources)
+        if (resources_[r].listed == epoch_) {
+          set_flow_links_.push_back(r);
+          resources_[r].set_used += legs_[id].rate; // their old rates
+          resources_[r].set_level += legs_[id].cap;
+        }
+      set_begin_.push_back(static_cast<std::uint32_t>(set_flow_links_.size()));
+    }
     for (std::uint32_t r : set_links_) {
       Resource& res = resources_[r];
       res.residual = std::max(0.0, res.capacity - (res.used - res.set_used));
       res.local = res.set_level > res.residual * (1 - kTight) ? solver_.add_link(res.residual) : kNoLink;
     }
-    for (std::uint32_t id : set_) {
-      const Leg& l = legs_[id];
+    for (std::size_t k = 0; k < set_.size(); ++k) {
+      const Leg& l = legs_[set_[k]];
       solver_.add_flow(l.weight, l.cap);
-      for (std::uint32_t r : l.route->resources)
-        if (resources_[r].local != kNoLink) solver_.cross(resources_[r].local);
+      for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j)
+        if (resources_[set_flow_links_[j]].local != kNoLink) solver_.cross(resources_[set_flow_links_[j]].local);
     }
     rate = &solver_.solve();
   } while (!settle(*rate, t));
@@ -365,6 +388,7 @@ void Network::attach(std::uint32_t id)
     Resource& res = resources_[l.route->resources[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
     res.legs.push_back(id);
+    res.capsum += l.cap;
   }
   l.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
@@ -377,6 +401,7 @@ void Network::detach(std::uint32_t id)
     const std::uint32_t r = l.route->resources[k];
     Resource& res = resources_[r];
     res.used -= l.rate;
+    res.capsum -= l.cap;
     // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
     const auto pos = l.slot[k];
     XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
@@ -392,7 +417,7 @@ void Network::detach(std::uint32_t id)
           break;
         }
     }
-    if (res.legs.empty()) res.used = 0; // no drift from repeated sums
+    if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
   l.rate = 0;
   l.moving = false;

@@ -117,14 +117,17 @@ private:
     std::function<void()> done;
   };
   struct Resource {
-    double capacity = 0;
-    double used = 0; ///< the rates of the flows on it, summed
-    std::vector<std::uint32_t> legs;
+    // What every re-solve touches first, in one cache line.
     std::uint32_t mark = 0;             ///< == the epoch: reached by this re-solve
     std::uint32_t local = 0;            ///< its index in that solve
-    double residual = 0;                ///< the capacity the flows outside the set leave
+    std::uint32_t listed = 0;           ///< == the epoch: a link of the set that can bind
+    double used = 0;                    ///< the rates of the flows on it, summed
+    double capsum = 0;                  ///< their caps, summed
+    double capacity = 0;                ///< link capacity units per second
     double set_used = 0, set_level = 0; ///< the set's rates on it: summed, highest per weight
+    double residual = 0;                ///< the capacity the flows outside the set leave
     std::uint32_t updates = 0;          ///< re-solves that changed it (its sum is redone every 64)
+    std::vector<std::uint32_t> legs;
   };
 
   const CachedPath& cached(GpuId src, GpuId dst);
@@ -163,6 +166,7 @@ private:
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
+  std::vector<std::uint32_t> set_begin_, set_flow_links_; ///< set_[k]'s listed links: [begin[k], begin[k+1])
   MaxMinSolver solver_;
   EndHeap ends_;                                  ///< moving flows by the date their last byte moves
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
