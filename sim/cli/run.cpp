@@ -23,6 +23,8 @@ struct RunFlags {
   std::vector<std::string> policies;
   int jobs = 0;
   int ensemble = 0;
+  std::string timeline;
+  std::string window;
   bool describe = false;
   bool quiet = false;
 };
@@ -41,6 +43,12 @@ void add_run(CLI::App& app, Action& action)
                   "Also run N members per policy with profiles drawn from the profile's uncertainty and their own "
                   "seeds, spread over the cores; the summary gives each headline figure's 5-95% range")
       ->check(CLI::Range(2, 100000));
+  sub->add_option("--timeline", f->timeline,
+                  "Also write a timeline of the run to FILE: Chrome trace-event JSON for ui.perfetto.dev or "
+                  "chrome://tracing (docs/file-formats.md, \"Timeline\")");
+  sub->add_option("--window", f->window,
+                  "Keep only the timeline's events overlapping FROM:TO in simulated time, e.g. 0s:2s, 500ms:1.5s "
+                  "(default: the whole run)");
   sub->add_flag("--describe", f->describe, "Print the scenario schema and exit");
   sub->add_flag("--quiet", f->quiet, "No progress lines and no table");
   on_run(sub, action, [f] {
@@ -50,6 +58,11 @@ void add_run(CLI::App& app, Action& action)
       for (const sim::policy::PolicyInfo& p : sim::policy::registry())
         std::cout << fmt::format("  {:<11} {}{}\n", p.name, p.summary, p.offline ? " [offline bound]" : "");
       return 0;
+    }
+    sim::engine::TimeWindow window;
+    if (!f->window.empty()) {
+      if (f->timeline.empty()) core::fail("command line", 0, 0, "--window", "needs --timeline FILE");
+      window = sim::engine::parse_window(f->window);
     }
     std::string path = f->scenario;
     if (path.empty()) {
@@ -71,6 +84,8 @@ void add_run(CLI::App& app, Action& action)
     opt.jobs = f->jobs;
     opt.progress = !f->quiet;
     opt.ensemble = f->ensemble;
+    opt.timeline = f->timeline;
+    opt.window = window;
     sim::engine::RunOutcome r = sim::engine::run_scenario(sc, opt);
     if (r.exit_code == core::code(core::ExitCode::kInterrupted)) {
       std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in " << r.out_dir
@@ -79,7 +94,8 @@ void add_run(CLI::App& app, Action& action)
     }
     if (!f->quiet)
       std::cout << r.table << "results in " << r.out_dir
-                << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n";
+                << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n"
+                << (f->timeline.empty() ? "" : "timeline in " + f->timeline + "\n");
     if (r.exit_code != 0) std::cerr << "an invariant failed: see " << r.out_dir << "/summary.json (invariants)\n";
     return r.exit_code;
   });

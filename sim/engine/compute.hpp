@@ -69,6 +69,8 @@ public:
   /// REQUIRES: a stream acquired and not yet released.
   void release();
   const StreamStats& stats() const { return stats_; }
+  /// Copies waiting for a free stream now.
+  int waiting() const { return static_cast<int>(waiting_.size()); }
 
 private:
   struct Waiter {

@@ -48,9 +48,10 @@ struct Task {
   std::string stem() const { return member < 0 ? policy : policy + ".member" + std::to_string(member); }
 };
 
-// The child: one policy, one SimGrid engine. Never returns. Ensemble members write no CSVs.
+// The child: one policy, one SimGrid engine. Never returns. Ensemble members write no CSVs and no
+// timeline.
 [[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
-                        bool progress)
+                        const RunOptions& opt)
 {
   const std::string& policy = task.policy;
   std::signal(SIGINT, SIG_DFL);
@@ -63,8 +64,14 @@ struct Task {
       so.requests_csv = (tmp / (name + ".requests.csv")).string();
       so.links_csv = (tmp / (name + ".links.csv")).string();
       so.holders_csv = (tmp / (name + ".holders.csv")).string();
+      if (!opt.timeline.empty()) {
+        so.timeline.path = (tmp / (name + ".timeline.json")).string();
+        so.timeline.window = opt.window;
+        so.timeline.policy_index =
+            static_cast<int>(std::find(sc.policies.begin(), sc.policies.end(), policy) - sc.policies.begin());
+      }
     }
-    so.progress = progress && task.member < 0;
+    so.progress = opt.progress && task.member < 0;
     Simulation sim(sc, policy, plan, so);
     const std::string result = to_json(sim.run()).dump();
     // Whole or absent: the driver may read it while this process is being killed.
@@ -103,6 +110,7 @@ struct SignalGuard {
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
   const SignalGuard signals;
+  if (!opt.timeline.empty()) check_timeline_path(opt.timeline);
   CorpusPlan plan = plan_corpus(sc); // bad input surfaces here, before anything is written
   RunOutcome outcome;
   outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
@@ -134,8 +142,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
       const Task& task = tasks[next];
       pid_t pid = fork();
-      if (pid == 0)
-        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt.progress);
+      if (pid == 0) child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt);
       if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       running.emplace_back(pid, tasks[next++].stem());
     }
@@ -187,6 +194,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     outcome.result.ok = outcome.result.ok && outcome.result.ensemble->ok;
   }
   outcome.summary = to_json(outcome.result);
+  if (!opt.timeline.empty()) write_timeline(sc, tmp, opt.timeline, opt.window);
   write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
   outcome.table = comparison_table(outcome.result);

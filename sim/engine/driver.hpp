@@ -6,6 +6,7 @@
 
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/timeline.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,9 @@ struct RunOptions {
   /// > 0: also run this many members per policy, each with a profile drawn from the profile's
   /// uncertainty and its own seed, and give the headline figures' spread (RunResult::ensemble).
   int ensemble = 0;
+  /// Non-empty: also write the run's timeline there (timeline.hpp), events overlapping `window`.
+  std::string timeline;
+  TimeWindow window;
 };
 
 struct RunOutcome {
@@ -32,7 +36,8 @@ struct RunOutcome {
 };
 
 /// Runs every policy of the scenario and writes summary.json, requests.csv, links.csv,
-/// holders.csv and report.md. Throws core::InputError before anything is written.
+/// holders.csv and report.md (and the timeline when asked). Throws core::InputError before
+/// anything is written.
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt);
 
 } // namespace xattn::sim::engine

@@ -19,6 +19,7 @@ struct Exchange {
   const void* owner = nullptr; ///< the request, when batching is off
   double rows = 0, tokens = 0, token_rows = 0, decoded = 0;
   int requests = 0;
+  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
 };
 
 struct Move {
@@ -26,12 +27,14 @@ struct Move {
   bool prefill = false;
   double tokens = 0; ///< moved or re-prefilled
   int runs = 1;
-  std::vector<std::uint64_t> keys; ///< cache entries it fills
-  double key_bytes = 0;            ///< bytes of each entry (all layers)
+  std::vector<std::uint64_t> keys;   ///< cache entries it fills
+  double key_bytes = 0;              ///< bytes of each entry (all layers)
+  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
 };
 
 struct Plan {
   int inst = 0;
+  std::uint64_t iteration = 0; ///< the simulation's count of iterations when this one started
   double start = 0;
   int round = 0, rounds = 1;
   double scale = 1; ///< layers per exchange (step granularity: all of them)
@@ -69,6 +72,13 @@ private:
   topo::GpuId holder_;
 };
 
+// The time now when a timeline records it, else nothing read: without one, its hooks cost the
+// branch on the pointer alone.
+double stamp(const Timeline* tl)
+{
+  return tl != nullptr ? now() : 0.0;
+}
+
 } // namespace
 
 struct IterationSteps {
@@ -84,8 +94,11 @@ struct IterationSteps {
   void op_done();
   void round_done();
   void finish();
-  void launch_exchange(const Exchange& e, int rank);
-  void launch_move(const Move& m, int rank);
+  void launch_exchange(int op, int rank);
+  void launch_move(int op, int rank);
+  Timeline* timeline() const { return sim.timeline_.get(); }
+  /// Call `op` (the exchanges, then the moves) of rank `rank` as the timeline names it.
+  CallRef call_ref(int op, int rank) const;
   /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
   void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
   Options options() const { return {sc().transport, sc().what_if.collapsed_response}; }
@@ -204,14 +217,16 @@ void IterationSteps::build()
         auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),
                                [&](const Exchange& e) { return e.holder == h && e.owner == owner; });
         if (it == plan->exchanges.end()) {
-          plan->exchanges.push_back({h, owner});
-          it = plan->exchanges.end() - 1;
+          it = plan->exchanges.emplace(plan->exchanges.end());
+          it->holder = h;
+          it->owner = owner;
         }
         if (std::find(routed_holders.begin(), routed_holders.end(), h) == routed_holders.end()) {
           routed_holders.push_back(h);
           it->rows += rows_q;
           it->decoded += 1;
           ++it->requests;
+          if (timeline()) it->served.push_back(q->id);
         }
         it->tokens += n.tokens;
         it->token_rows += n.tokens * rows_q;
@@ -227,7 +242,10 @@ void IterationSteps::build()
       auto dup = std::find_if(plan->moves.begin(), plan->moves.end(), [&](const Move& mv) {
         return mv.keys.front() == n.keys.front() && mv.prefill == prefill;
       });
-      if (dup != plan->moves.end()) continue; // another request of the batch already moves it
+      if (dup != plan->moves.end()) { // another request of the batch already moves it
+        if (timeline()) dup->served.push_back(q->id);
+        continue;
+      }
       Move mv;
       mv.holder = h;
       mv.prefill = prefill;
@@ -235,6 +253,7 @@ void IterationSteps::build()
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
+      if (timeline()) mv.served.push_back(q->id);
       plan->moves.push_back(std::move(mv));
     }
     if (local_tokens > 0) {
@@ -266,15 +285,14 @@ void IterationSteps::build()
 
 void IterationSteps::run_round()
 {
-  for (const Exchange& e : plan->exchanges)
+  const int ops = static_cast<int>(plan->exchanges.size() + plan->moves.size());
+  for (int op = 0; op < ops; ++op)
     for (int k = 0; k < sc().tp; ++k) {
       ++plan->outstanding;
-      launch_exchange(e, k);
-    }
-  for (const Move& mv : plan->moves)
-    for (int k = 0; k < sc().tp; ++k) {
-      ++plan->outstanding;
-      launch_move(mv, k);
+      if (op < static_cast<int>(plan->exchanges.size()))
+        launch_exchange(op, k);
+      else
+        launch_move(op, k);
     }
   if (plan->outstanding == 0) round_done();
 }
@@ -288,27 +306,70 @@ void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const F
     after(tail.value(), std::move(done));
 }
 
-void IterationSteps::launch_exchange(const Exchange& e, int rank)
+CallRef IterationSteps::call_ref(int op, int rank) const
 {
+  const auto exchanges = static_cast<int>(plan->exchanges.size());
+  const bool routed = op < exchanges;
+  const int h = routed ? plan->exchanges[op].holder : plan->moves[op - exchanges].holder;
+  return {plan->iteration, instance().gpus[rank], holder_gpu(h, rank), op,
+          routed ? &plan->exchanges[op].served : &plan->moves[op - exchanges].served};
+}
+
+void IterationSteps::launch_exchange(int op, int rank)
+{
+  const Exchange& e = plan->exchanges[op];
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
   const ExchangePrice x = price(e, rank);
   const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "an exchange goes to a GPU that holds no chunk");
   ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
   IterationSteps self = *this;
+  Timeline* tl = timeline();
+  const double start = stamp(tl);
   // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
   send(me, them, x.query * L, x.query_flow, x.after_query * L, [=]() mutable {
+    const double arrived = stamp(tl);
+    int lane = 0;
+    if (tl != nullptr) {
+      const CallRef c = self.call_ref(op, rank);
+      tl->leg(Leg::kQuery, c, start, arrived - (x.after_query * L).value(), (x.query * L).value());
+      tl->leg(Leg::kProbe, c, arrived - (x.after_query * L).value(), arrived);
+      lane = tl->holder_begin(Leg::kKernel, c);
+      tl->queue(Leg::kKernel, them, gpu->running() + 1);
+    }
     gpu->submit((x.compute * L).value(), [=]() mutable {
-      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable { self.op_done(); });
+      const double computed = stamp(tl);
+      if (tl != nullptr) {
+        tl->holder_end(Leg::kKernel, self.call_ref(op, rank), lane, arrived);
+        tl->queue(Leg::kKernel, them, gpu->running());
+      }
+      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
+        if (tl != nullptr) {
+          const CallRef c = self.call_ref(op, rank);
+          tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * L).value());
+          tl->call(Primitive::kRoute, c, start, ((x.query + x.answer) * L).value());
+        }
+        self.op_done();
+      });
     });
   });
 }
 
-void IterationSteps::launch_move(const Move& mv, int rank)
+void IterationSteps::launch_move(int op, int rank)
 {
+  const Move& mv = plan->moves[static_cast<std::size_t>(op) - plan->exchanges.size()];
   IterationSteps self = *this;
+  Timeline* tl = timeline();
+  const double start = stamp(tl);
   if (mv.prefill) {
-    after(prefill_time(sc().profile, mv.tokens).value() / plan->rounds, [self]() mutable { self.op_done(); });
+    after(prefill_time(sc().profile, mv.tokens).value() / plan->rounds, [self, tl, op, rank, start]() mutable {
+      if (tl != nullptr) {
+        const CallRef c = self.call_ref(op, rank);
+        tl->leg(Leg::kPrefill, c, start, now());
+        tl->call(Primitive::kLocal, c, start, 0);
+      }
+      self.op_done();
+    });
     return;
   }
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
@@ -318,18 +379,35 @@ void IterationSteps::launch_move(const Move& mv, int rank)
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
   double* free_at = &instance().splice_free_at[rank];
   auto gather = [=]() mutable {
+    if (tl != nullptr && x.index)
+      tl->leg(Leg::kIndex, self.call_ref(op, rank), start, now(), ((x.index_query + x.ids) * L).value());
     pool->acquire([=]() mutable {
+      const double granted = stamp(tl);
+      const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(op, rank)) : 0;
+      if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
       // The copy stream is free when the bytes have moved; the splice follows on the requester,
       // one splice at a time per GPU (one per contiguous run, summed).
       self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
         pool->release();
+        const double copied = stamp(tl);
+        if (tl != nullptr) tl->holder_end(Leg::kCopy, self.call_ref(op, rank), lane, granted, (x.bytes * L).value());
         after((x.after_chunk * L).value(), [=]() mutable {
-          const double start = std::max(now(), *free_at);
-          *free_at = start + (x.splice * L).value();
-          after(*free_at - now(), [=]() mutable { self.op_done(); });
+          const double probed = now();
+          const double begin = std::max(probed, *free_at);
+          *free_at = begin + (x.splice * L).value();
+          after(*free_at - now(), [=]() mutable {
+            if (tl != nullptr) {
+              const CallRef c = self.call_ref(op, rank);
+              tl->leg(Leg::kProbe, c, copied, probed);
+              tl->leg(Leg::kSplice, c, begin, now());
+              tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
+            }
+            self.op_done();
+          });
         });
       });
     });
+    if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
   };
   if (!x.index) {
     gather();
@@ -351,7 +429,12 @@ void IterationSteps::round_done()
   const bool last = plan->round + 1 >= plan->rounds;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
   IterationSteps self = *this;
-  after(tail, [self]() mutable {
+  const double begin = stamp(timeline());
+  after(tail, [self, begin]() mutable {
+    if (Timeline* tl = self.timeline())
+      for (topo::GpuId g : self.instance().gpus)
+        tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
+                 self.plan->scale * self.plan->merge_work);
     if (++self.plan->round < self.plan->rounds)
       self.run_round();
     else
@@ -374,6 +457,16 @@ void IterationSteps::finish()
     if (sim.problems_.size() < 10)
       sim.problems_.push_back("a step lasted " + std::to_string(step) + " s, below its idle closed form " +
                               std::to_string(plan->lower_bound) + " s");
+  }
+  if (Timeline* tl = timeline()) {
+    std::vector<std::uint64_t> ids;
+    std::vector<std::int64_t> steps;
+    for (const Simulation::Active* q : plan->batch) {
+      ids.push_back(q->id);
+      steps.push_back(q->steps_done);
+    }
+    for (topo::GpuId g : in.gpus)
+      tl->step(g, plan->iteration, plan->start, ids, steps);
   }
   for (Simulation::Active* q : plan->batch) {
     if (t < q->last_end) {
@@ -404,6 +497,7 @@ void IterationRunner::start(Simulation& sim, int inst)
   XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances_.size()) && !sim.instances_[inst]->active.empty());
   IterationSteps it{sim, std::make_shared<Plan>()};
   it.plan->inst = inst;
+  it.plan->iteration = sim.iterations_;
   it.build();
   it.run_round();
 }

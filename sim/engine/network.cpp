@@ -4,6 +4,7 @@
 
 #include "sim/core/check.hpp"
 
+#include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -90,6 +91,36 @@ sim::PathCost Network::path_cost(GpuId src, GpuId dst)
 {
   const topo::Path& p = path(src, dst);
   return {p.fabric, p.bottleneck, p.latency};
+}
+
+void Network::moved_bytes(std::vector<double>& out) const
+{
+  out = link_bytes_; // every transfer's bytes, counted when it started: take off what is left to move
+  const double t = now();
+  auto take_off = [&](const Leg& leg, double left) {
+    for (std::uint32_t r : leg.route->resources)
+      out[r] -= left;
+  };
+  for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
+    take_off(legs_[id], legs_[id].payload);
+  // SimGrid's comms (fast_path false) as its lazy model knows them, read without updating them
+  // (get_remaining() would, and so change how SimGrid rounds the rest of the run).
+  std::unordered_map<const void*, double> simgrid_left;
+  if (comms_in_flight_ > 0) {
+    auto* model = dynamic_cast<simgrid::kernel::resource::Model*>(
+        simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model());
+    XATTN_CHECK(model != nullptr, "SimGrid's network model is a Model");
+    for (const auto& a : *model->get_started_action_set())
+      simgrid_left[a.get_activity()] =
+          a.get_remains_no_update() - (model->is_update_lazy() ? a.get_last_value() * (t - a.get_last_update()) : 0);
+  }
+  for (const Leg& leg : legs_) {
+    if (leg.moving) take_off(leg, std::max(0.0, leg.left - leg.rate * (t - leg.stamp)) * leg.factor);
+    if (leg.subs_left == 0) continue;
+    for (const simgrid::s4u::CommPtr& c : leg.comms)
+      if (auto it = simgrid_left.find(c->get_impl()); it != simgrid_left.end())
+        take_off(leg, std::max(0.0, it->second));
+  }
 }
 
 std::uint32_t Network::new_leg()

@@ -83,6 +83,9 @@ public:
   const NetworkStats& stats() const { return stats_; }
   /// Bytes carried per link direction (index link * 2 + direction: 0 up, 1 down).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
+  /// Bytes moved so far per link direction (same index), the transfers in flight counted by what
+  /// they have moved by now (the timeline's link utilisation). `out` is overwritten.
+  void moved_bytes(std::vector<double>& out) const;
   std::size_t in_flight() const { return active_; }
 
 private:

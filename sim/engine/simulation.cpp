@@ -97,6 +97,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
                         : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
   source_ = open_workload(sc);
+  if (!opt_.timeline.path.empty()) timeline_ = std::make_unique<Timeline>(opt_.timeline, policy_name_, sc, *net_);
   if (!opt_.requests_csv.empty()) {
     requests_csv_ = std::fopen(opt_.requests_csv.c_str(), "w");
     if (requests_csv_ == nullptr) core::fail(opt_.requests_csv, 0, 0, "", "cannot write");
@@ -114,6 +115,7 @@ PolicyResult Simulation::run()
   pending_live_ = source_->next(pending_);
   if (pending_live_) after(pending_.arrival.value(), [this] { on_arrival(); });
   engine_->run();
+  if (timeline_) timeline_->finish();
   if (progress_shown_ && isatty(STDERR_FILENO)) std::fputc('\n', stderr); // end the line rewritten in place
   return results();
 }
@@ -169,9 +171,12 @@ void Simulation::start_iteration(int inst)
   Instance& in = *instances_[inst];
   if (in.active.empty()) {
     in.busy = false;
+    if (timeline_ && std::none_of(instances_.begin(), instances_.end(), [](const auto& i) { return i->busy; }))
+      timeline_->idle();
     return;
   }
   in.busy = true;
+  if (timeline_) timeline_->busy();
   ++iterations_;
   IterationRunner::start(*this, inst);
 }

@@ -10,6 +10,7 @@
 #include "sim/engine/network.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/timeline.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/policy/policy.hpp"
 #include "workloads/corpus.hpp"
@@ -43,6 +44,7 @@ struct SimulationOptions {
   std::string links_csv;    ///< this policy's links.csv rows ("" = none)
   std::string holders_csv;  ///< this policy's holders.csv rows ("" = none)
   bool progress = false;    ///< progress lines on stderr
+  TimelineSetup timeline;   ///< this policy's timeline fragment (path "": none)
 };
 
 class Simulation
@@ -98,6 +100,7 @@ private:
   std::unordered_map<std::uint64_t, int> subagent_home_; ///< sub-agent -> requester instance
   int next_home_ = 0;
   FILE* requests_csv_ = nullptr;
+  std::unique_ptr<Timeline> timeline_; ///< null unless a timeline was asked for
 
   // Statistics.
   std::uint64_t arrived_ = 0, finished_ = 0, steps_ = 0, iterations_ = 0;
