@@ -103,7 +103,6 @@ json to_json(const PolicyResult& r)
   json by_fabric = json::object();
   for (core::FabricClass f : core::kAllFabrics)
     by_fabric[std::string(core::to_string(f))] = r.wire_bytes_by_fabric[static_cast<std::size_t>(f)];
-  const EngineCounters& e = r.engine;
   return {{"requests", r.requests},
           {"arrived", r.arrived},
           {"steps", r.steps},
