@@ -11,7 +11,7 @@ using namespace xattn;
 
 TEST_CASE("check: a failed check is an internal error naming the file, the line and the condition")
 {
-  const int line = __LINE__ + 2;
+  const int line = __LINE__ + 1;
   auto fails = [] { XATTN_CHECK(1 + 1 == 3); };
   CHECK_THROWS_AS(fails(), core::InternalError);
   CHECK_THROWS_WITH(fails(), "sim/core/check_test.cpp:" + std::to_string(line) + ": check failed: 1 + 1 == 3");

@@ -53,7 +53,7 @@ struct Transfer {
   int blocks = 1;
 };
 
-// Sets of 2 to 24 transfers starting within 200 us of each other, between GPUs of a few nodes
+// Sets of 2 to 151 transfers starting within 200 us of each other, between GPUs of a few nodes
 // (so that they share links), of about 4 KiB to 64 MiB (log-uniform), 1 to 8 thread blocks, tails up
 // to 5 us. The same seed gives the same sets in both processes.
 std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
@@ -139,6 +139,7 @@ Outcome in_child(const std::vector<std::vector<Transfer>>& sets, bool fast)
 {
   const auto file = std::filesystem::temp_directory_path() /
                     ("xattn_fluid_" + std::to_string(getpid()) + (fast ? "_fast" : "_simgrid"));
+  std::fflush(nullptr); // the child must not print the parent's buffered output again
   const pid_t pid = fork();
   if (pid == 0) {
     const Outcome o = simulate(sets, fast);
