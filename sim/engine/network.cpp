@@ -40,6 +40,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
     resources_[2 * id + 1].capacity = topo.link(id).bandwidth.value();
   }
   link_bytes_.assign(resources_.size(), 0.0);
+  listed_.assign(resources_.size(), 0);
   XATTN_CHECK(g_network == nullptr, "one Network per process");
   g_network = this;
   if (!g_connected) {
@@ -329,14 +330,14 @@ void Network::resolve(double t)
     // caps cannot fill binds none of them and stays out of the solve.
     // Each flow's links that can bind (the set's links), listed once per round.
     for (std::uint32_t r : set_links_) {
-      resources_[r].listed = epoch_;
+      listed_[r] = epoch_;
       resources_[r].set_used = resources_[r].set_level = 0;
     }
     set_begin_.assign(1, 0);
     set_flow_links_.clear();
     for (std::uint32_t id : set_) {
       for (std::uint32_t r : legs_[id].route->resources)
-        if (resources_[r].listed == epoch_) {
+        if (listed_[r] == epoch_) {
           set_flow_links_.push_back(r);
           resources_[r].set_used += legs_[id].rate; // their old rates
           resources_[r].set_level += legs_[id].cap;
