@@ -9,11 +9,12 @@
 // but an event changes nothing beyond the links it fills or frees):
 // - a newcomer that fits at its cap on every link it crosses takes its cap, and nobody changes;
 // - an ending flow that leaves no full link changes nobody;
-// - otherwise the set to re-solve grows from the newcomers, and from the flows on the full links
-//   the ended ones freed, through every full link its flows cross; it is solved with the capacity
-//   the flows outside it leave, and grown again wherever the solution fills a link on which an
-//   outside flow runs faster per unit of weight than the set's own (then that flow's rate is no
-//   longer max-min fair). What is left outside keeps its rates, exactly.
+// - otherwise the newcomers, and the flows that the full links the ended ones freed held back
+//   (the fastest per unit of weight there, below their caps), are solved with the capacity the
+//   flows outside leave; the set grows, and is solved again, wherever that answer is not max-min
+//   fair: a link the new rates fill on which an outside flow runs faster per unit of weight than
+//   the set's flows it holds back, or (held back there before) slower; a full link the new rates
+//   leave that held outside flows back. What is left outside keeps its rates, exactly.
 // Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
 // re-solve updates; one SimGrid timer wakes the network at the earliest.
 // `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.

@@ -1,8 +1,9 @@
 // The engine's parts on their own: the holder's processor sharing, the copy-stream pool, the LRU
-// cache, and the network's fused/real split, each against a hand-computed answer.
+// cache, the network's re-solves and its end-date heap, each against a hand-computed answer.
 #include "sim/engine/cache.hpp"
 #include "sim/engine/clock.hpp"
 #include "sim/engine/compute.hpp"
+#include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
 #include "sim/engine/network.hpp"
 
@@ -11,6 +12,10 @@
 #include <catch2/catch.hpp>
 
 #include <simgrid/s4u/Engine.hpp>
+
+#include <limits>
+#include <map>
+#include <random>
 
 using namespace xattn;
 using namespace xattn::sim::engine;
@@ -225,4 +230,30 @@ TEST_CASE("engine parts: weighted max-min with caps")
   one.add_flow(1, 1e9), one.cross(0);
   CHECK(one.solve()[0] == Approx(24));
   CHECK(one.solve()[1] == Approx(16));
+}
+
+TEST_CASE("engine parts: the end-date heap keeps the earliest on top through moves and removals")
+{
+  // Random sets, moves and removals against a plain map of dates, searched for its minimum.
+  EndHeap heap;
+  std::map<std::uint32_t, double> dates;
+  std::mt19937 rng(7);
+  for (int step = 0; step < 20000; ++step) {
+    const auto id = static_cast<std::uint32_t>(rng() % 300);
+    if (rng() % 3 == 0 && dates.count(id) != 0) {
+      heap.erase(id);
+      dates.erase(id);
+    } else {
+      const double date = static_cast<double>(rng() % 1000);
+      heap.set(id, date);
+      dates[id] = date;
+    }
+    REQUIRE(heap.size() == dates.size());
+    if (dates.empty()) continue;
+    double earliest = std::numeric_limits<double>::infinity();
+    for (const auto& [k, d] : dates)
+      earliest = std::min(earliest, d);
+    REQUIRE(heap.top_date() == earliest);
+    REQUIRE(dates.at(heap.top()) == earliest);
+  }
 }
