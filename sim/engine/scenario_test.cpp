@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace xattn;
 using Catch::Matchers::Contains;
 
@@ -68,4 +70,33 @@ TEST_CASE("scenario: bad input names the place")
              Contains("instances.holders: a GPU is listed twice"));
   CHECK_THAT(error_of("name: [x]\n"), Contains("s.yaml:1:7: error: name: expected a string, got a list"));
   CHECK_THAT(error_of(""), Contains("empty scenario"));
+}
+
+TEST_CASE("scenario: every numeric key has a range with its reason, shown by --describe")
+{
+  const std::string text = core::describe(sim::engine::scenario_schema(), "t");
+  int numbers = 0;
+  core::walk(sim::engine::scenario_schema(), [&](const std::string& path, const core::Field& f) {
+    const bool numeric =
+        f.kind == core::FieldKind::kQuantity || f.kind == core::FieldKind::kInteger ||
+        (f.kind == core::FieldKind::kList && (path.ends_with("affinity") || path.ends_with("rail_of_nic")));
+    if (!numeric) return;
+    ++numbers;
+    INFO(path);
+    CHECK(f.range.bounded());
+    CHECK(std::isfinite(f.range.max));
+    CHECK(f.range.min <= f.range.max);
+    CHECK(text.find(core::range_text(f)) != std::string::npos);
+    CHECK(text.find("[range: " + std::string(f.range.why) + "]") != std::string::npos);
+  });
+  CHECK(numbers > 80);
+}
+
+TEST_CASE("scenario: a value out of its range is bad input quoting the reason; time_scale=1e-300 among them")
+{
+  CHECK(error_of(kValid, {"workload.time_scale=1e-300"}) ==
+        "s.yaml: error: workload.time_scale: must be at least 0.01, got '1e-300' (at most 100 times slower (an hour "
+        "of trace then spans four days) and a million times faster)");
+  CHECK_THAT(error_of(kValid, {"workload.generator.requests=999999999999"}),
+             Contains("workload.generator.requests: must be at most 4294967296, got '999999999999'"));
 }

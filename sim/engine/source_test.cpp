@@ -58,6 +58,7 @@ TEST_CASE("source: copies keep sessions and agents apart past session 256")
 TEST_CASE("source: copies past the request-id layout are refused up front, naming the key")
 {
   CHECK_THROWS_WITH(scenario_with_trace(1, {"workload.copies=65537"}),
-                    Catch::Contains("workload.copies: 65537 copies do not fit the request-id layout: at most 65536"));
+                    Catch::Contains("workload.copies: must be at most 65536, got '65537' (copy ids take 16 bits of a "
+                                    "request id (workloads/request_id.hpp))"));
   CHECK_NOTHROW(scenario_with_trace(1, {"workload.copies=65536"}));
 }
