@@ -1,7 +1,9 @@
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/run_size.hpp"
 
 #include "sim/policy/policy.hpp"
 
+#include "sim/core/memory.hpp"
 #include "sim/core/resources.hpp"
 #include "topologies/spec.hpp"
 #include "workloads/request_id.hpp"
@@ -125,7 +127,14 @@ const core::Schema kEngineSchema{
      .def = "256",
      .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive,
-     .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}}};
+     .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "max_memory",
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
+     .meaning =
+         "stop the run cleanly (exit 1, figures so far in summary.interrupted.json) when it holds more; unset: "
+         "half of the memory available at the start (MemAvailable or the cgroup's limit), at most 3/4 of ulimit -v",
+     .range = {64 * 1048576.0, 1125899906842624.0, "the simulator itself needs tens of MiB; no machine has a PiB"}}};
 
 const core::Schema kWhatIfSchema{
     {.key = "collapsed_response",
@@ -407,10 +416,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       sc.workload.format = *workloads::parse_format(fmt);
     }
   }
+  std::optional<core::Section> generator;
   if (wl.has("generator")) {
-    core::Section g = wl.section("generator");
-    sc.workload.generator = workloads::read_generator(g);
-    if (!g.has("seed")) // the scenario's seed drives the generated load too
+    generator.emplace(wl.section("generator"));
+    sc.workload.generator = workloads::read_generator(*generator);
+    if (!generator->has("seed")) // the scenario's seed drives the generated load too
       sc.workload.generator->seed = sc.seed;
   }
   if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
@@ -451,6 +461,14 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                                  : std::to_string(t.nics->count) + " NIC per node"));
   }
   sc.predicate_prior_steps = eng.number("predicate_prior_steps");
+  if (eng.has("max_memory")) {
+    sc.max_memory = eng.bytes("max_memory");
+    sc.max_memory_origin = "engine.max_memory = " + core::format_bytes(sc.max_memory);
+  } else {
+    sc.max_memory = core::default_memory_limit();
+    sc.max_memory_origin = "engine.max_memory's default of " + core::format_bytes(sc.max_memory) + ", " +
+                           core::default_memory_limit_origin();
+  }
 
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
@@ -461,6 +479,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.out_dir = out.string("dir");
 
   if (sc.requesters.empty() && sc.topology && diags.empty()) inst.error("requesters", "no requester GPU");
+  // Each key lies in its range; now their products (run_size.hpp), on values that are all valid.
+  if (diags.empty()) check_run_size(sc, RunSizeKeys{wl, generator ? &*generator : nullptr, corpus, eng});
   diags.throw_if_any();
   return sc;
 }

@@ -68,6 +68,9 @@ struct Scenario {
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;
   double predicate_prior_steps = 256; ///< predicate's expected output length before any request ended
+  /// engine.max_memory, or its default (core::default_memory_limit): the run stops cleanly past it.
+  core::Bytes max_memory{0};
+  std::string max_memory_origin; ///< "engine.max_memory = 8GiB", or where the default came from
   WhatIf what_if;
   std::string out_dir; ///< empty: out/<name>
 

@@ -99,4 +99,27 @@ TEST_CASE("scenario: a value out of its range is bad input quoting the reason; t
         "of trace then spans four days) and a million times faster)");
   CHECK_THAT(error_of(kValid, {"workload.generator.requests=999999999999"}),
              Contains("workload.generator.requests: must be at most 4294967296, got '999999999999'"));
+  CHECK_THAT(error_of(kValid, {"engine.max_memory=1MiB"}), Contains("engine.max_memory: must be at least 64MiB"));
+  // In range, every one of them, but their product is not.
+  CHECK_THAT(error_of(kValid, {"workload.copies=65536", "workload.copy_offset=1min"}),
+             Contains("workload.copy_offset: (workload.copies - 1) x workload.copy_offset / workload.time_scale = "
+                      "65535 x 60s / 1 = 3.932e+06 s: the last copy would start past the simulated-time horizon"));
+  CHECK_THAT(error_of(kValid, {"workload.generator.requests=100000000", "workload.copies=1000",
+                               "workload.generator.arrival.interarrival=1us", "engine.max_memory=1TiB"}),
+             Contains("workload.generator.requests: requests x workload.copies = 100000000 x 1000 = 1e+11 requests") &&
+                 Contains("more than engine.max_memory = 1.1TB"));
+  CHECK_THAT(
+      error_of(kValid, {"corpus.chunk_tokens=16777216"}),
+      Contains("corpus.chunk_tokens: corpus.chunk_tokens x model.layers x 1.152kB per token and layer = 16777216 "
+               "x 61 x 1.152kB = 1.179TB per chunk, more than corpus.holder_hbm (80GB)"));
+}
+
+TEST_CASE("scenario: engine.max_memory defaults to a share of the machine's memory")
+{
+  const auto sc = sim::engine::parse_scenario(kValid, "s.yaml");
+  CHECK(sc.max_memory.value() >= 256.0 * 1048576);
+  CHECK_THAT(sc.max_memory_origin, Contains("engine.max_memory's default of"));
+  const auto set = sim::engine::parse_scenario(kValid, "s.yaml", {"engine.max_memory=8GiB"});
+  CHECK(set.max_memory.value() == 8.0 * 1073741824);
+  CHECK(set.max_memory_origin == "engine.max_memory = 8.59GB");
 }
