@@ -4,6 +4,7 @@
 #include "sim/engine/iteration.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/engine/stop.hpp"
 
 #include "sim/core/check.hpp"
 
@@ -62,6 +63,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   int argc = 2;
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
   engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
+  if (opt_.catch_signals) StopSignals::reinstall();
   topo::HostSpec host;
   // One dispatch link per GPU and class (InfiniBand: one for both IB classes, whose block rates a
   // profile keeps equal: one thread block issues both).
