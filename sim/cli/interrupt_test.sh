@@ -4,7 +4,8 @@
 # 130 and leaves summary.interrupted.json marked interrupted, and no temporary file behind. The
 # summary keeps the work done (issue "Reliability"): each policy stopped part-way hands in its
 # figures so far (marked partial: requests done, step latencies, simulated time reached), here a
-# few seconds into the Mooncake benchmark.
+# few seconds into the Mooncake benchmark; a run stopped by its memory guard (engine.max_memory)
+# exits 1 naming the key, with the same partial figures.
 #   interrupt_test.sh XATTN SOURCE_DIR INT|TERM
 set -uo pipefail
 xattn=$1
@@ -87,5 +88,17 @@ done_route=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv
 leftovers=$(cd "$moon" && ls -A | grep -vx summary.interrupted.json)
 [ -z "$leftovers" ] || fail "Mooncake: left behind in the output folder: $leftovers"
 echo "ok: Mooncake, SIG$sig after 4 s: $figures"
+
+# 5. The memory guard stops a run the same way, exit 1, naming the key: every copy of 20 requests
+#    arrives at once, the active requests outgrow 300 MiB.
+guard=$work/guard
+"$xattn" run "$src/scenarios/quickstart.yaml" --out "$guard" --quiet --policy route --jobs 1 --set workload.copies=65536 \
+  --set workload.generator.requests=20 --set engine.max_memory=300MiB >"$work/guard.log" 2>&1
+code=$?
+[ "$code" = 1 ] || fail "guard: exit $code, expected 1: $(cat "$work/guard.log")"
+grep -q "^xattn: stopped: .*engine.max_memory: " "$work/guard.log" || fail "guard: no line naming the key: $(cat "$work/guard.log")"
+grep -q '"limit": "engine.max_memory"' "$guard/summary.interrupted.json" || fail "guard: the summary does not name the limit"
+figures=$(partial "$guard/summary.interrupted.json") || fail "guard: partial figures: $figures"
+echo "ok: the memory guard -> exit 1, $(head -c 160 "$work/guard.log")..."
 
 echo "ok: SIG$sig -> exit 130 in ${took}s, earlier results intact, summary.interrupted.json written"

@@ -44,7 +44,10 @@ CorpusPlan plan_corpus(const Scenario& sc)
   const bool need_scan = sc.corpus.prescan || sc.corpus.placement == workloads::PlacementStrategy::kContiguous ||
                          sc.corpus.placement == workloads::PlacementStrategy::kHotReplicated;
   if (need_scan) {
-    auto again = open_workload(sc);
+    // Copies repeat one copy's blocks: scanning one finds the same chunks in the same order, each
+    // referenced `copies` times as often, hence the same hot set (unless max_requests cuts the
+    // stream part-way through the copies).
+    auto again = open_workload(sc, sc.workload.max_requests == 0 ? Copies::kOne : Copies::kAll);
     workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
     plan.total_chunks = scan.corpus.chunks();
     plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
