@@ -19,29 +19,50 @@ using core::kNoDefault;
 using core::kRequired;
 using core::Schema;
 
+// Every number's range (core::Range): what real clusters span, with room to spare; outside it a
+// value is a typo, and a far one would ask for a cluster or a time that cannot be simulated.
+constexpr core::Range kGpuCount{1, 65536, "xattn simulates at most 65,536 GPUs (and as many nodes, leaves or spines)"};
+constexpr core::Range kLatency{0, 1, "cables, switches and NICs take ns to us; a second is a typo"};
+constexpr core::Range kBandwidth{1e6, 1e15,
+                                 "fabrics run at GB/s (NDR-400: 50GBps, NVLink 5: 900GBps); slower rates "
+                                 "overflow simulated time"};
+constexpr core::Range kPerNode{1, 1024, "servers hold 1 to 10 of them"};
+
 const Schema kNvlink{
     {.key = "bandwidth",
      .dim = Dimension::kBytesPerSec,
      .def = kNoDefault,
      .meaning = "per-GPU NVLink bandwidth, each way (NVLink 4.0: 450GBps); required unless switch_trays gives it",
-     .check = Check::kPositive},
-    {.key = "latency", .dim = Dimension::kSeconds, .def = kRequired, .meaning = "GPU <-> NVSwitch port latency"},
-    {.key = "switch_latency", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing the NVSwitch"},
+     .check = Check::kPositive,
+     .range = kBandwidth},
+    {.key = "latency",
+     .dim = Dimension::kSeconds,
+     .def = kRequired,
+     .meaning = "GPU <-> NVSwitch port latency",
+     .range = kLatency},
+    {.key = "switch_latency",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "crossing the NVSwitch",
+     .range = kLatency},
     {.key = "nodes_per_domain",
      .kind = FieldKind::kInteger,
      .def = "1",
      .meaning = "consecutive nodes sharing one NVLink domain (GB200 NVL72: 18 trays of 4 GPUs)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "switch_trays",
      .kind = FieldKind::kInteger,
      .def = kNoDefault,
      .meaning = "NVLink switch trays of a domain (NVL72: 9); needs tray_bandwidth",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1024, "an NVL72 domain has 9"}},
     {.key = "tray_bandwidth",
      .dim = Dimension::kBytesPerSec,
      .def = kNoDefault,
      .meaning = "NVLink bandwidth from one GPU to one switch tray, each way (NVL72: 2 NVLink 5 links = 100GBps)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kBandwidth},
 };
 
 const Schema kPcie{
@@ -49,24 +70,36 @@ const Schema kPcie{
      .kind = FieldKind::kInteger,
      .def = "1",
      .meaning = "PCIe switches per node (GPUs spread evenly)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kPerNode},
     {.key = "bandwidth",
      .dim = Dimension::kBytesPerSec,
      .def = "64GBps",
      .meaning = "GPU or NIC slot <-> PCIe switch, each way (Gen5 x16: 64GBps)",
-     .check = Check::kPositive},
-    {.key = "latency", .dim = Dimension::kSeconds, .def = "0.5us", .meaning = "slot link latency"},
-    {.key = "switch_latency", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing a PCIe switch"},
+     .check = Check::kPositive,
+     .range = kBandwidth},
+    {.key = "latency", .dim = Dimension::kSeconds, .def = "0.5us", .meaning = "slot link latency", .range = kLatency},
+    {.key = "switch_latency",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "crossing a PCIe switch",
+     .range = kLatency},
     {.key = "host_bandwidth",
      .dim = Dimension::kBytesPerSec,
      .def = "64GBps",
      .meaning = "PCIe switch <-> host CPU uplink, each way",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kBandwidth},
     {.key = "host_latency",
      .dim = Dimension::kSeconds,
      .def = "0.5us",
-     .meaning = "PCIe switch <-> host CPU link latency"},
-    {.key = "host_crossing", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing the host root complex"},
+     .meaning = "PCIe switch <-> host CPU link latency",
+     .range = kLatency},
+    {.key = "host_crossing",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "crossing the host root complex",
+     .range = kLatency},
 };
 
 const Schema kNics{
@@ -74,12 +107,18 @@ const Schema kNics{
      .kind = FieldKind::kInteger,
      .def = kRequired,
      .meaning = "NICs per node: gpus_per_node = one per GPU, fewer = shared",
-     .check = Check::kPositive},
-    {.key = "latency", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing the NIC (PCIe to wire)"},
+     .check = Check::kPositive,
+     .range = kPerNode},
+    {.key = "latency",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "crossing the NIC (PCIe to wire)",
+     .range = kLatency},
     {.key = "affinity",
      .kind = FieldKind::kList,
      .def = kNoDefault,
-     .meaning = "NIC index of each local GPU (default: even spread)"},
+     .meaning = "NIC index of each local GPU (default: even spread)",
+     .range = {0, 1023, "a NIC of the node (below nics.count)"}},
 };
 
 const Schema kLink{
@@ -87,11 +126,13 @@ const Schema kLink{
      .dim = Dimension::kBytesPerSec,
      .def = kRequired,
      .meaning = "NIC <-> leaf link, each way (NDR-200: 200Gbps)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kBandwidth},
     {.key = "latency",
      .dim = Dimension::kSeconds,
      .def = kRequired,
-     .meaning = "cable latency (NIC-leaf and leaf-spine)"},
+     .meaning = "cable latency (NIC-leaf and leaf-spine)",
+     .range = kLatency},
 };
 
 const Schema kFabric{
@@ -99,33 +140,43 @@ const Schema kFabric{
      .kind = FieldKind::kInteger,
      .def = kRequired,
      .meaning = "nodes under one leaf switch",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "leaves",
      .kind = FieldKind::kInteger,
      .def = kRequired,
      .meaning = "leaf switches",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "spines",
      .kind = FieldKind::kInteger,
      .def = kRequired,
      .meaning = "spine switches",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "link", .kind = FieldKind::kSection, .def = kRequired, .meaning = "the InfiniBand links", .sub = &kLink},
-    {.key = "switch_latency", .dim = Dimension::kSeconds, .def = "0s", .meaning = "crossing a leaf or spine switch"},
+    {.key = "switch_latency",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "crossing a leaf or spine switch",
+     .range = kLatency},
     {.key = "oversubscription",
      .dim = Dimension::kCount,
      .def = "1",
      .meaning = "leaf downlink / uplink capacity (1 = non-blocking)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {0.01, 100, "fabrics are built at 1 to 4"}},
     {.key = "rails",
      .kind = FieldKind::kInteger,
      .def = "1",
      .meaning = "leaves per group of nodes_per_leaf nodes: > 1 is rail-optimised (NIC k on rail leaf k)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1024, "at most one per NIC of a node"}},
     {.key = "rail_of_nic",
      .kind = FieldKind::kList,
      .def = kNoDefault,
-     .meaning = "rail leaf of each local NIC (default: even spread, NIC k on rail k x rails / NICs)"},
+     .meaning = "rail leaf of each local NIC (default: even spread, NIC k on rail k x rails / NICs)",
+     .range = {0, 1023, "a rail of the fabric (below fabric.rails)"}},
     {.key = "cross_rail",
      .kind = FieldKind::kChoice,
      .def = "pxn",
@@ -140,12 +191,18 @@ const Schema kTopology{
      .kind = FieldKind::kString,
      .def = kNoDefault,
      .meaning = "what the topology models, in a line (shown by xattn topo)"},
-    {.key = "nodes", .kind = FieldKind::kInteger, .def = kRequired, .meaning = "servers", .check = Check::kPositive},
+    {.key = "nodes",
+     .kind = FieldKind::kInteger,
+     .def = kRequired,
+     .meaning = "servers",
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "gpus_per_node",
      .kind = FieldKind::kInteger,
      .def = kRequired,
      .meaning = "GPUs in each server",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = kGpuCount},
     {.key = "nvlink",
      .kind = FieldKind::kSection,
      .def = kNoDefault,
@@ -168,19 +225,13 @@ const Schema kTopology{
      .sub = &kFabric},
 };
 
-// Bounds that keep a hand-edited file from asking for a cluster that cannot be built in memory
-// (a typo of a few zeros must be an error, not a machine that swaps for an hour).
-constexpr std::int64_t kMaxCount = 1'000'000;
+// The GPU total a file may ask for: each count is bounded by its range (the schema above), their
+// product here (a typo of a few zeros must be an error, not a machine that swaps for an hour).
 constexpr std::int64_t kMaxGpus = 65'536;
 
 int bounded(core::Section& s, std::string_view key)
 {
-  const std::int64_t v = s.integer(key);
-  if (v > kMaxCount) {
-    s.error(key, "value " + std::to_string(v) + " is too large (at most " + std::to_string(kMaxCount) + ")");
-    return 0;
-  }
-  return static_cast<int>(v);
+  return s.count(key); // within the field's range, or 0 (reported)
 }
 
 // The nvlink section's values. The per-GPU bandwidth is `bandwidth` or switch_trays x tray_bandwidth,

@@ -16,7 +16,8 @@ const core::Schema kCorpusSchema{
      .kind = FieldKind::kInteger,
      .def = "2048",
      .meaning = "c_t: tokens per chunk, a multiple of the block size",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = core::kTokensRange},
     {.key = "placement",
      .kind = FieldKind::kChoice,
      .def = "round-robin",
@@ -26,22 +27,26 @@ const core::Schema kCorpusSchema{
      .kind = FieldKind::kInteger,
      .def = "8",
      .meaning = "H: holder instances",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 65536, "at most the GPUs xattn simulates"}},
     {.key = "replicas",
      .kind = FieldKind::kInteger,
      .def = "2",
      .meaning = "hot-replicated: holders per hot chunk",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 65536, "at most the GPUs xattn simulates"}},
     {.key = "hot_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.05",
-     .meaning = "hot-replicated: share of chunks replicated (most referenced)"},
-    {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "placement seed"},
+     .meaning = "hot-replicated: share of chunks replicated (most referenced)",
+     .range = core::kShareRange},
+    {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "placement seed", .range = core::kSeedRange},
     {.key = "holder_hbm",
      .dim = Dimension::kBytes,
      .def = "80GB",
      .meaning = "HBM per holder for corpus KV",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
     {.key = "prescan",
      .kind = FieldKind::kBool,
      .def = "true",
@@ -77,7 +82,6 @@ CorpusConfig read_corpus(core::Section& s)
   c.seed = static_cast<std::uint64_t>(s.integer("seed"));
   c.holder_hbm = s.bytes("holder_hbm");
   c.prescan = s.boolean("prescan");
-  if (c.hot_fraction > 1.0) s.error("hot_fraction", "must lie in [0, 1]");
   if (c.placement == PlacementStrategy::kHotReplicated && c.replicas > c.holders)
     s.error("replicas", "cannot exceed holders (" + std::to_string(c.holders) + ")");
   if ((c.placement == PlacementStrategy::kHotReplicated || c.placement == PlacementStrategy::kContiguous) && !c.prescan)

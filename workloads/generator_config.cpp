@@ -16,67 +16,94 @@ const core::Schema kLength{
      .def = "lognormal",
      .meaning = "shape of the distribution",
      .choices = "lognormal|exponential|fixed"},
-    {.key = "mean", .kind = FieldKind::kQuantity, .def = "300", .meaning = "mean, tokens", .check = Check::kPositive},
-    {.key = "cv", .kind = FieldKind::kQuantity, .def = "1", .meaning = "coefficient of variation (lognormal)"},
+    {.key = "mean",
+     .kind = FieldKind::kQuantity,
+     .def = "300",
+     .meaning = "mean, tokens",
+     .check = Check::kPositive,
+     .range = core::kTokensRange},
+    {.key = "cv",
+     .kind = FieldKind::kQuantity,
+     .def = "1",
+     .meaning = "coefficient of variation (lognormal)",
+     .range = {0, 100, "measured lengths vary by 0.5 to 3 times their mean"}},
 };
 const core::Schema kCorpus{
     {.key = "tokens",
      .kind = FieldKind::kInteger,
      .def = "4000000",
      .meaning = "N: size of the shared corpus, tokens",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1099511627776.0, "2^40 tokens: ten thousand times the largest corpus studied (93.6M)"}},
     {.key = "zipf_s",
      .kind = FieldKind::kQuantity,
      .def = "1.0",
-     .meaning = "Zipf exponent of read popularity (0: uniform)"},
+     .meaning = "Zipf exponent of read popularity (0: uniform)",
+     .range = {0, 100, "measured read popularity has 0.5 to 1.5; past 100 every read hits the top file"}},
     {.key = "hot_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.05",
-     .meaning = "share of corpus blocks forming the hot set (the most popular ranks)"},
+     .meaning = "share of corpus blocks forming the hot set (the most popular ranks)",
+     .range = core::kShareRange},
     {.key = "layout",
      .kind = FieldKind::kChoice,
      .def = "shuffled",
      .meaning = "where popular files sit: scattered, or contiguous at the corpus start",
      .choices = "shuffled|contiguous"},
-    {.key = "reads_per_turn", .kind = FieldKind::kInteger, .def = "8", .meaning = "corpus reads (files) per turn"},
+    {.key = "reads_per_turn",
+     .kind = FieldKind::kInteger,
+     .def = "8",
+     .meaning = "corpus reads (files) per turn",
+     .range = {0, 65536, "agents read a few dozen files a turn"}},
     {.key = "read_blocks",
      .kind = FieldKind::kInteger,
      .def = "4",
      .meaning = "blocks per read (file size)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1048576, "blocks per file: 2^20 blocks is a file past every context window"}},
 };
 const core::Schema kSubagents{
     {.key = "spawn_probability",
      .kind = FieldKind::kQuantity,
      .def = "0.1",
-     .meaning = "chance a top-level turn spawns sub-agents (if none live)"},
+     .meaning = "chance a top-level turn spawns sub-agents (if none live)",
+     .range = core::kShareRange},
     {.key = "max",
      .kind = FieldKind::kInteger,
      .def = "4",
      .meaning = "siblings per spawn, uniform 1..max",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 65534, "sub-agent ids take 16 bits of an agent id (workloads/request_id.hpp)"}},
     {.key = "turns",
      .kind = FieldKind::kInteger,
      .def = "8",
      .meaning = "turns per sub-agent",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1048576, "a session of a million turns is a typo"}},
     {.key = "sibling_overlap",
      .kind = FieldKind::kQuantity,
      .def = "0.8",
-     .meaning = "share of a sub-agent's first reads common to its siblings"},
+     .meaning = "share of a sub-agent's first reads common to its siblings",
+     .range = core::kShareRange},
 };
 const core::Schema kAgents{
     {.key = "count",
      .kind = FieldKind::kInteger,
      .def = "16",
      .meaning = "A: top-level agents at any time",
-     .check = Check::kPositive},
-    {.key = "system_tokens", .kind = FieldKind::kInteger, .def = "4096", .meaning = "shared system prompt, tokens"},
+     .check = Check::kPositive,
+     .range = {1, 65536, "each live agent keeps its context in memory (up to max_context_tokens)"}},
+    {.key = "system_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "4096",
+     .meaning = "shared system prompt, tokens",
+     .range = {0, 16777216, "2^24 tokens is past every model's context window"}},
     {.key = "turns",
      .kind = FieldKind::kInteger,
      .def = "20",
      .meaning = "turns per top-level session",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1048576, "a session of a million turns is a typo"}},
     {.key = "turn_tokens",
      .kind = FieldKind::kSection,
      .def = "",
@@ -86,7 +113,8 @@ const core::Schema kAgents{
      .kind = FieldKind::kInteger,
      .def = "200000",
      .meaning = "a session ends before its context passes this",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = core::kTokensRange},
     {.key = "subagents", .kind = FieldKind::kSection, .def = "", .meaning = "sub-agent spawning", .sub = &kSubagents},
 };
 const core::Schema kArrival{
@@ -99,40 +127,56 @@ const core::Schema kArrival{
      .dim = Dimension::kSeconds,
      .def = "100ms",
      .meaning = "poisson: mean gap; mmpp: mean gap when calm",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1e-6, 86400, "from a million requests a second to one a day"}},
     {.key = "burst_interarrival",
      .dim = Dimension::kSeconds,
      .def = "10ms",
      .meaning = "mmpp: mean gap in a burst",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1e-6, 86400, "from a million requests a second to one a day"}},
     {.key = "calm_dwell",
      .dim = Dimension::kSeconds,
      .def = "60s",
      .meaning = "mmpp: mean time calm",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1e-6, 86400, "dwell times from a microsecond to a day"}},
     {.key = "burst_dwell",
      .dim = Dimension::kSeconds,
      .def = "10s",
      .meaning = "mmpp: mean time bursting",
-     .check = Check::kPositive},
-    {.key = "think", .dim = Dimension::kSeconds, .def = "5s", .meaning = "closed: mean think time (exponential)"},
+     .check = Check::kPositive,
+     .range = {1e-6, 86400, "dwell times from a microsecond to a day"}},
+    {.key = "think",
+     .dim = Dimension::kSeconds,
+     .def = "5s",
+     .meaning = "closed: mean think time (exponential)",
+     .range = {0, 86400, "think times up to a day"}},
     {.key = "time_per_output_token",
      .dim = Dimension::kSeconds,
      .def = "20ms",
-     .meaning = "closed: nominal decode time per output token"},
+     .meaning = "closed: nominal decode time per output token",
+     .range = {0, 1, "decoding takes ms per token; a second is a typo"}},
 };
 const core::Schema kGenerator{
-    {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "random seed: same seed, same trace"},
+    {.key = "seed",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "random seed: same seed, same trace",
+     .range = core::kSeedRange},
     {.key = "requests",
      .kind = FieldKind::kInteger,
      .def = "10000",
      .meaning = "requests to generate",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 4294967296.0,
+               "each request may open a session, and session ids take 32 bits (workloads/request_id.hpp)"}},
     {.key = "block_tokens",
      .kind = FieldKind::kInteger,
      .def = "64",
      .meaning = "tokens per block id",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 65536, "prefix caches use 16 to 512"}},
     {.key = "corpus", .kind = FieldKind::kSection, .def = "", .meaning = "the shared corpus", .sub = &kCorpus},
     {.key = "agents", .kind = FieldKind::kSection, .def = "", .meaning = "agents and sessions", .sub = &kAgents},
     {.key = "arrival", .kind = FieldKind::kSection, .def = "", .meaning = "arrival process", .sub = &kArrival},
@@ -149,11 +193,6 @@ LengthConfig read_length(core::Section s)
   c.mean = s.number("mean");
   c.cv = s.number("cv");
   return c;
-}
-
-void share(core::Section& s, const char* key, double v)
-{
-  if (v < 0.0 || v > 1.0) s.error(key, "must lie in [0, 1], got " + std::to_string(v));
 }
 
 // The ids the generator will make must fit the request-id layout (workloads/request_id.hpp):
@@ -198,7 +237,6 @@ GeneratorConfig read_generator(core::Section& s)
   c.corpus_tokens = corpus.integer("tokens");
   c.zipf_s = corpus.number("zipf_s");
   c.hot_fraction = corpus.number("hot_fraction");
-  share(corpus, "hot_fraction", c.hot_fraction);
   c.shuffled = corpus.choice("layout") == "shuffled";
   c.reads_per_turn = corpus.integer("reads_per_turn");
   c.read_blocks = corpus.integer("read_blocks");
@@ -212,11 +250,9 @@ GeneratorConfig read_generator(core::Section& s)
   c.max_context_tokens = agents.integer("max_context_tokens");
   core::Section sub = agents.section("subagents");
   c.spawn_probability = sub.number("spawn_probability");
-  share(sub, "spawn_probability", c.spawn_probability);
   c.max_subagents = sub.integer("max");
   c.subagent_turns = sub.integer("turns");
   c.sibling_overlap = sub.number("sibling_overlap");
-  share(sub, "sibling_overlap", c.sibling_overlap);
   core::Section arrival = s.section("arrival");
   const std::string p = arrival.choice("process");
   c.process = p == "mmpp" ? ArrivalProcess::kMmpp : p == "closed" ? ArrivalProcess::kClosed : ArrivalProcess::kPoisson;

@@ -98,7 +98,7 @@ TEST_CASE("workloads: generator reproduces the reuse ratio its session structure
   GeneratorConfig c =
       parse("requests: " + std::to_string(T * sessions) +
             "\nblock_tokens: 64\ncorpus: {tokens: 320000, zipf_s: 1.0, reads_per_turn: 4, read_blocks: 1}\n"
-            "agents: {count: 1, system_tokens: 512, turns: 10, max_context_tokens: 100000000,\n"
+            "agents: {count: 1, system_tokens: 512, turns: 10, max_context_tokens: 16777216,\n"
             "  turn_tokens: {distribution: fixed, mean: 128}, subagents: {spawn_probability: 0}}\n"
             "arrival: {process: closed}\noutput: {distribution: fixed, mean: 64}\n");
   double refs = 0;
@@ -151,8 +151,9 @@ TEST_CASE("workloads: generator config errors carry file, line and key")
 {
   CHECK_THROWS_WITH(parse("requests: 10\narrival:\n  process: poison\n"),
                     Contains("g.yaml:3:12: error: arrival.process: unknown value 'poison'"));
-  CHECK_THROWS_WITH(parse("corpus: {hot_fraction: 2}\n"),
-                    Contains("g.yaml:1:24: error: corpus.hot_fraction: must lie in [0, 1]"));
+  CHECK_THROWS_WITH(
+      parse("corpus: {hot_fraction: 2}\n"),
+      Contains("g.yaml:1:24: error: corpus.hot_fraction: must be at most 1, got '2' (a share of a whole)"));
   CHECK_THROWS_WITH(parse("arrival: {interarrival: 10}\n"), Contains("arrival.interarrival: missing unit"));
   CHECK_THROWS_WITH(parse("agents: {cuont: 3}\n"),
                     Contains("agents.cuont: unknown key 'cuont' (did you mean 'count'?)"));

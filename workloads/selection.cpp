@@ -20,20 +20,24 @@ const core::Schema kSelection{
      .kind = FieldKind::kInteger,
      .def = "2048",
      .meaning = "k: tokens kept per query",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = core::kTokensRange},
     {.key = "recent_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.25",
-     .meaning = "share of selected blocks from the recent window"},
+     .meaning = "share of selected blocks from the recent window",
+     .range = core::kShareRange},
     {.key = "recent_window_tokens",
      .kind = FieldKind::kInteger,
      .def = "4096",
      .meaning = "the recent window at the end of the context, tokens",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = core::kTokensRange},
     {.key = "hot_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.25",
-     .meaning = "share of selected blocks from hot blocks"},
+     .meaning = "share of selected blocks from hot blocks",
+     .range = core::kShareRange},
 };
 } // namespace
 
@@ -50,8 +54,6 @@ SelectionConfig read_selection(core::Section& s)
   c.recent_fraction = s.number("recent_fraction");
   c.recent_window_tokens = s.integer("recent_window_tokens");
   c.hot_fraction = s.number("hot_fraction");
-  if (c.recent_fraction > 1) s.error("recent_fraction", "must lie in [0, 1]");
-  if (c.hot_fraction > 1) s.error("hot_fraction", "must lie in [0, 1]");
   if (c.recent_fraction + c.hot_fraction > 1.0 + 1e-12)
     s.error("hot_fraction", "recent_fraction + hot_fraction must not exceed 1");
   return c;

@@ -5,6 +5,7 @@
 #include <array>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -126,7 +127,82 @@ YAML::Node strip_marks(const YAML::Node& n)
   }
 }
 
+// A bound as a user would write it: "1us", "24h", "64MiB", "1PBps", "1024" (%g of the value in
+// the largest unit that gives a short number).
+std::string bound_text(double v, Dimension dim)
+{
+  if (std::isinf(v)) return "inf";
+  struct Unit {
+    double factor;
+    const char* name;
+  };
+  auto pick = [v](std::initializer_list<Unit> units, const char* fallback) {
+    char buf[64];
+    for (const Unit& u : units)
+      if (v >= u.factor && v != 0) {
+        const double x = v / u.factor;
+        if (x == std::round(x * 1000) / 1000) { // short in this unit
+          std::snprintf(buf, sizeof buf, "%g%s", x, u.name);
+          return std::string(buf);
+        }
+      }
+    std::snprintf(buf, sizeof buf, "%g%s", v, fallback);
+    return std::string(buf);
+  };
+  switch (dim) {
+  case Dimension::kCount:
+    if (v == std::floor(v) && v < 1e16) return std::to_string(static_cast<std::int64_t>(v));
+    return pick({}, "");
+  case Dimension::kSeconds:
+    return pick({{3600, "h"}, {60, "min"}, {1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}}, "s");
+  case Dimension::kBytes:
+    return pick({{1125899906842624.0, "PiB"},
+                 {1e15, "PB"},
+                 {1099511627776.0, "TiB"},
+                 {1e12, "TB"},
+                 {1073741824.0, "GiB"},
+                 {1e9, "GB"},
+                 {1048576.0, "MiB"},
+                 {1e6, "MB"},
+                 {1024.0, "KiB"},
+                 {1e3, "kB"}},
+                "B");
+  case Dimension::kBytesPerSec:
+    return pick({{1e15, "PBps"}, {1e12, "TBps"}, {1e9, "GBps"}, {1e6, "MBps"}, {1e3, "kBps"}}, "Bps");
+  case Dimension::kFlopsPerSec:
+    return pick({{1e15, "Pflops"}, {1e12, "Tflops"}, {1e9, "Gflops"}}, "flops");
+  }
+  return pick({}, "");
+}
+
+// Why `v` lies outside the field's range ("must be at most 1024, got '5000' (REASON)"), if it does.
+std::optional<std::string> out_of_range(const Field& f, Dimension dim, double v, const std::string& text)
+{
+  if (!f.range.bounded()) return std::nullopt;
+  if (v < f.range.min)
+    return "must be at least " + bound_text(f.range.min, dim) + ", got '" + text + "' (" + std::string(f.range.why) +
+           ")";
+  if (v > f.range.max)
+    return "must be at most " + bound_text(f.range.max, dim) + ", got '" + text + "' (" + std::string(f.range.why) +
+           ")";
+  return std::nullopt;
+}
+
+Dimension dimension_of(const Field& f)
+{
+  return f.kind == FieldKind::kInteger ? Dimension::kCount : f.dim;
+}
+
 } // namespace
+
+std::string range_text(const Field& f)
+{
+  if (!f.range.bounded()) return {};
+  const Dimension dim = dimension_of(f);
+  const bool open_low = f.check == Check::kPositive && f.range.min <= 0;
+  return std::string(open_low ? "(" : "[") + bound_text(f.range.min, dim) + ", " + bound_text(f.range.max, dim) +
+         (std::isinf(f.range.max) ? ")" : "]");
+}
 
 Document parse_yaml(const std::string& text, std::string name)
 {
@@ -302,35 +378,46 @@ std::optional<std::string> Section::scalar(std::string_view key, const Field& f)
   return e->value.Scalar();
 }
 
-double Section::quantity(std::string_view key, Dimension dim)
+std::optional<double> Section::quantity(std::string_view key, Dimension dim)
 {
   const Field& f = field(key, FieldKind::kQuantity);
   auto text = scalar(key, f);
-  if (!text) return 0.0;
+  if (!text) return std::nullopt;
   try {
-    double v = parse_quantity(*text, dim);
-    if (f.check == Check::kPositive && v <= 0.0) error(key, "must be greater than zero, got '" + *text + "'");
-    if (f.kind == FieldKind::kInteger && v != std::floor(v)) error(key, "expected a whole number, got '" + *text + "'");
+    const double v = parse_quantity(*text, dim);
+    if (f.check == Check::kPositive && v <= 0.0) {
+      error(key, "must be greater than zero, got '" + *text + "'");
+      return std::nullopt;
+    }
+    if (f.kind == FieldKind::kInteger && v != std::floor(v)) {
+      error(key, "expected a whole number, got '" + *text + "'");
+      return std::nullopt;
+    }
+    if (auto why = out_of_range(f, dim, v, *text)) {
+      error(key, *why);
+      return std::nullopt;
+    }
     return v;
   } catch (const UnitError& u) {
     error(key, u.what());
-    return 0.0;
+    return std::nullopt;
   }
 }
 
 double Section::number(std::string_view key)
 {
-  return quantity(key, Dimension::kCount);
+  return quantity(key, Dimension::kCount).value_or(0.0);
 }
 
 std::int64_t Section::integer(std::string_view key)
 {
-  double v = quantity(key, Dimension::kCount);
-  if (v > 9.0e15) {
+  const auto v = quantity(key, Dimension::kCount);
+  if (!v) return 0;
+  if (*v > 9.0e15) {
     error(key, "value is too large");
     return 0;
   }
-  return static_cast<std::int64_t>(v);
+  return static_cast<std::int64_t>(*v);
 }
 
 int Section::count(std::string_view key)
@@ -346,19 +433,19 @@ int Section::count(std::string_view key)
 
 Seconds Section::seconds(std::string_view key)
 {
-  return Seconds(quantity(key, Dimension::kSeconds));
+  return Seconds(quantity(key, Dimension::kSeconds).value_or(0.0));
 }
 Bytes Section::bytes(std::string_view key)
 {
-  return Bytes(quantity(key, Dimension::kBytes));
+  return Bytes(quantity(key, Dimension::kBytes).value_or(0.0));
 }
 BytesPerSec Section::rate(std::string_view key)
 {
-  return BytesPerSec(quantity(key, Dimension::kBytesPerSec));
+  return BytesPerSec(quantity(key, Dimension::kBytesPerSec).value_or(0.0));
 }
 FlopsPerSec Section::flops(std::string_view key)
 {
-  return FlopsPerSec(quantity(key, Dimension::kFlopsPerSec));
+  return FlopsPerSec(quantity(key, Dimension::kFlopsPerSec).value_or(0.0));
 }
 
 std::string Section::string(std::string_view key)
@@ -490,6 +577,8 @@ std::vector<double> Section::numbers(std::string_view key, Dimension dim)
       double v = parse_quantity(n.Scalar(), dim);
       if (f.check == Check::kPositive && v <= 0.0)
         diags_->add({file_, line, col, where, "must be greater than zero, got '" + n.Scalar() + "'"});
+      else if (auto why = out_of_range(f, dim, v, n.Scalar()))
+        diags_->add({file_, line, col, where, *why});
       out.push_back(v);
     } catch (const UnitError& u) {
       diags_->add({file_, line, col, where, u.what()});
@@ -534,8 +623,14 @@ void describe_into(const Schema& schema, int depth, std::vector<std::array<std::
     else if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
       def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
     std::string kind = kind_name(f);
-    if (f.check == Check::kPositive) kind += " > 0";
-    rows.push_back({std::string(2 * depth, ' ') + std::string(f.key), kind, def, std::string(f.meaning)});
+    std::string meaning(f.meaning);
+    if (f.range.bounded()) {
+      kind += " " + range_text(f);
+      meaning += " [range: " + std::string(f.range.why) + "]";
+    } else if (f.check == Check::kPositive) {
+      kind += " > 0";
+    }
+    rows.push_back({std::string(2 * depth, ' ') + std::string(f.key), kind, def, meaning});
     if (f.sub) describe_into(*f.sub, depth + 1, rows);
   }
 }

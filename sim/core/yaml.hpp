@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,24 @@ enum class FieldKind {
 
 enum class Check { kNone, kPositive };
 
+/// The values a number may take, and why. Every numeric key of the scenario schema has one (a test
+/// walks the schema): --describe shows it, and a value outside it is bad input whose message gives
+/// the reason. Both ends are inclusive; Check::kPositive also excludes zero (a minimum of 0,
+/// exclusive). Without a reason the range is the default [0, inf): negatives are refused by the
+/// unit parser, and kInteger and count() keep their own ceilings (9e15, INT_MAX).
+struct Range {
+  double min = 0;
+  double max = std::numeric_limits<double>::infinity();
+  std::string_view why = {}; ///< the reason for the range, in a few words
+  bool bounded() const { return !why.empty(); }
+};
+
+/// Ranges that several schemas share.
+inline constexpr Range kShareRange{0, 1, "a share of a whole"};
+inline constexpr Range kSeedRange{0, 9007199254740992.0,
+                                  "a whole number a double holds exactly (2^53): YAML numbers are read as doubles"};
+inline constexpr Range kTokensRange{1, 16777216, "2^24 tokens is past every model's context window"};
+
 struct Field;
 using Schema = std::vector<Field>;
 
@@ -52,6 +71,7 @@ struct Field {
   Check check = Check::kNone;
   std::string_view choices = {};
   const Schema* sub = nullptr;
+  Range range = {}; ///< numbers only (kQuantity, kInteger, lists of numbers)
 };
 
 /// A parsed YAML file. `file` is the name used in diagnostics.
@@ -125,7 +145,9 @@ private:
   /// The scalar text of a key's value, or its default; nullopt when absent with no default or on
   /// a type error (already reported).
   std::optional<std::string> scalar(std::string_view key, const Field& f);
-  double quantity(std::string_view key, Dimension dim);
+  /// The value, or nullopt when it is absent without a default or wrong (already reported: a bad
+  /// unit, a negative, out of its Range).
+  std::optional<double> quantity(std::string_view key, Dimension dim);
   void position(const Entry* e, int& line, int& column) const;
 
   std::string file_;
@@ -136,7 +158,23 @@ private:
   int line_ = 0, column_ = 0;
 };
 
-/// Renders a schema as an aligned table (nested sections indented), for --describe.
+/// Renders a schema as an aligned table (nested sections indented), for --describe; a number's type
+/// carries its range ("integer [1, 1024]") and its meaning the reason for it.
 std::string describe(const Schema& schema, const std::string& title);
+
+/// The range of a field as --describe shows it ("[1, 1024]", "(0s, 1h]"); empty when unbounded.
+std::string range_text(const Field& f);
+
+/// Calls `visit(path, field)` for every field of `schema` and its sub-schemas, depth first
+/// ("workload.generator.requests").
+template <class F>
+void walk(const Schema& schema, F&& visit, const std::string& prefix = "")
+{
+  for (const Field& f : schema) {
+    const std::string path = prefix.empty() ? std::string(f.key) : prefix + "." + std::string(f.key);
+    visit(path, f);
+    if (f.sub != nullptr) walk(*f.sub, visit, path);
+  }
+}
 
 } // namespace xattn::core

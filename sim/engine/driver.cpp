@@ -1,21 +1,24 @@
 #include "sim/engine/driver.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/failure.hpp"
+#include "sim/core/memory.hpp"
 
 #include "sim/engine/child_failure.hpp"
 #include "sim/engine/ensemble.hpp"
 #include "sim/engine/output.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/stop.hpp"
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -26,12 +29,6 @@ namespace xattn::sim::engine
 namespace fs = std::filesystem;
 namespace
 {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int sig)
-{
-  g_stop = sig;
-}
 
 std::string read_file(const fs::path& p)
 {
@@ -48,15 +45,23 @@ struct Task {
   std::string stem() const { return member < 0 ? policy : policy + ".member" + std::to_string(member); }
 };
 
-// The child: one policy, one SimGrid engine. Never returns. Ensemble members write no CSVs and no
-// timeline.
-[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
-                        const RunOptions& opt)
+// How long the children of a stopped run may take to hand in their figures before they are killed.
+constexpr auto kStopGrace = std::chrono::seconds(10);
+
+// Whole or absent: the driver may read it while this process is being killed.
+void write_partial(Simulation& sim, const fs::path& tmp, const std::string& name)
 {
-  const std::string& policy = task.policy;
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  core::write_file_atomically(tmp / (name + ".partial.json"), to_json(sim.partial_results()).dump());
+}
+
+// The child: one policy, one SimGrid engine, `memory` bytes at most. Never returns. Ensemble
+// members write no CSVs and no timeline. Stopped by a signal or its memory guard, it hands in its
+// figures so far (NAME.partial.json) and ends with 130 or the guard's exit code.
+[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
+                        const RunOptions& opt, core::Bytes memory, const std::string& memory_origin)
+{
   const std::string name = task.stem();
+  core::memory_guard().arm(memory, "engine.max_memory", memory_origin);
   int code = 0;
   try {
     SimulationOptions so;
@@ -68,14 +73,24 @@ struct Task {
         so.timeline.path = (tmp / (name + ".timeline.json")).string();
         so.timeline.window = opt.window;
         so.timeline.policy_index =
-            static_cast<int>(std::find(sc.policies.begin(), sc.policies.end(), policy) - sc.policies.begin());
+            static_cast<int>(std::find(sc.policies.begin(), sc.policies.end(), task.policy) - sc.policies.begin());
       }
     }
     so.progress = opt.progress && task.member < 0;
-    Simulation sim(sc, policy, plan, so);
-    const std::string result = to_json(sim.run()).dump();
-    // Whole or absent: the driver may read it while this process is being killed.
-    core::write_file_atomically(tmp / (name + ".json"), result);
+    so.catch_signals = true;
+    Simulation sim(sc, task.policy, plan, so);
+    try {
+      const std::string result = to_json(sim.run()).dump();
+      core::write_file_atomically(tmp / (name + ".json"), result);
+    } catch (const Interrupted&) {
+      write_partial(sim, tmp, name);
+      code = core::code(core::ExitCode::kInterrupted);
+    } catch (const core::LimitError&) {
+      write_partial(sim, tmp, name);
+      throw;
+    }
+  } catch (const Interrupted&) { // before the first event: nothing done yet
+    code = core::code(core::ExitCode::kInterrupted);
   } catch (const std::exception& e) {
     code = write_child_failure(tmp, name, e); // the parent rethrows the same type
   }
@@ -83,35 +98,70 @@ struct Task {
   _exit(code);
 }
 
-// Catches SIGINT and SIGTERM for the whole run, from before the corpus is planned (a large trace
-// takes seconds), and puts the previous handlers back however the run ends.
-struct SignalGuard {
-  struct sigaction old_int {
-  }, old_term{};
-  SignalGuard()
-  {
-    g_stop = 0;
-    struct sigaction sa {
-    };
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+// Asks the running children to stop (SIGTERM: each hands in its figures so far) and reaps them;
+// one still running after kStopGrace is killed.
+void stop_children(const std::vector<std::pair<pid_t, std::string>>& running)
+{
+  for (const auto& [pid, name] : running)
+    kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+  for (const auto& [pid, name] : running) {
+    for (;;) {
+      const pid_t r = waitpid(pid, nullptr, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
-  ~SignalGuard()
-  {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
+}
+
+// The policies' results in the scenario's order: complete ones, and with `partial` the figures so
+// far of those stopped part-way.
+std::vector<std::pair<std::string, PolicyResult>> gather(const Scenario& sc, const fs::path& tmp, bool partial)
+{
+  std::vector<std::pair<std::string, PolicyResult>> policies;
+  for (const std::string& p : sc.policies) {
+    const fs::path whole = tmp / (p + ".json"), part = tmp / (p + ".partial.json");
+    if (fs::exists(whole))
+      policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(whole))));
+    else if (partial && fs::exists(part))
+      policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(part))));
   }
+  return policies;
+}
+
+// Arms the process's memory guard for its lifetime.
+struct GuardScope {
+  GuardScope(core::Bytes limit, const std::string& origin)
+  {
+    core::memory_guard().arm(limit, "engine.max_memory", origin);
+  }
+  ~GuardScope() { core::memory_guard().disarm(); }
+  GuardScope(const GuardScope&) = delete;
+  GuardScope& operator=(const GuardScope&) = delete;
 };
 
 } // namespace
 
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
-  const SignalGuard signals;
+  const StopSignals signals;
   if (!opt.timeline.empty()) check_timeline_path(opt.timeline);
-  CorpusPlan plan = plan_corpus(sc); // bad input surfaces here, before anything is written
+  CorpusPlan plan;
+  bool stopped_before = false;
+  {
+    // Reading the workload (a corpus prescan) is this process's alone: the whole limit.
+    const GuardScope guard(sc.max_memory, "reading the workload, all of " + sc.max_memory_origin);
+    try {
+      plan = plan_corpus(sc); // bad input surfaces here, before anything is written
+    } catch (const Interrupted&) {
+      stopped_before = true;
+    }
+  }
   RunOutcome outcome;
   outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
   std::error_code ec;
@@ -130,50 +180,64 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   std::vector<Task> tasks;
   for (const std::string& p : sc.policies)
     tasks.push_back({p, -1});
-  const std::vector<Scenario> members = ensemble_members(sc, opt.ensemble);
+  const std::vector<Scenario> members = stopped_before ? std::vector<Scenario>{} : ensemble_members(sc, opt.ensemble);
   for (int k = 0; k < static_cast<int>(members.size()); ++k)
     for (const std::string& p : sc.policies)
       tasks.push_back({p, k});
+  // engine.max_memory is the whole run's: each of the processes running at once gets its share.
+  const int at_once = std::max(1, std::min(jobs, static_cast<int>(tasks.size())));
+  const core::Bytes share = sc.max_memory / at_once;
+  const std::string share_origin =
+      at_once == 1 ? "this policy's process, all of " + sc.max_memory_origin
+                   : fmt::format("this policy's process, 1/{} of {}", at_once, sc.max_memory_origin);
   std::vector<std::pair<pid_t, std::string>> running;
   std::size_t next = 0;
   std::vector<ChildFailure> failures;
+  std::optional<ChildFailure> limit; // a child's guard stopped it: the run stops
   std::fflush(nullptr);
-  while ((next < tasks.size() || !running.empty()) && g_stop == 0) {
+  while ((next < tasks.size() || !running.empty()) && stop_signal() == 0 && !limit && !stopped_before) {
     while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
       const Task& task = tasks[next];
       pid_t pid = fork();
-      if (pid == 0) child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt);
+      if (pid == 0)
+        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt, share,
+              share_origin);
       if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       running.emplace_back(pid, tasks[next++].stem());
     }
     int status = 0;
     pid_t done = waitpid(-1, &status, 0);
-    if (done < 0) continue; // interrupted by a signal: the loop checks g_stop
+    if (done < 0) continue; // interrupted by a signal: the loop checks stop_signal()
     auto it = std::find_if(running.begin(), running.end(), [done](const auto& r) { return r.first == done; });
     if (it == running.end()) continue;
     const std::string name = it->second;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures.push_back(read_child_failure(tmp, name, status));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ChildFailure f = read_child_failure(tmp, name, status);
+      if (f.kind == core::FailureKind::kLimit && !limit) limit = f;
+      failures.push_back(std::move(f));
+    }
     running.erase(it);
   }
 
-  // Gather what finished.
-  std::vector<std::pair<std::string, PolicyResult>> policies;
-  for (const std::string& p : sc.policies) {
-    const fs::path j = tmp / (p + ".json");
-    if (fs::exists(j)) policies.emplace_back(p, policy_result(nlohmann::json::parse(read_file(j))));
-  }
-  if (g_stop != 0) {
-    for (auto& [pid, p] : running)
-      kill(pid, SIGTERM);
-    for (auto& [pid, p] : running)
-      waitpid(pid, nullptr, 0);
-    outcome.result = make_result(sc, std::move(policies));
+  if (stop_signal() != 0 || limit || stopped_before) {
+    // Stopped early: what finished, and the others' figures so far (docs/file-formats.md).
+    stop_children(running);
+    outcome.result = make_result(sc, gather(sc, tmp, true));
     outcome.result.interrupted = true;
-    outcome.result.signal = static_cast<int>(g_stop);
+    outcome.result.signal = stop_signal();
+    const fs::path summary = fs::path(outcome.out_dir) / "summary.interrupted.json";
+    if (limit) {
+      outcome.result.limit = limit->name;
+      outcome.result.limit_message = limit->policy + ": " + limit->message;
+    }
     outcome.summary = to_json(outcome.result);
-    core::write_file_atomically((fs::path(outcome.out_dir) / "summary.interrupted.json").string(),
-                                outcome.summary.dump(2) + "\n");
+    core::write_file_atomically(summary.string(), outcome.summary.dump(2) + "\n");
     fs::remove_all(tmp, ec);
+    if (limit) {
+      for (ChildFailure& f : failures)
+        if (f.kind == core::FailureKind::kLimit) f.message += " (figures so far in " + summary.string() + ")";
+      throw_child_failures(sc.file, failures);
+    }
     outcome.exit_code = core::code(core::ExitCode::kInterrupted);
     return outcome;
   }
@@ -183,7 +247,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       fs::remove(p, ec); // only an empty folder goes
     throw_child_failures(sc.file, failures);
   }
-  outcome.result = make_result(sc, std::move(policies));
+  outcome.result = make_result(sc, gather(sc, tmp, false));
   if (!members.empty()) {
     std::vector<std::vector<std::pair<std::string, PolicyResult>>> runs(members.size());
     for (std::size_t k = 0; k < members.size(); ++k)

@@ -2,8 +2,10 @@
 
 #include "sim/engine/clock.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/engine/stop.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/memory.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -444,6 +446,9 @@ void IterationSteps::round_done()
 
 void IterationSteps::finish()
 {
+  // A stop leaves here, between steps, with every figure consistent (stop.hpp).
+  throw_if_stopped();
+  core::memory_guard().tick();
   Simulation::Instance& in = instance();
   for (const Move& mv : plan->moves)
     for (std::uint64_t k : mv.keys)

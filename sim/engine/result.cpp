@@ -103,19 +103,24 @@ json to_json(const PolicyResult& r)
   json by_fabric = json::object();
   for (core::FabricClass f : core::kAllFabrics)
     by_fabric[std::string(core::to_string(f))] = r.wire_bytes_by_fabric[static_cast<std::size_t>(f)];
-  return {{"requests", r.requests},
-          {"arrived", r.arrived},
-          {"steps", r.steps},
-          {"iterations", r.iterations},
-          {"step_latency_s", latency(r.step_latency_s)},
-          {"request_latency_s", latency(r.request_latency_s)},
-          {"wire_bytes", r.wire_bytes},
-          {"wire_bytes_by_fabric", by_fabric},
-          {"decisions", decisions(r.decisions)},
-          {"simulated_time_s", r.simulated_time_s},
-          {"engine", fields_json(r.engine, kEngineFields)},
-          {"skipped_trace_entries", r.skipped_trace_entries},
-          {"invariants", invariants(r.invariants)}};
+  json j = {{"requests", r.requests},
+            {"arrived", r.arrived},
+            {"steps", r.steps},
+            {"iterations", r.iterations},
+            {"step_latency_s", latency(r.step_latency_s)},
+            {"request_latency_s", latency(r.request_latency_s)},
+            {"wire_bytes", r.wire_bytes},
+            {"wire_bytes_by_fabric", by_fabric},
+            {"decisions", decisions(r.decisions)},
+            {"simulated_time_s", r.simulated_time_s},
+            {"engine", fields_json(r.engine, kEngineFields)},
+            {"skipped_trace_entries", r.skipped_trace_entries},
+            {"invariants", invariants(r.invariants)}};
+  if (r.partial) {
+    j["partial"] = true;
+    j["requests_done"] = r.requests;
+  }
+  return j;
 }
 
 PolicyResult policy_result(const json& j)
@@ -137,6 +142,7 @@ PolicyResult policy_result(const json& j)
   r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
   if (j.contains("invariants")) r.invariants = invariants(j["invariants"]);
+  r.partial = j.value("partial", false);
   return r;
 }
 
@@ -170,6 +176,10 @@ json to_json(const RunResult& r)
   if (r.interrupted) {
     s["interrupted"] = true;
     s["signal"] = r.signal;
+    if (!r.limit.empty()) {
+      s["limit"] = r.limit;
+      s["limit_message"] = r.limit_message;
+    }
   }
   return s;
 }
@@ -209,6 +219,8 @@ RunResult run_result(const json& j)
     r.ensemble = std::move(en);
   }
   r.signal = j.value("signal", 0);
+  r.limit = j.value("limit", std::string());
+  r.limit_message = j.value("limit_message", std::string());
   return r;
 }
 

@@ -80,6 +80,9 @@ struct PolicyResult {
   EngineCounters engine;
   std::uint64_t skipped_trace_entries = 0;
   Invariants invariants;
+  /// Stopped part-way (a signal, the memory guard): the figures so far. In summary.interrupted.json
+  /// only; `requests` counts the requests done (also written as "requests_done").
+  bool partial = false;
 };
 
 /// A spread: the 5th, 50th and 95th percentiles over an ensemble's members.
@@ -119,8 +122,10 @@ struct RunResult {
   std::int64_t seed = 0;
   std::vector<std::pair<std::string, PolicyResult>> policies; ///< in the order they were given
   bool ok = false;                                            ///< every policy's invariants held
-  bool interrupted = false; ///< stopped by a signal: the policies are those that had finished
-  int signal = 0;
+  bool interrupted = false; ///< stopped early: the policies that had finished, and the others' figures so far
+  int signal = 0;           ///< the signal that stopped it; 0 when a guard did
+  std::string limit;        ///< the guard's key when one stopped it ("engine.max_memory"), else empty
+  std::string limit_message;
   std::optional<Ensemble> ensemble;
 
   /// The policy named `name`, or null.
@@ -132,7 +137,8 @@ nlohmann::json to_json(const PolicyResult& r);
 PolicyResult policy_result(const nlohmann::json& j);
 
 /// summary.json: {"scenario", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
-/// (plus "interrupted" and "signal" for an interrupted run).
+/// (plus "interrupted", "signal", and "limit" and "limit_message" when a guard stopped it, for a run
+/// stopped early; a policy stopped part-way carries "partial": true and "requests_done").
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result(const nlohmann::json& j);
 /// Reads a summary.json (or summary.interrupted.json). Throws core::InputError naming the file

@@ -49,7 +49,7 @@ std::string bytes_line(const std::array<double, core::kAllFabrics.size()>& by_fa
 
 } // namespace
 
-PolicyResult Simulation::results()
+PolicyResult Simulation::figures()
 {
   const NetworkStats& ns = net_->stats();
   XATTN_CHECK(finished_ <= arrived_, "more requests finished than arrived");
@@ -73,6 +73,27 @@ PolicyResult Simulation::results()
       ns.transfers,           ns.fluid,  ns.real, ns.resolves, ns.resolved, ns.widest, ns.max_in_flight, ns.comms,
       ns.max_comms_in_flight, ns.relayed};
   r.skipped_trace_entries = source_->skipped();
+  return r;
+}
+
+PolicyResult Simulation::partial_results()
+{
+  PolicyResult r = figures();
+  r.partial = true;
+  // Only the checks that hold part-way: unfinished requests are expected, bytes may be in flight.
+  Invariants& inv = r.invariants;
+  inv.problems = problems_;
+  inv.unfinished = arrived_ - finished_;
+  inv.all_requests_finished = inv.unfinished == 0;
+  inv.step_bound_violations = invariant_violations_;
+  inv.ok = inv.problems.empty() && invariant_violations_ == 0;
+  return r;
+}
+
+PolicyResult Simulation::results()
+{
+  const NetworkStats& ns = net_->stats();
+  PolicyResult r = figures();
 
   // Invariants.
   Invariants& inv = r.invariants;

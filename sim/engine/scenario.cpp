@@ -1,7 +1,9 @@
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/run_size.hpp"
 
 #include "sim/policy/policy.hpp"
 
+#include "sim/core/memory.hpp"
 #include "sim/core/resources.hpp"
 #include "topologies/spec.hpp"
 #include "workloads/request_id.hpp"
@@ -31,7 +33,8 @@ const core::Schema kInstancesSchema{
      .kind = FieldKind::kInteger,
      .def = "1",
      .meaning = "GPUs per instance (heads split evenly)",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
 };
 
 const core::Schema& workload_schema()
@@ -51,21 +54,34 @@ const core::Schema& workload_schema()
        .def = "",
        .meaning = "synthetic agentic load (instead of a trace)",
        .sub = &workloads::generator_schema()},
-      {.key = "time_scale", .def = "1", .meaning = "arrivals happen this many times faster", .check = Check::kPositive},
+      {.key = "time_scale",
+       .def = "1",
+       .meaning = "arrivals happen this many times faster",
+       .check = Check::kPositive,
+       .range = {0.01, 1e6,
+                 "at most 100 times slower (an hour of trace then spans four days) and a million times faster"}},
       {.key = "copies",
        .kind = FieldKind::kInteger,
        .def = "1",
        .meaning = "overlaid copies of the trace",
-       .check = Check::kPositive},
-      {.key = "copy_offset", .dim = Dimension::kSeconds, .def = "0s", .meaning = "time shift between copies"},
+       .check = Check::kPositive,
+       .range = {1, 65536, "copy ids take 16 bits of a request id (workloads/request_id.hpp)"}},
+      {.key = "copy_offset",
+       .dim = Dimension::kSeconds,
+       .def = "0s",
+       .meaning = "time shift between copies",
+       .range = {0, kMaxSimulatedTimeS,
+                 "simulated time stays below 1e6 s, where a double still resolves a step's microseconds"}},
       {.key = "max_requests",
        .kind = FieldKind::kInteger,
        .def = "0",
-       .meaning = "stop after this many requests (0: all)"},
+       .meaning = "stop after this many requests (0: all)",
+       .range = {0, 9007199254740992.0, "0: all; a whole number a double holds exactly (2^53)"}},
       {.key = "max_output_tokens",
        .kind = FieldKind::kInteger,
        .def = "0",
-       .meaning = "cap decode steps per request (0: none)"},
+       .meaning = "cap decode steps per request (0: none)",
+       .range = {0, 16777216, "0: none; 2^24 tokens is past every model's context window"}},
       {.key = "skip_bad",
        .kind = FieldKind::kBool,
        .def = "false",
@@ -89,11 +105,13 @@ const core::Schema kEngineSchema{
      .kind = FieldKind::kInteger,
      .def = "64",
      .meaning = "requests decoded together on one requester",
-     .check = Check::kPositive},
+     .check = Check::kPositive,
+     .range = {1, 65536, "serving engines batch at most a few thousand requests"}},
     {.key = "cache_budget",
      .dim = Dimension::kBytes,
      .def = "16GB",
-     .meaning = "HBM per requester GPU for fetched chunks (LRU)"},
+     .meaning = "HBM per requester GPU for fetched chunks (LRU)",
+     .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
     {.key = "fast_path",
      .kind = FieldKind::kBool,
      .def = "true",
@@ -108,8 +126,15 @@ const core::Schema kEngineSchema{
     {.key = "predicate_prior_steps",
      .def = "256",
      .meaning = "predicate: expected output length before any request finished",
-     .check = Check::kPositive},
-};
+     .check = Check::kPositive,
+     .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "max_memory",
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
+     .meaning =
+         "stop the run cleanly (exit 1, figures so far in summary.interrupted.json) when it holds more; unset: "
+         "half of the memory available at the start (MemAvailable or the cgroup's limit), at most 3/4 of ulimit -v",
+     .range = {64 * 1048576.0, 1125899906842624.0, "the simulator itself needs tens of MiB; no machine has a PiB"}}};
 
 const core::Schema kWhatIfSchema{
     {.key = "collapsed_response",
@@ -170,7 +195,11 @@ const core::Schema& scenario_schema()
   static const std::string policies_meaning = "policies compared (" + policy::names("|") + "); default: all of them";
   static const core::Schema s{
       {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
-      {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "seed of every random draw"},
+      {.key = "seed",
+       .kind = FieldKind::kInteger,
+       .def = "1",
+       .meaning = "seed of every random draw",
+       .range = core::kSeedRange},
       {.key = "model",
        .kind = FieldKind::kNameOrSection,
        .meaning = "model preset or inline model",
@@ -387,19 +416,18 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       sc.workload.format = *workloads::parse_format(fmt);
     }
   }
+  std::optional<core::Section> generator;
   if (wl.has("generator")) {
-    core::Section g = wl.section("generator");
-    sc.workload.generator = workloads::read_generator(g);
-    if (!g.has("seed")) // the scenario's seed drives the generated load too
+    generator.emplace(wl.section("generator"));
+    sc.workload.generator = workloads::read_generator(*generator);
+    if (!generator->has("seed")) // the scenario's seed drives the generated load too
       sc.workload.generator->seed = sc.seed;
   }
   if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
     wl.error("", "give exactly one of workload.trace and workload.generator");
   sc.workload.time_scale = wl.number("time_scale");
-  sc.workload.copies = wl.count("copies");
-  if (static_cast<std::uint64_t>(std::max(0, sc.workload.copies)) > workloads::ids::kCopies)
-    wl.error("copies", std::to_string(sc.workload.copies) + " copies do not fit the request-id layout: at most " +
-                           std::to_string(workloads::ids::kCopies) + " (workloads/request_id.hpp)");
+  sc.workload.copies = wl.count("copies"); // within the request-id layout: the field's range
+  static_assert(workloads::ids::kCopies == 65536, "workload.copies's range quotes the layout");
   sc.workload.copy_offset = wl.seconds("copy_offset");
   sc.workload.max_requests = static_cast<std::uint64_t>(wl.integer("max_requests"));
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
@@ -433,6 +461,14 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                                  : std::to_string(t.nics->count) + " NIC per node"));
   }
   sc.predicate_prior_steps = eng.number("predicate_prior_steps");
+  if (eng.has("max_memory")) {
+    sc.max_memory = eng.bytes("max_memory");
+    sc.max_memory_origin = "engine.max_memory = " + core::format_bytes(sc.max_memory);
+  } else {
+    sc.max_memory = core::default_memory_limit();
+    sc.max_memory_origin = "engine.max_memory's default of " + core::format_bytes(sc.max_memory) + ", " +
+                           core::default_memory_limit_origin();
+  }
 
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
@@ -443,6 +479,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.out_dir = out.string("dir");
 
   if (sc.requesters.empty() && sc.topology && diags.empty()) inst.error("requesters", "no requester GPU");
+  // Each key lies in its range; now their products (run_size.hpp), on values that are all valid.
+  if (diags.empty()) check_run_size(sc, RunSizeKeys{wl, generator ? &*generator : nullptr, corpus, eng});
   diags.throw_if_any();
   return sc;
 }

@@ -19,6 +19,11 @@
 namespace xattn::sim::engine
 {
 
+/// The simulated-time horizon, s: arrivals (copies and time_scale included) stay below it. At 1e6 s
+/// a double resolves 1.2e-10 s, a millionth of a 100 us step, within the 1e-5 relative precision
+/// the step checks allow (sim/engine/README.md, "Invariants"); at 1e7 s it would not.
+inline constexpr double kMaxSimulatedTimeS = 1e6;
+
 enum class Granularity { kStep, kLayer };
 
 /// The paper's three reductions of host overhead, as switches (all on: a production path).
@@ -63,6 +68,9 @@ struct Scenario {
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;
   double predicate_prior_steps = 256; ///< predicate's expected output length before any request ended
+  /// engine.max_memory, or its default (core::default_memory_limit): the run stops cleanly past it.
+  core::Bytes max_memory{0};
+  std::string max_memory_origin; ///< "engine.max_memory = 8GiB", or where the default came from
   WhatIf what_if;
   std::string out_dir; ///< empty: out/<name>
 

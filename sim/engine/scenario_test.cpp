@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace xattn;
 using Catch::Matchers::Contains;
 
@@ -68,4 +70,56 @@ TEST_CASE("scenario: bad input names the place")
              Contains("instances.holders: a GPU is listed twice"));
   CHECK_THAT(error_of("name: [x]\n"), Contains("s.yaml:1:7: error: name: expected a string, got a list"));
   CHECK_THAT(error_of(""), Contains("empty scenario"));
+}
+
+TEST_CASE("scenario: every numeric key has a range with its reason, shown by --describe")
+{
+  const std::string text = core::describe(sim::engine::scenario_schema(), "t");
+  int numbers = 0;
+  core::walk(sim::engine::scenario_schema(), [&](const std::string& path, const core::Field& f) {
+    const bool numeric =
+        f.kind == core::FieldKind::kQuantity || f.kind == core::FieldKind::kInteger ||
+        (f.kind == core::FieldKind::kList && (path.ends_with("affinity") || path.ends_with("rail_of_nic")));
+    if (!numeric) return;
+    ++numbers;
+    INFO(path);
+    CHECK(f.range.bounded());
+    CHECK(std::isfinite(f.range.max));
+    CHECK(f.range.min <= f.range.max);
+    CHECK(text.find(core::range_text(f)) != std::string::npos);
+    CHECK(text.find("[range: " + std::string(f.range.why) + "]") != std::string::npos);
+  });
+  CHECK(numbers > 80);
+}
+
+TEST_CASE("scenario: a value out of its range is bad input quoting the reason; time_scale=1e-300 among them")
+{
+  CHECK(error_of(kValid, {"workload.time_scale=1e-300"}) ==
+        "s.yaml: error: workload.time_scale: must be at least 0.01, got '1e-300' (at most 100 times slower (an hour "
+        "of trace then spans four days) and a million times faster)");
+  CHECK_THAT(error_of(kValid, {"workload.generator.requests=999999999999"}),
+             Contains("workload.generator.requests: must be at most 4294967296, got '999999999999'"));
+  CHECK_THAT(error_of(kValid, {"engine.max_memory=1MiB"}), Contains("engine.max_memory: must be at least 64MiB"));
+  // In range, every one of them, but their product is not.
+  CHECK_THAT(error_of(kValid, {"workload.copies=65536", "workload.copy_offset=1min"}),
+             Contains("workload.copy_offset: (workload.copies - 1) x workload.copy_offset / workload.time_scale = "
+                      "65535 x 60s / 1 = 3.932e+06 s: the last copy would start past the simulated-time horizon"));
+  CHECK_THAT(error_of(kValid, {"workload.generator.requests=100000000", "workload.copies=1000",
+                               "workload.generator.arrival.interarrival=1us", "engine.max_memory=1TiB"}),
+             Contains("workload.generator.requests: requests x workload.copies = 100000000 x 1000 = 1e+11 requests") &&
+                 Contains("more than engine.max_memory = 1.1TB"));
+  CHECK_THAT(
+      error_of(kValid, {"corpus.chunk_tokens=16777216"}),
+      Contains("corpus.chunk_tokens: corpus.chunk_tokens x model.layers x 1.152kB per token and layer = 16777216 "
+               "x 61 x 1.152kB = 1.179TB per chunk, more than corpus.holder_hbm (80GB)"));
+}
+
+TEST_CASE("scenario: engine.max_memory defaults to a share of the machine's memory")
+{
+  const auto sc = sim::engine::parse_scenario(kValid, "s.yaml");
+  CHECK(sc.max_memory.value() >= 256.0 * 1048576);
+  CHECK_THAT(sc.max_memory_origin, Contains("engine.max_memory's default of"));
+  const auto set = sim::engine::parse_scenario(kValid, "s.yaml", {"engine.max_memory=8GiB"});
+  CHECK(set.max_memory.value() == 8.0 * 1073741824);
+  CHECK(set.max_memory_origin == "engine.max_memory = 8.59GB");
 }

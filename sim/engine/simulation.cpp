@@ -4,6 +4,7 @@
 #include "sim/engine/iteration.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/engine/stop.hpp"
 
 #include "sim/core/check.hpp"
 
@@ -43,7 +44,10 @@ CorpusPlan plan_corpus(const Scenario& sc)
   const bool need_scan = sc.corpus.prescan || sc.corpus.placement == workloads::PlacementStrategy::kContiguous ||
                          sc.corpus.placement == workloads::PlacementStrategy::kHotReplicated;
   if (need_scan) {
-    auto again = open_workload(sc);
+    // Copies repeat one copy's blocks: scanning one finds the same chunks in the same order, each
+    // referenced `copies` times as often, hence the same hot set (unless max_requests cuts the
+    // stream part-way through the copies).
+    auto again = open_workload(sc, sc.workload.max_requests == 0 ? Copies::kOne : Copies::kAll);
     workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
     plan.total_chunks = scan.corpus.chunks();
     plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
@@ -62,6 +66,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   int argc = 2;
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
   engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
+  if (opt_.catch_signals) StopSignals::reinstall();
   topo::HostSpec host;
   // One dispatch link per GPU and class (InfiniBand: one for both IB classes, whose block rates a
   // profile keeps equal: one thread block issues both).

@@ -45,6 +45,9 @@ struct SimulationOptions {
   std::string holders_csv;  ///< this policy's holders.csv rows ("" = none)
   bool progress = false;    ///< progress lines on stderr
   TimelineSetup timeline;   ///< this policy's timeline fragment (path "": none)
+  /// A driver's child: SIGINT and SIGTERM stop the run with its figures so far (stop.hpp), SimGrid's
+  /// own SIGINT handler notwithstanding.
+  bool catch_signals = false;
 };
 
 class Simulation
@@ -56,6 +59,10 @@ public:
   /// Runs to the end; returns this policy's summary (the `policies.NAME` object of summary.json
   /// plus `invariants`, `links` and `holders` for the driver).
   PolicyResult run();
+  /// The figures so far, for a run stopped part-way (a signal, the memory guard): requests done,
+  /// latencies of the steps and requests done, the simulated time reached; marked partial. Callable
+  /// after run() threw.
+  PolicyResult partial_results();
 
   struct Active;   ///< a request being decoded (state.hpp)
   struct Instance; ///< a requester instance (state.hpp)
@@ -77,6 +84,7 @@ private:
   void start_iteration(int inst);
   void finish_iteration(int inst);
   void record_finished(Active& a, double finish);
+  PolicyResult figures(); ///< the counts and statistics common to results() and partial_results()
   PolicyResult results();
   int choose_holder(int inst, std::uint64_t chunk);
 
