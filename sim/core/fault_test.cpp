@@ -39,7 +39,7 @@ TEST_CASE("fault: NAME@N injects at the N-th pass of its site, once, and only th
   core::arm_fault(core::Fault::kNone);
 }
 
-TEST_CASE("fault: XATTN_FAULT is parsed once; a name not in the list is bad input naming the list")
+TEST_CASE("fault: XATTN_FAULT names the fault, and a name not in the list is bad input naming the list")
 {
   ::setenv("XATTN_FAULT", "lost-answer@2", 1);
   core::arm_fault_from_env();
