@@ -12,7 +12,7 @@
 # Usage: sweep_chaos_test.sh XATTN [KILLS] [SEED]
 set -uo pipefail
 xattn=$1
-kills=${2:-24}
+kills=${2:-40}
 seed=${3:-20261201}
 here=$(cd "$(dirname "$0")" && pwd)
 sweep=$here/testdata/grid3x3.yaml
@@ -65,10 +65,12 @@ check_identical() {
   [ -z "$left" ] || fail "temporaries left behind: $left"
 }
 
-# 2. Chaos. RANDOM replays the same draws for the same seed (the moments they land on depend on
-# the machine's speed). Should a sweep complete before all kills are spent (a fast machine), the
-# next pass starts over in a new folder.
+# 2. Chaos. RANDOM replays the same draws for the same seed; the pauses between kills are drawn
+# between 1/40 and 1/8 of the reference sweep's time, so that a fast machine and a slow one both
+# see about a dozen kills per sweep's worth of work. Should a sweep complete before all kills are
+# spent, the next pass starts over in a new folder.
 RANDOM=$seed
+lo_ms=$((ref_ms / 40 + 10)) hi_ms=$((ref_ms / 8 + 20))
 exec 3>&2 2>/dev/null # the shell's "Killed" notices; restored below
 done_kills=0 rounds=0 passes=1
 out=$work/chaos$passes
@@ -97,7 +99,8 @@ while :; do
       done
       what=writing
     else
-      sleep "0.$(printf '%03d' $((RANDOM % 900 + 50)))"
+      delay=$((lo_ms + RANDOM % (hi_ms - lo_ms + 1)))
+      sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
       kill -0 "$driver" 2>/dev/null || break
       case $kind in
       2 | 3 | 4) target=$driver what=driver ;;
