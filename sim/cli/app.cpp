@@ -1,9 +1,11 @@
 // The `xattn` command line as a function: parses, runs the chosen subcommand, and maps every
 // exception to its exit code through core::exit_code (sim/core/failure.hpp), the one mapping.
-// main.cpp calls it; so does the fault-injection harness of the tests (sim/engine/fault.hpp).
+// main.cpp calls it. It arms the fault that XATTN_FAULT names, if any (sim/core/fault.hpp), before
+// anything else runs: the tests inject faults into the real binary that way.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
+#include "sim/core/fault.hpp"
 
 #include <iostream>
 
@@ -30,6 +32,7 @@ int run_cli(int argc, char** argv)
   add_report(app, action);
 
   try {
+    core::arm_fault_from_env();
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

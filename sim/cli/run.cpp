@@ -96,7 +96,16 @@ void add_run(CLI::App& app, Action& action)
       std::cout << r.table << "results in " << r.out_dir
                 << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n"
                 << (f->timeline.empty() ? "" : "timeline in " + f->timeline + "\n");
-    if (r.exit_code != 0) std::cerr << "an invariant failed: see " << r.out_dir << "/summary.json (invariants)\n";
+    if (r.exit_code != 0) {
+      // Each problem names its invariant (docs/architecture.md, "Invariants").
+      for (const auto& [policy, p] : r.result.policies)
+        for (const std::string& what : p.invariants.problems)
+          std::cerr << "xattn: invariant failed: " << policy << ": " << what << "\n";
+      if (r.result.ensemble)
+        for (const std::string& what : r.result.ensemble->problems)
+          std::cerr << "xattn: invariant failed: ensemble " << what << "\n";
+      std::cerr << "an invariant failed: see " << r.out_dir << "/summary.json (invariants)\n";
+    }
     return r.exit_code;
   });
 }

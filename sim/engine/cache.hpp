@@ -1,9 +1,13 @@
 // A requester's cache of moved KV (fetched or re-prefilled), least recently used first out,
 // bounded by an HBM budget in bytes. Keys are chunk ids (dense) or block ids (sparse gathers).
+// The most it ever held (peak) is what the invariant caches_within_budget checks at the end of a
+// run (docs/architecture.md, "Invariants").
 #pragma once
 
 #include "sim/core/check.hpp"
+#include "sim/core/fault.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <list>
@@ -32,6 +36,7 @@ public:
     XATTN_CHECK(bytes >= 0 && std::isfinite(bytes), "a cache entry has a size");
     if (bytes > budget_ || touch(key)) return;
     while (used_ + bytes > budget_ && !order_.empty()) {
+      if (XATTN_FAULT(kCacheOverBudget)) break; // in without room
       used_ -= order_.back().second;
       index_.erase(order_.back().first);
       order_.pop_back();
@@ -40,13 +45,17 @@ public:
     order_.emplace_front(key, bytes);
     index_[key] = order_.begin();
     used_ += bytes;
+    peak_ = std::max(peak_, used_);
   }
   double used() const { return used_; }
+  /// The most bytes held at once, B.
+  double peak() const { return peak_; }
+  double budget() const { return budget_; }
   std::uint64_t evictions() const { return evictions_; }
 
 private:
   double budget_;
-  double used_ = 0;
+  double used_ = 0, peak_ = 0;
   std::uint64_t evictions_ = 0;
   std::list<std::pair<std::uint64_t, double>> order_;
   std::unordered_map<std::uint64_t, std::list<std::pair<std::uint64_t, double>>::iterator> index_;

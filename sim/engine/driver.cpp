@@ -20,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -58,8 +59,10 @@ void write_partial(Simulation& sim, const fs::path& tmp, const std::string& name
 // members write no CSVs and no timeline. Stopped by a signal or its memory guard, it hands in its
 // figures so far (NAME.partial.json) and ends with 130 or the guard's exit code.
 [[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
-                        const RunOptions& opt, core::Bytes memory, const std::string& memory_origin)
+                        const RunOptions& opt, core::Bytes memory, const std::string& memory_origin, pid_t parent)
 {
+  // Nothing of a simulation is of use once its parent is gone (killed, even by SIGKILL): it goes too.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(core::code(core::ExitCode::kInternal));
   const std::string name = task.stem();
   core::memory_guard().arm(memory, "engine.max_memory", memory_origin);
   int code = 0;
@@ -173,7 +176,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   fs::create_directories(outcome.out_dir, ec);
   if (ec || !fs::is_directory(outcome.out_dir))
     core::fail(outcome.out_dir, 0, 0, "--out", "cannot create the output folder");
-  const fs::path tmp = fs::path(outcome.out_dir) / (".partial-" + std::to_string(getpid()));
+  const fs::path tmp = core::partial_folder(outcome.out_dir);
   fs::create_directories(tmp);
 
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -198,10 +201,11 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   while ((next < tasks.size() || !running.empty()) && stop_signal() == 0 && !limit && !stopped_before) {
     while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
       const Task& task = tasks[next];
+      const pid_t parent = getpid();
       pid_t pid = fork();
       if (pid == 0)
         child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt, share,
-              share_origin);
+              share_origin, parent);
       if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       running.emplace_back(pid, tasks[next++].stem());
     }

@@ -5,6 +5,7 @@
 #include "sim/engine/stop.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/fault.hpp"
 #include "sim/core/memory.hpp"
 
 #include <algorithm>
@@ -283,6 +284,7 @@ void IterationSteps::build()
   round_bound = std::max(round_bound, splices); // splices run one after another
   round_bound += plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
+  if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
 }
 
 void IterationSteps::run_round()
@@ -346,6 +348,7 @@ void IterationSteps::launch_exchange(int op, int rank)
         tl->queue(Leg::kKernel, them, gpu->running());
       }
       self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
+        if (XATTN_FAULT(kLostAnswer)) return;
         if (tl != nullptr) {
           const CallRef c = self.call_ref(op, rank);
           tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * L).value());
@@ -430,6 +433,7 @@ void IterationSteps::round_done()
 {
   const bool last = plan->round + 1 >= plan->rounds;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
+  if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   IterationSteps self = *this;
   const double begin = stamp(timeline());
   after(tail, [self, begin]() mutable {
@@ -460,8 +464,9 @@ void IterationSteps::finish()
   if (step < plan->lower_bound * (1 - 1e-5) - 1e-12) {
     ++sim.invariant_violations_;
     if (sim.problems_.size() < 10)
-      sim.problems_.push_back("a step lasted " + std::to_string(step) + " s, below its idle closed form " +
-                              std::to_string(plan->lower_bound) + " s");
+      sim.problems_.push_back(invariant_problem(kStepBounds, "a step lasted " + std::to_string(step) +
+                                                                 " s, below its idle closed form " +
+                                                                 std::to_string(plan->lower_bound) + " s"));
   }
   if (Timeline* tl = timeline()) {
     std::vector<std::uint64_t> ids;
@@ -476,7 +481,8 @@ void IterationSteps::finish()
   for (Simulation::Active* q : plan->batch) {
     if (t < q->last_end) {
       ++sim.invariant_violations_;
-      sim.problems_.push_back("step times of request " + std::to_string(q->id) + " went backwards");
+      sim.problems_.push_back(
+          invariant_problem(kStepBounds, "step times of request " + std::to_string(q->id) + " went backwards"));
     }
     q->last_end = t;
     ++q->steps_done;

@@ -3,6 +3,7 @@
 #include "sim/engine/clock.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/fault.hpp"
 
 #include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
@@ -551,6 +552,7 @@ void Network::finish(std::uint32_t id)
 {
   Leg& leg = legs_[id];
   XATTN_CHECK(!leg.moving, "a transfer finishes after its last byte");
+  if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.arrived;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release
@@ -562,6 +564,7 @@ void Network::finish(std::uint32_t id)
   free_legs_.push_back(id);
   --active_;
   done();
+  if (XATTN_FAULT(kTransferDoneTwice)) done();
 }
 
 } // namespace xattn::sim::engine

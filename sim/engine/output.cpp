@@ -18,7 +18,7 @@ namespace
 void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix, const char* header,
             const fs::path& target)
 {
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(getpid()));
+  const fs::path tmp = core::temporary_name(target);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << header << "\n";
@@ -30,7 +30,7 @@ void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix
     out.flush();
     if (!out) core::fail(tmp.string(), 0, 0, "", "cannot write");
   }
-  fs::rename(tmp, target);
+  core::commit_file(tmp, target);
 }
 
 std::string human_seconds(double s)
@@ -87,6 +87,11 @@ std::string comparison_table(const RunResult& result)
 void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& parts, const std::string& out_dir)
 {
   const fs::path dir(out_dir);
+  // summary.json marks a complete folder: an earlier run's goes first, so that a run killed while
+  // it replaces the other files leaves a folder without one (incomplete), never one whose files
+  // come from two runs.
+  std::error_code ec;
+  fs::remove(dir / "summary.json", ec);
   concat(sc, parts, ".requests.csv", kRequestsHeader, dir / "requests.csv");
   concat(sc, parts, ".links.csv", kLinksHeader, dir / "links.csv");
   concat(sc, parts, ".holders.csv", kHoldersHeader, dir / "holders.csv");

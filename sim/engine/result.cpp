@@ -8,6 +8,12 @@
 
 namespace xattn::sim::engine
 {
+
+std::string invariant_problem(std::string_view name, const std::string& what)
+{
+  return std::string(name) + ": " + what;
+}
+
 namespace
 {
 using nlohmann::json;
@@ -54,6 +60,7 @@ json invariants(const Invariants& v)
           {"all_requests_finished", v.all_requests_finished},
           {"unfinished", v.unfinished},
           {"bytes_accounted", v.bytes_accounted},
+          {"caches_within_budget", v.caches_within_budget},
           {"simgrid_bytes_handed", v.simgrid_bytes_handed},
           {"simgrid_bytes_completed", v.simgrid_bytes_completed},
           {"step_bound_violations", v.step_bound_violations},
@@ -67,6 +74,7 @@ Invariants invariants(const json& j)
   v.all_requests_finished = j.value("all_requests_finished", v.ok);
   v.unfinished = j.value("unfinished", std::uint64_t{0});
   v.bytes_accounted = j.value("bytes_accounted", v.ok);
+  v.caches_within_budget = j.value("caches_within_budget", true); // not checked before it was written
   v.simgrid_bytes_handed = j.value("simgrid_bytes_handed", 0.0);
   v.simgrid_bytes_completed = j.value("simgrid_bytes_completed", 0.0);
   v.step_bound_violations = j.value("step_bound_violations", std::uint64_t{0});

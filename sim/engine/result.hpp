@@ -62,13 +62,22 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters:
      {"max_comms_in_flight", &EngineCounters::max_comms_in_flight},
      {"relayed", &EngineCounters::relayed}}};
 
-/// The invariants one simulation checked (sim/engine/README.md lists them).
+/// The invariants' names (docs/architecture.md, "Invariants"): the first word of each of their
+/// problems, and of the line on stderr when one fails.
+inline constexpr std::string_view kRequestsFinished = "all_requests_finished";
+inline constexpr std::string_view kBytesAccounted = "bytes_accounted";
+inline constexpr std::string_view kStepBounds = "step_bounds";
+inline constexpr std::string_view kCachesWithinBudget = "caches_within_budget";
+
+/// The invariants one simulation checked (docs/architecture.md, "Invariants").
 struct Invariants {
-  bool ok = true, all_requests_finished = true, bytes_accounted = true;
+  bool ok = true, all_requests_finished = true, bytes_accounted = true, caches_within_budget = true;
   std::uint64_t unfinished = 0, step_bound_violations = 0;
   double simgrid_bytes_handed = 0, simgrid_bytes_completed = 0;
-  std::vector<std::string> problems;
+  std::vector<std::string> problems; ///< "NAME: what", the first few
 };
+/// "NAME: what": a problem as Invariants::problems holds it.
+std::string invariant_problem(std::string_view name, const std::string& what);
 
 struct PolicyResult {
   std::uint64_t requests = 0, arrived = 0, steps = 0, iterations = 0;

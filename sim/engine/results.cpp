@@ -95,7 +95,7 @@ PolicyResult Simulation::results()
   const NetworkStats& ns = net_->stats();
   PolicyResult r = figures();
 
-  // Invariants.
+  // Invariants (docs/architecture.md, "Invariants"); each problem starts with the invariant's name.
   Invariants& inv = r.invariants;
   inv.problems = problems_;
   const std::uint64_t unfinished = arrived_ - finished_;
@@ -105,21 +105,36 @@ PolicyResult Simulation::results()
     for (const auto& in : instances_)
       for (const auto& a : in->active)
         if (shown++ < 10) ids += (ids.empty() ? "" : ", ") + std::to_string(a->id);
-    inv.problems.push_back(std::to_string(unfinished) +
-                           " requests arrived but did not finish (the simulation stalled): " + ids);
+    inv.problems.push_back(invariant_problem(kRequestsFinished, std::to_string(unfinished) + " of " +
+                                                                    std::to_string(arrived_) +
+                                                                    " requests arrived but did not finish (the "
+                                                                    "simulation stalled): " +
+                                                                    ids));
   }
   bool bytes_ok = std::abs(ns.simgrid_bytes_handed - ns.simgrid_bytes_completed) <= 0.5;
   for (std::size_t f = 0; f < ns.bytes_by_fabric.size(); ++f)
     bytes_ok = bytes_ok && std::abs(ns.bytes_by_fabric[f] - ns.bytes_done_by_fabric[f]) <=
                                1e-6 * std::max(1.0, ns.bytes_by_fabric[f]);
   if (!bytes_ok)
-    inv.problems.push_back("bytes not conserved: handed to transfers " + bytes_line(ns.bytes_by_fabric) + ", arrived " +
-                           bytes_line(ns.bytes_done_by_fabric) + "; handed to SimGrid " +
-                           std::to_string(ns.simgrid_bytes_handed) + ", SimGrid completed " +
-                           std::to_string(ns.simgrid_bytes_completed));
+    inv.problems.push_back(invariant_problem(
+        kBytesAccounted, "bytes not conserved: handed to transfers " + bytes_line(ns.bytes_by_fabric) + ", arrived " +
+                             bytes_line(ns.bytes_done_by_fabric) + "; handed to SimGrid " +
+                             std::to_string(ns.simgrid_bytes_handed) + ", SimGrid completed " +
+                             std::to_string(ns.simgrid_bytes_completed)));
+  bool caches_ok = true;
+  for (const auto& in : instances_) {
+    // Within rounding of the sums of entry sizes.
+    if (in->cache->peak() <= in->cache->budget() * (1 + 1e-9)) continue;
+    caches_ok = false;
+    inv.problems.push_back(
+        invariant_problem(kCachesWithinBudget, "requester " + std::to_string(in->index) + "'s cache held " +
+                                                   std::to_string(in->cache->peak()) + " bytes, over its budget of " +
+                                                   std::to_string(in->cache->budget()) + " (engine.cache_budget)"));
+  }
   inv.all_requests_finished = unfinished == 0;
   inv.unfinished = unfinished;
   inv.bytes_accounted = bytes_ok;
+  inv.caches_within_budget = caches_ok;
   inv.simgrid_bytes_handed = ns.simgrid_bytes_handed;
   inv.simgrid_bytes_completed = ns.simgrid_bytes_completed;
   inv.step_bound_violations = invariant_violations_;

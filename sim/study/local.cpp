@@ -1,7 +1,11 @@
 #include "sim/study/local.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,10 +51,14 @@ pid_t launch(const Manifest& m, const ManifestPoint& p, const std::string& dir, 
   argv.push_back(nullptr);
   const std::string log = pd + "/run.log";
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     setpgid(0, 0);
+    // A point's run dies with the sweep (even a SIGKILLed one): a resumed sweep must not find it
+    // still writing into the folder it reruns.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -66,6 +74,39 @@ pid_t launch(const Manifest& m, const ManifestPoint& p, const std::string& dir, 
   setpgid(pid, pid); // both sides set it: no race with an early signal
   return pid;
 }
+
+// DIR/.lock, held (flock) by the driver and, inherited, by every process it starts, so that it is
+// free only once all of them are gone: one local sweep writes into a folder at a time, and a
+// resumed sweep starts only after every process of a killed one has ended. The descriptor stays
+// open in the children on purpose (no close-on-exec).
+class SweepLock
+{
+public:
+  explicit SweepLock(const std::string& dir)
+  {
+    const std::string path = (fs::path(dir) / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0) core::fail(path, 0, 0, "--out", "cannot open the sweep's lock file");
+    // A killed sweep's processes end within milliseconds (they die with their parent); another
+    // sweep at work in the folder holds it for good.
+    const auto give_up = Clock::now() + std::chrono::seconds(10);
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (Clock::now() > give_up) {
+        ::close(fd_);
+        core::fail(dir, 0, 0, "--out",
+                   "another sweep is running in this folder (its processes hold .lock): wait for it to end or "
+                   "choose another --out");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~SweepLock() { ::close(fd_); }
+  SweepLock(const SweepLock&) = delete;
+  SweepLock& operator=(const SweepLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
 
 std::string describe(const ManifestPoint& p)
 {
@@ -83,9 +124,14 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
   const int workers = opt.workers > 0 ? opt.workers : cores;
   const int jobs = std::max(1, cores / workers); // policies at once inside each point
   LocalOutcome out;
+  const SweepLock lock(dir);
+  // What killed runs left behind: temporaries whose process is gone (the lock says every process of
+  // an earlier sweep is), which no reader takes for a result but which would stay forever.
+  core::remove_temporaries(dir, true);
 
   std::vector<const ManifestPoint*> todo;
   for (const ManifestPoint& p : m.points) {
+    core::remove_temporaries(point_dir(dir, p.id), true);
     if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), p.id) == opt.only.end()) continue;
     if (point_complete(dir, p.id)) {
       ++out.skipped;
@@ -139,6 +185,7 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
     const double secs = std::chrono::duration<double>(Clock::now() - it->second.start).count();
     const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     running.erase(it);
+    core::remove_temporaries(point_dir(dir, p.id), true); // a killed run's, now that it has ended
     ++finished;
     if (point_complete(dir, p.id)) {
       ++out.ran;

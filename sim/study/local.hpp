@@ -1,6 +1,10 @@
 // The local back end: one `xattn run` child process per point, at most `workers` at once. Points
 // already complete are skipped (resume). On SIGINT or SIGTERM no new point starts, the running
-// ones are interrupted (their whole process group), and the run reports `interrupted`.
+// ones are interrupted (their whole process group), and the run reports `interrupted`. If the
+// back end itself dies (SIGKILL included), its points' runs are killed with it. While it runs it
+// holds DIR/.lock, and so does every process it starts: a second sweep in the folder waits for
+// all of them to end (10 s at most, then it gives up: InputError), and removes the temporaries
+// they left (manifest.hpp says what resuming guarantees).
 #pragma once
 
 #include "sim/study/manifest.hpp"

@@ -5,10 +5,24 @@
 //   DIR/points/<id>/        one `xattn run` output folder per point (+ run.log, its stdout and stderr)
 //   DIR/results.csv         the tidy table: one row per point x policy
 //   DIR/sweep.log           the run log
+//   DIR/.lock               held by a local sweep and every process it starts (local.hpp)
 //   DIR/slurm/              array.sh, tasks.txt, jobs.txt, logs/<task>.out (Slurm back end)
 //
-// A point is complete iff DIR/points/<id>/summary.json exists (`xattn run` renames it into place
-// last), so a resumed sweep skips exactly the points that finished.
+// A point is complete iff DIR/points/<id>/summary.json exists, so a resumed sweep skips exactly
+// the points that finished. That holds whenever and however a sweep stops, `kill -9` of any of
+// its processes included (sim/study/sweep_chaos_test.sh):
+//   - `xattn run` writes each file under a temporary name (".NAME.tmpPID", or inside
+//     ".partial-PID/"), flushes it to the disk and renames it into place; it removes an earlier
+//     summary.json before it replaces the other files and renames the new one last, so a
+//     summary.json is never beside files of another run or missing files;
+//   - no reader takes a temporary for a result (point_complete looks for summary.json alone);
+//     the local back end removes those of runs that have ended before it starts or after it
+//     reaps a point's run;
+//   - the local back end holds DIR/.lock, inherited by every process it starts, and those die
+//     with it (even when it is SIGKILLed), so a resumed sweep waits until no process of a killed
+//     one is left, and never reruns a point while an orphaned run still writes into it.
+// A resumed sweep's folder is then byte for byte the one an uninterrupted sweep writes (its
+// sweep.log aside).
 #pragma once
 
 #include "sim/study/spec.hpp"
