@@ -33,13 +33,6 @@ void MaxMinSolver::add_flow(double weight, double cap)
   begin_.push_back(static_cast<std::uint32_t>(links_.size()));
 }
 
-void MaxMinSolver::cross(std::uint32_t link)
-{
-  XATTN_CHECK(link < capacity_.size() && flows() > 0, "a flow crosses a link of the solve");
-  links_.push_back(link);
-  ++begin_.back();
-}
-
 const std::vector<double>& MaxMinSolver::solve()
 {
   const std::size_t n = flows(), m = capacity_.size();
@@ -50,8 +43,10 @@ const std::vector<double>& MaxMinSolver::solve()
   live_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     live_[i] = static_cast<std::uint32_t>(i);
-    for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k)
+    for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
+      XATTN_CHECK(links_[k] < m, "a flow crosses a link of the solve");
       wsum_[links_[k]] += weight_[i];
+    }
   }
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)

@@ -23,7 +23,12 @@ public:
   /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
   /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
   void add_flow(double weight, double cap);
-  void cross(std::uint32_t link);
+  /// REQUIRES: link < links(), after a first add_flow (the network's inner loop; solve() checks).
+  void cross(std::uint32_t link)
+  {
+    links_.push_back(link);
+    ++begin_.back();
+  }
   std::size_t flows() const { return weight_.size(); }
   std::size_t links() const { return capacity_.size(); }
 

@@ -42,6 +42,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
   }
   link_bytes_.assign(resources_.size(), 0.0);
   listed_.assign(resources_.size(), 0);
+  local_.assign(resources_.size(), kNoLink);
   XATTN_CHECK(g_network == nullptr, "one Network per process");
   g_network = this;
   if (!g_connected) {
@@ -251,7 +252,7 @@ void Network::grow(double t)
     Resource& res = resources_[r];
     if (res.mark == epoch_) continue;
     res.mark = epoch_;
-    res.local = kNoLink;
+    local_[r] = kNoLink;
     // A link that all its flows at their caps cannot fill never binds: the set leaves it out.
     if (res.capsum <= res.capacity * (1 - kTight)) continue;
     set_links_.push_back(r);
@@ -348,13 +349,13 @@ void Network::resolve(double t)
     for (std::uint32_t r : set_links_) {
       Resource& res = resources_[r];
       res.residual = std::max(0.0, res.capacity - (res.used - res.set_used));
-      res.local = res.set_level > res.residual * (1 - kTight) ? solver_.add_link(res.residual) : kNoLink;
+      local_[r] = res.set_level > res.residual * (1 - kTight) ? solver_.add_link(res.residual) : kNoLink;
     }
     for (std::size_t k = 0; k < set_.size(); ++k) {
       const Leg& l = legs_[set_[k]];
       solver_.add_flow(l.weight, l.cap);
       for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j)
-        if (resources_[set_flow_links_[j]].local != kNoLink) solver_.cross(resources_[set_flow_links_[j]].local);
+        if (local_[set_flow_links_[j]] != kNoLink) solver_.cross(local_[set_flow_links_[j]]);
     }
     rate = &solver_.solve();
   } while (!settle(*rate, t));

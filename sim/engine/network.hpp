@@ -123,7 +123,6 @@ private:
   struct Resource {
     // What every re-solve touches first, in one cache line.
     std::uint32_t mark = 0;             ///< == the epoch: reached by this re-solve
-    std::uint32_t local = 0;            ///< its index in that solve
     double used = 0;                    ///< the rates of the flows on it, summed
     double capsum = 0;                  ///< their caps, summed
     double capacity = 0;                ///< link capacity units per second
@@ -170,8 +169,9 @@ private:
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
   std::vector<std::uint32_t> set_begin_, set_flow_links_; ///< set_[k]'s listed links: [begin[k], begin[k+1])
-  std::vector<std::uint32_t>
-      listed_; ///< by resource: == the epoch when a link of the set that can bind (compact: walked per flow)
+  // By resource, compact (walked for every flow of a re-solve): == the epoch when a link of the set
+  // that can bind; its index in the solve, or kNoLink.
+  std::vector<std::uint32_t> listed_, local_;
   MaxMinSolver solver_;
   EndHeap ends_;                                  ///< moving flows by the date their last byte moves
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
