@@ -72,7 +72,9 @@ std::string comparison_table(const RunResult& result)
                                      : "the profile gives points only: distinct seeds alone");
   out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
   auto cell = [](const Spread& s) { return human_seconds(s.p50) + " +- " + human_seconds((s.p95 - s.p5) / 2); };
-  for (const auto& [name, figs] : e.policies) {
+  for (const auto& policy : e.policies) {
+    const auto& name = policy.first;
+    const auto& figs = policy.second; // named, not bound: clang 14 cannot capture a structured binding
     auto fig = [&figs](const char* k) {
       for (const auto& [f, s] : figs)
         if (f == k) return s;
