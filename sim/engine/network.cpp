@@ -229,23 +229,34 @@ bool Network::reach(std::uint32_t id, double t)
   return true;
 }
 
-void Network::reach_bottlenecked(std::uint32_t r, double t)
+double Network::top_level(const Resource& res) const
 {
-  // A full link limits the flows that run fastest on it per unit of weight, below their caps:
-  // those are the ones whose rates follow its capacity. The others are held elsewhere.
-  const Resource& res = resources_[r];
   double top = 0;
   for (std::uint32_t other : res.legs)
     top = std::max(top, legs_[other].rate / legs_[other].weight);
-  for (std::uint32_t other : res.legs) {
-    const Leg& o = legs_[other];
-    if (o.rate / o.weight >= top * (1 - kTight) && o.rate < o.cap * (1 - kTight)) reach(other, t);
-  }
+  return top;
 }
 
-void Network::grow(double t)
+bool Network::held_back(const Leg& l, double top)
 {
-  // Through every full link the set's flows cross, the flows that link holds back.
+  // A full link limits the flows that run fastest on it per unit of weight, below their caps:
+  // those are the ones whose rates follow its capacity. The others are held elsewhere.
+  return l.rate / l.weight >= top * (1 - kTight) && l.rate < l.cap * (1 - kTight);
+}
+
+bool Network::reach_bottlenecked(std::uint32_t r, double t)
+{
+  const Resource& res = resources_[r];
+  const double top = top_level(res);
+  bool reached = false;
+  for (std::uint32_t other : res.legs)
+    if (held_back(legs_[other], top)) reached = reach(other, t) || reached;
+  return reached;
+}
+
+void Network::grow()
+{
+  // Every link the set's flows cross is looked at once; those their caps can fill take part.
   while (!queue_.empty()) {
     const std::uint32_t r = queue_.back();
     queue_.pop_back();
@@ -285,24 +296,19 @@ bool Network::settle(const std::vector<double>& rate, double t)
       if (res.set_level < 0) continue; // the set's flows there are all at their caps
       // The flows it held back before (the fastest per unit of weight, below their caps) must not
       // run slower than the set's now: such an outside flow joins the set too.
-      double top = 0;
-      if (full(res))
-        for (std::uint32_t other : res.legs)
-          top = std::max(top, legs_[other].rate / legs_[other].weight);
+      const bool was_full = full(res);
+      const double top = was_full ? top_level(res) : 0;
       for (std::uint32_t other : res.legs) {
         const Leg& o = legs_[other];
         if (o.mark == epoch_) continue;
         const double level = o.rate / o.weight;
         if (level > res.set_level * (1 + kTight) ||
-            (top > 0 && level >= top * (1 - kTight) && o.rate < o.cap * (1 - kTight) &&
-             level < res.set_level * (1 - kTight)))
+            (was_full && held_back(o, top) && level < res.set_level * (1 - kTight)))
           grew = reach(other, t) || grew;
       }
     } else if (full(res)) {
       // The link was full and no longer is: the outside flows it held back may rise.
-      const std::size_t before = set_.size();
-      reach_bottlenecked(r, t);
-      grew = grew || set_.size() > before;
+      grew = reach_bottlenecked(r, t) || grew;
     }
   }
   return !grew;
@@ -325,7 +331,7 @@ void Network::resolve(double t)
   // Grow, solve with what the outside flows leave, check, until the check holds.
   const std::vector<double>* rate = nullptr;
   do {
-    grow(t);
+    grow();
     if (set_.empty()) return;
     solver_.clear();
     // What the flows outside the set leave of each link; a link that all the set's flows at their

@@ -137,9 +137,11 @@ private:
   bool full(const Resource& r) const;
   void flush();
   void resolve(double t);
-  bool reach(std::uint32_t leg, double t); ///< false: in the set already, or leaving now
-  void reach_bottlenecked(std::uint32_t resource, double t);
-  void grow(double t);
+  bool reach(std::uint32_t leg, double t);                   ///< false: in the set already, or leaving now
+  double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it
+  static bool held_back(const Leg& l, double top);           ///< by a full link whose top level is `top`
+  bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
+  void grow();
   bool settle(const std::vector<double>& rate, double t);
   void set_rate(std::uint32_t leg, double rate, double t);
   void rearm();
