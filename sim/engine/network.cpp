@@ -117,8 +117,10 @@ void Network::moved_bytes(std::vector<double>& out) const
       simgrid_left[a.get_activity()] =
           a.get_remains_no_update() - (model->is_update_lazy() ? a.get_last_value() * (t - a.get_last_update()) : 0);
   }
-  for (const Leg& leg : legs_) {
-    if (leg.moving) take_off(leg, std::max(0.0, leg.left - leg.rate * (t - leg.stamp)) * leg.factor);
+  for (std::size_t id = 0; id < legs_.size(); ++id) {
+    const Leg& leg = legs_[id];
+    const Fluid& f = fluid_[id];
+    if (leg.moving) take_off(leg, std::max(0.0, f.left - f.rate * (t - f.stamp)) * leg.factor);
     if (leg.subs_left == 0) continue;
     for (const simgrid::s4u::CommPtr& c : leg.comms)
       if (auto it = simgrid_left.find(c->get_impl()); it != simgrid_left.end())
@@ -134,6 +136,7 @@ std::uint32_t Network::new_leg()
     return i;
   }
   legs_.emplace_back();
+  fluid_.emplace_back();
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
@@ -163,11 +166,14 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   // one per byte), each capped by the dispatch link; a link-bound one as a single flow.
   const double alone = flow.rate.value() / flow.factor;
   const double subs = leg.link_bound ? 1.0 : std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.blocks));
-  leg.weight = subs;
-  leg.cap = leg.link_bound ? alone : alone * subs / leg.blocks;
-  leg.left = bytes / flow.factor;
-  leg.rate = 0;
-  leg.stamp = now();
+  Fluid& f = fluid_[id];
+  f.weight = subs;
+  f.cap = leg.link_bound ? alone : alone * subs / leg.blocks;
+  f.left = bytes / flow.factor;
+  f.rate = 0;
+  f.stamp = now();
+  f.route = route.resources.data();
+  f.hops = static_cast<std::uint32_t>(route.resources.size());
   leg.tail = tail_s;
   leg.arrived = 0;
   leg.done = std::move(done);
@@ -196,15 +202,15 @@ void Network::flush()
       go_real(id);
       continue;
     }
-    Leg& l = legs_[id];
-    l.stamp = t;
+    Fluid& f = fluid_[id];
+    f.stamp = t;
     attach(id);
     // Where it fits at its cap on every link, nobody's rate changes: max-min stays as it was.
     bool fits = true;
-    for (std::uint32_t r : l.route->resources)
-      fits = fits && resources_[r].used + l.cap <= resources_[r].capacity * (1 + kTight);
+    for (std::uint32_t r : f.resources())
+      fits = fits && resources_[r].used + f.cap <= resources_[r].capacity * (1 + kTight);
     if (fits)
-      set_rate(id, l.cap, t);
+      set_rate(id, f.cap, t);
     else
       seeds_.push_back(id);
   }
@@ -215,7 +221,7 @@ void Network::flush()
 
 bool Network::reach(std::uint32_t id, double t)
 {
-  Leg& l = legs_[id];
+  Fluid& l = fluid_[id];
   if (l.mark == epoch_) return false;
   l.left -= l.rate * (t - l.stamp);
   l.stamp = t;
@@ -224,7 +230,7 @@ bool Network::reach(std::uint32_t id, double t)
   l.mark = epoch_;
   l.local = static_cast<std::uint32_t>(set_.size());
   set_.push_back(id);
-  for (std::uint32_t r : l.route->resources)
+  for (std::uint32_t r : l.resources())
     queue_.push_back(r);
   return true;
 }
@@ -233,11 +239,11 @@ double Network::top_level(const Resource& res) const
 {
   double top = 0;
   for (std::uint32_t other : res.legs)
-    top = std::max(top, legs_[other].rate / legs_[other].weight);
+    top = std::max(top, fluid_[other].rate / fluid_[other].weight);
   return top;
 }
 
-bool Network::held_back(const Leg& l, double top)
+bool Network::held_back(const Fluid& l, double top)
 {
   // A full link limits the flows that run fastest on it per unit of weight, below their caps:
   // those are the ones whose rates follow its capacity. The others are held elsewhere.
@@ -250,7 +256,7 @@ bool Network::reach_bottlenecked(std::uint32_t r, double t)
   const double top = top_level(res);
   bool reached = false;
   for (std::uint32_t other : res.legs)
-    if (held_back(legs_[other], top)) reached = reach(other, t) || reached;
+    if (held_back(fluid_[other], top)) reached = reach(other, t) || reached;
   return reached;
 }
 
@@ -277,7 +283,7 @@ bool Network::settle(const std::vector<double>& rate, double t)
     resources_[r].set_level = -1; // no flow of the set below its cap crosses it
   }
   for (std::size_t k = 0; k < set_.size(); ++k) {
-    const Leg& l = legs_[set_[k]];
+    const Fluid& l = fluid_[set_[k]];
     const double x = rate[l.local];
     const bool capped = x >= l.cap * (1 - kTight); // held by its cap, not by a link
     for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j) {
@@ -299,7 +305,7 @@ bool Network::settle(const std::vector<double>& rate, double t)
       const bool was_full = full(res);
       const double top = was_full ? top_level(res) : 0;
       for (std::uint32_t other : res.legs) {
-        const Leg& o = legs_[other];
+        const Fluid& o = fluid_[other];
         if (o.mark == epoch_) continue;
         const double level = o.rate / o.weight;
         if (level > res.set_level * (1 + kTight) ||
@@ -344,11 +350,12 @@ void Network::resolve(double t)
     set_begin_.assign(1, 0);
     set_flow_links_.clear();
     for (std::uint32_t id : set_) {
-      for (std::uint32_t r : legs_[id].route->resources)
+      const Fluid& f = fluid_[id];
+      for (std::uint32_t r : f.resources())
         if (listed_[r] == epoch_) {
           set_flow_links_.push_back(r);
-          resources_[r].set_used += legs_[id].rate; // their old rates
-          resources_[r].set_level += legs_[id].cap;
+          resources_[r].set_used += f.rate; // their old rates
+          resources_[r].set_level += f.cap;
         }
       set_begin_.push_back(static_cast<std::uint32_t>(set_flow_links_.size()));
     }
@@ -358,7 +365,7 @@ void Network::resolve(double t)
       local_[r] = res.set_level > res.residual * (1 - kTight) ? solver_.add_link(res.residual) : kNoLink;
     }
     for (std::size_t k = 0; k < set_.size(); ++k) {
-      const Leg& l = legs_[set_[k]];
+      const Fluid& l = fluid_[set_[k]];
       solver_.add_flow(l.weight, l.cap);
       for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j)
         if (local_[set_flow_links_[j]] != kNoLink) solver_.cross(local_[set_flow_links_[j]]);
@@ -369,9 +376,9 @@ void Network::resolve(double t)
   stats_.resolved += set_.size();
   stats_.widest = std::max<std::uint64_t>(stats_.widest, set_.size());
   for (std::uint32_t id : set_) {
-    const double x = (*rate)[legs_[id].local];
+    const double x = (*rate)[fluid_[id].local];
     XATTN_CHECK(x > 0, "max-min gives every moving flow a positive rate");
-    if (!ends_.contains(id) || std::abs(x - legs_[id].rate) > 1e-12 * x) set_rate(id, x, t);
+    if (!ends_.contains(id) || std::abs(x - fluid_[id].rate) > 1e-12 * x) set_rate(id, x, t);
   }
   // Sums of differences drift: now and then a link gets its exact sum back.
   for (std::uint32_t r : set_links_) {
@@ -379,14 +386,14 @@ void Network::resolve(double t)
     if (++res.updates % 64 != 0) continue;
     res.used = 0;
     for (std::uint32_t other : res.legs)
-      res.used += legs_[other].rate;
+      res.used += fluid_[other].rate;
   }
 }
 
 void Network::set_rate(std::uint32_t id, double rate, double t)
 {
-  Leg& l = legs_[id];
-  for (std::uint32_t r : l.route->resources)
+  Fluid& l = fluid_[id];
+  for (std::uint32_t r : l.resources())
     resources_[r].used += rate - l.rate;
   l.rate = rate;
   l.stamp = t;
@@ -428,7 +435,7 @@ void Network::attach(std::uint32_t id)
     Resource& res = resources_[l.route->resources[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
     res.legs.push_back(id);
-    res.capsum += l.cap;
+    res.capsum += fluid_[id].cap;
   }
   l.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
@@ -440,8 +447,8 @@ void Network::detach(std::uint32_t id)
   for (std::size_t k = 0; k < l.route->resources.size(); ++k) {
     const std::uint32_t r = l.route->resources[k];
     Resource& res = resources_[r];
-    res.used -= l.rate;
-    res.capsum -= l.cap;
+    res.used -= fluid_[id].rate;
+    res.capsum -= fluid_[id].cap;
     // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
     const auto pos = l.slot[k];
     XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
@@ -459,7 +466,7 @@ void Network::detach(std::uint32_t id)
     }
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
-  l.rate = 0;
+  fluid_[id].rate = 0;
   l.moving = false;
   --moving_;
 }
@@ -467,10 +474,11 @@ void Network::detach(std::uint32_t id)
 void Network::depart(std::uint32_t id)
 {
   Leg& l = legs_[id];
+  Fluid& f = fluid_[id];
   const double t = now();
-  l.left -= l.rate * (t - l.stamp);
-  l.stamp = t;
-  for (std::uint32_t r : l.route->resources)
+  f.left -= f.rate * (t - f.stamp);
+  f.stamp = t;
+  for (std::uint32_t r : f.resources())
     if (full(resources_[r])) freed_.push_back(r);
   detach(id);
   if (!freed_.empty() && !flush_scheduled_) {
@@ -478,7 +486,7 @@ void Network::depart(std::uint32_t id)
     after(0.0, [this] { flush(); });
   }
   ++stats_.fluid;
-  l.arrived = l.payload - l.left * l.factor;
+  l.arrived = l.payload - f.left * l.factor;
   if (l.tail > 0)
     l.timer = after(l.tail, [this, id] {
       legs_[id].timer = nullptr;

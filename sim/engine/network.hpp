@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -102,16 +103,9 @@ private:
     double factor = 1;  ///< payload per unit of link capacity
     bool link_bound = false;
     int blocks = 1;
-    // The fluid flow, in link-capacity units.
-    double weight = 1, cap = 0;
-    double left = 0;  ///< capacity units still to move at `stamp`
-    double rate = 0;  ///< its current rate
-    double stamp = 0; ///< when `left` was last brought up to date
     double tail = 0;
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)
-    std::uint32_t mark = 0;          ///< == the network's epoch: in the set being re-solved
-    std::uint32_t local = 0;         ///< its index in that solve
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
     simgrid::kernel::timer::Timer* timer = nullptr;
     // The SimGrid reference.
@@ -119,6 +113,19 @@ private:
     std::vector<simgrid::s4u::CommPtr> comms;
     std::vector<double> sub_bytes;
     std::function<void()> done;
+  };
+  /// A transfer's fluid flow, in link-capacity units (same index as its Leg): what every re-solve
+  /// reads of it, in one cache line.
+  struct alignas(64) Fluid {
+    double weight = 1, cap = 0;
+    double left = 0;                      ///< capacity units still to move at `stamp`
+    double rate = 0;                      ///< its current rate
+    double stamp = 0;                     ///< when `left` was last brought up to date
+    const std::uint32_t* route = nullptr; ///< its route's resources (CachedPath::resources)
+    std::uint32_t hops = 0;               ///< how many
+    std::uint32_t mark = 0;               ///< == the network's epoch: in the set being re-solved
+    std::uint32_t local = 0;              ///< its index in that solve
+    std::span<const std::uint32_t> resources() const { return {route, hops}; }
   };
   struct Resource {
     // What every re-solve touches first, in one cache line.
@@ -139,7 +146,7 @@ private:
   void resolve(double t);
   bool reach(std::uint32_t leg, double t);                   ///< false: in the set already, or leaving now
   double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it
-  static bool held_back(const Leg& l, double top);           ///< by a full link whose top level is `top`
+  static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
   void grow();
   bool settle(const std::vector<double>& rate, double t);
@@ -160,6 +167,7 @@ private:
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
+  std::vector<Fluid> fluid_; ///< by leg
   std::vector<std::uint32_t> free_legs_;
   std::size_t active_ = 0, moving_ = 0;
   std::uint64_t comms_in_flight_ = 0;
