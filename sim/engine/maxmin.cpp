@@ -25,6 +25,12 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
 
+void MaxMinSolver::set_capacity(std::uint32_t link, double capacity)
+{
+  XATTN_CHECK(link < capacity_.size() && capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
+  capacity_[link] = capacity;
+}
+
 void MaxMinSolver::add_flow(double weight, double cap)
 {
   XATTN_CHECK(weight > 0 && cap > 0, "a flow has a positive weight and a positive cap");
@@ -39,6 +45,7 @@ const std::vector<double>& MaxMinSolver::solve()
   rate_.assign(n, 0.0);
   left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
   wsum_.assign(m, 0.0);                             // weight of the unfrozen flows on each link
+  top_.assign(m, -1.0);
   full_.resize(m);
   live_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -72,9 +79,11 @@ const std::vector<double>& MaxMinSolver::solve()
         continue;
       }
       rate_[i] = std::min(cap_[i], weight_[i] * level);
+      const double below = rate_[i] < cap_[i] * (1 - kAtCap) ? rate_[i] / weight_[i] : -1.0;
       for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
         left_[links_[k]] -= rate_[i];
         wsum_[links_[k]] -= weight_[i];
+        top_[links_[k]] = std::max(top_[links_[k]], below);
       }
     }
     XATTN_CHECK(kept < live_.size(), "max-min: a round froze no flow");

@@ -12,7 +12,9 @@ namespace xattn::sim::engine
 {
 
 /// The solver, with its buffers kept from one solve to the next (the network solves millions of
-/// small sets): links and flows are added flat, then solve() gives every flow's rate.
+/// small sets): links and flows are added flat, then solve() gives every flow's rate. More links
+/// and flows may be added after a solve, and capacities changed, and the whole solved again (the
+/// network grows the set it re-solves).
 class MaxMinSolver
 {
 public:
@@ -20,6 +22,8 @@ public:
   void clear();
   /// Adds a link with `capacity` units/s for these flows; returns its index. REQUIRES capacity >= 0.
   std::uint32_t add_link(double capacity);
+  /// REQUIRES: link < links(), capacity >= 0.
+  void set_capacity(std::uint32_t link, double capacity);
   /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
   /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
   void add_flow(double weight, double cap);
@@ -34,12 +38,19 @@ public:
 
   /// Every flow's rate, in flow order.
   const std::vector<double>& solve();
+  /// After solve(): the rates on `link`, summed.
+  double load(std::uint32_t link) const { return capacity_[link] - left_[link]; }
+  /// After solve(): the highest rate per unit of weight on `link` of a flow below its cap (within
+  /// kAtCap of it), or -1 where every flow on it is at its cap.
+  double top(std::uint32_t link) const { return top_[link]; }
+  /// A flow within this share of its cap is at its cap.
+  static constexpr double kAtCap = 1e-9;
 
 private:
   std::vector<double> capacity_, weight_, cap_;
   std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
   // Scratch.
-  std::vector<double> rate_, left_, wsum_;
+  std::vector<double> rate_, left_, wsum_, top_;
   std::vector<std::uint32_t> live_, hot_; ///< unfrozen flows, links they use
   std::vector<char> full_;
 };

@@ -29,7 +29,6 @@ double g_next_factor = 0;
 // Rates are sums of doubles: a link within this share of its capacity is full, a flow that fits
 // within it fits. Far below SimGrid's own max-min precision (1e-5).
 constexpr double kTight = 1e-9;
-constexpr std::uint32_t kNoLink = ~std::uint32_t{0}; // a link left out of a solve
 } // namespace
 
 Network::Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path)
@@ -42,7 +41,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
   }
   link_bytes_.assign(resources_.size(), 0.0);
   listed_.assign(resources_.size(), 0);
-  local_.assign(resources_.size(), kNoLink);
+  local_.assign(resources_.size(), 0);
   XATTN_CHECK(g_network == nullptr, "one Network per process");
   g_network = this;
   if (!g_connected) {
@@ -269,37 +268,27 @@ void Network::grow()
     Resource& res = resources_[r];
     if (res.mark == epoch_) continue;
     res.mark = epoch_;
-    local_[r] = kNoLink;
     // A link that all its flows at their caps cannot fill never binds: the set leaves it out.
     if (res.capsum <= res.capacity * (1 - kTight)) continue;
     set_links_.push_back(r);
+    listed_[r] = epoch_;
+    local_[r] = solver_.add_link(0); // its capacity for the set once the set is known
+    res.set_used = 0;
   }
 }
 
-bool Network::settle(const std::vector<double>& rate, double t)
+bool Network::settle(double t)
 {
-  for (std::uint32_t r : set_links_) {
-    resources_[r].set_used = 0;
-    resources_[r].set_level = -1; // no flow of the set below its cap crosses it
-  }
-  for (std::size_t k = 0; k < set_.size(); ++k) {
-    const Fluid& l = fluid_[set_[k]];
-    const double x = rate[l.local];
-    const bool capped = x >= l.cap * (1 - kTight); // held by its cap, not by a link
-    for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j) {
-      Resource& res = resources_[set_flow_links_[j]];
-      res.set_used += x;
-      if (!capped) res.set_level = std::max(res.set_level, x / l.weight);
-    }
-  }
   bool grew = false;
   for (std::size_t k = 0, n = set_links_.size(); k < n; ++k) {
     const std::uint32_t r = set_links_[k];
     const Resource& res = resources_[r];
-    if (res.set_used >= res.residual * (1 - kTight)) {
+    // The set's flows below their caps there: the highest rate per unit of weight (-1: none).
+    const double set_level = solver_.top(local_[r]);
+    if (solver_.load(local_[r]) >= res.residual * (1 - kTight)) {
       // The new rates fill the link: no flow on it may run faster per unit of weight than the
       // set's flows it holds back (those below their caps); an outside flow that does joins the set.
-      if (res.set_level < 0) continue; // the set's flows there are all at their caps
+      if (set_level < 0) continue; // the set's flows there are all at their caps
       // The flows it held back before (the fastest per unit of weight, below their caps) must not
       // run slower than the set's now: such an outside flow joins the set too.
       const bool was_full = full(res);
@@ -308,8 +297,7 @@ bool Network::settle(const std::vector<double>& rate, double t)
         const Fluid& o = fluid_[other];
         if (o.mark == epoch_) continue;
         const double level = o.rate / o.weight;
-        if (level > res.set_level * (1 + kTight) ||
-            (was_full && held_back(o, top) && level < res.set_level * (1 - kTight)))
+        if (level > set_level * (1 + kTight) || (was_full && held_back(o, top) && level < set_level * (1 - kTight)))
           grew = reach(other, t) || grew;
       }
     } else if (full(res)) {
@@ -334,44 +322,33 @@ void Network::resolve(double t)
     queue_.push_back(r);
   }
   freed_.clear();
-  // Grow, solve with what the outside flows leave, check, until the check holds.
+  // Grow, solve with what the outside flows leave, check, until the check holds. The set only
+  // grows, and each round adds its new links and flows to the solver: a link listed in a later
+  // round is crossed by no flow of an earlier one (that flow's links were looked at when it joined,
+  // and whether a link can bind does not change within a re-solve).
+  solver_.clear();
+  std::size_t added = 0;
   const std::vector<double>* rate = nullptr;
   do {
     grow();
     if (set_.empty()) return;
-    solver_.clear();
-    // What the flows outside the set leave of each link; a link that all the set's flows at their
-    // caps cannot fill binds none of them and stays out of the solve.
-    // Each flow's links that can bind (the set's links), listed once per round.
-    for (std::uint32_t r : set_links_) {
-      listed_[r] = epoch_;
-      resources_[r].set_used = resources_[r].set_level = 0;
-    }
-    set_begin_.assign(1, 0);
-    set_flow_links_.clear();
-    for (std::uint32_t id : set_) {
-      const Fluid& f = fluid_[id];
+    for (; added < set_.size(); ++added) {
+      const Fluid& f = fluid_[set_[added]];
+      solver_.add_flow(f.weight, f.cap);
       for (std::uint32_t r : f.resources())
         if (listed_[r] == epoch_) {
-          set_flow_links_.push_back(r);
-          resources_[r].set_used += f.rate; // their old rates
-          resources_[r].set_level += f.cap;
+          solver_.cross(local_[r]);
+          resources_[r].set_used += f.rate; // the set's old rates
         }
-      set_begin_.push_back(static_cast<std::uint32_t>(set_flow_links_.size()));
     }
+    // What the flows outside the set leave of each link.
     for (std::uint32_t r : set_links_) {
       Resource& res = resources_[r];
       res.residual = std::max(0.0, res.capacity - (res.used - res.set_used));
-      local_[r] = res.set_level > res.residual * (1 - kTight) ? solver_.add_link(res.residual) : kNoLink;
-    }
-    for (std::size_t k = 0; k < set_.size(); ++k) {
-      const Fluid& l = fluid_[set_[k]];
-      solver_.add_flow(l.weight, l.cap);
-      for (std::uint32_t j = set_begin_[k]; j < set_begin_[k + 1]; ++j)
-        if (local_[set_flow_links_[j]] != kNoLink) solver_.cross(local_[set_flow_links_[j]]);
+      solver_.set_capacity(local_[r], res.residual);
     }
     rate = &solver_.solve();
-  } while (!settle(*rate, t));
+  } while (!settle(t));
   ++stats_.resolves;
   stats_.resolved += set_.size();
   stats_.widest = std::max<std::uint64_t>(stats_.widest, set_.size());

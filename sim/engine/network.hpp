@@ -129,13 +129,13 @@ private:
   };
   struct Resource {
     // What every re-solve touches first, in one cache line.
-    std::uint32_t mark = 0;             ///< == the epoch: reached by this re-solve
-    double used = 0;                    ///< the rates of the flows on it, summed
-    double capsum = 0;                  ///< their caps, summed
-    double capacity = 0;                ///< link capacity units per second
-    double set_used = 0, set_level = 0; ///< the set's rates on it: summed, highest per weight
-    double residual = 0;                ///< the capacity the flows outside the set leave
-    std::uint32_t updates = 0;          ///< re-solves that changed it (its sum is redone every 64)
+    std::uint32_t mark = 0;    ///< == the epoch: reached by this re-solve
+    double used = 0;           ///< the rates of the flows on it, summed
+    double capsum = 0;         ///< their caps, summed
+    double capacity = 0;       ///< link capacity units per second
+    double set_used = 0;       ///< the set's rates on it before the re-solve, summed
+    double residual = 0;       ///< the capacity the flows outside the set leave
+    std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
     std::vector<std::uint32_t> legs;
   };
 
@@ -149,7 +149,7 @@ private:
   static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
   void grow();
-  bool settle(const std::vector<double>& rate, double t);
+  bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t);
   void rearm();
   void wake();
@@ -178,9 +178,8 @@ private:
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
-  std::vector<std::uint32_t> set_begin_, set_flow_links_; ///< set_[k]'s listed links: [begin[k], begin[k+1])
   // By resource, compact (walked for every flow of a re-solve): == the epoch when a link of the set
-  // that can bind; its index in the solve, or kNoLink.
+  // that can bind; then its index in the solve.
   std::vector<std::uint32_t> listed_, local_;
   MaxMinSolver solver_;
   EndHeap ends_;                                  ///< moving flows by the date their last byte moves
