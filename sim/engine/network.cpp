@@ -29,6 +29,8 @@ double g_next_factor = 0;
 // Rates are sums of doubles: a link within this share of its capacity is full, a flow that fits
 // within it fits. Far below SimGrid's own max-min precision (1e-5).
 constexpr double kTight = 1e-9;
+// A guard is narrower than the link it guards by at least this share: far beyond rounding.
+constexpr double kGuardMargin = 1e-3;
 } // namespace
 
 Network::Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path)
@@ -81,6 +83,21 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
   c.path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
   for (const topo::Hop& h : c.path.hops)
     c.resources.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
+  const auto hops = static_cast<std::ptrdiff_t>(c.resources.size());
+  for (std::ptrdiff_t k = 0; k < hops; ++k) {
+    Resource& res = resources_[c.resources[k]];
+    if (!res.routed) {
+      // The first route through it: its guard is the nearest narrower link of this route.
+      res.routed = true;
+      for (std::ptrdiff_t d = 1; d < hops && res.guard == kNoGuard; ++d)
+        for (std::ptrdiff_t j : {k - d, k + d})
+          if (j >= 0 && j < hops && res.guard == kNoGuard &&
+              resources_[c.resources[j]].capacity < res.capacity * (1 - kGuardMargin))
+            res.guard = c.resources[j];
+    }
+    if (res.guard != kNoGuard && std::find(c.resources.begin(), c.resources.end(), res.guard) == c.resources.end())
+      c.unguarded.push_back(c.resources[k]);
+  }
   return paths_.emplace(key, std::move(c)).first->second;
 }
 
@@ -268,8 +285,9 @@ void Network::grow()
     Resource& res = resources_[r];
     if (res.mark == epoch_) continue;
     res.mark = epoch_;
-    // A link that all its flows at their caps cannot fill never binds: the set leaves it out.
-    if (res.capsum <= res.capacity * (1 - kTight)) continue;
+    // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
+    // cross its (narrower) guard: the set leaves it out.
+    if (res.capsum <= res.capacity * (1 - kTight) || (res.guard != kNoGuard && res.unguarded == 0)) continue;
     set_links_.push_back(r);
     listed_[r] = epoch_;
     local_[r] = solver_.add_link(0); // its capacity for the set once the set is known
@@ -414,6 +432,8 @@ void Network::attach(std::uint32_t id)
     res.legs.push_back(id);
     res.capsum += fluid_[id].cap;
   }
+  for (std::uint32_t r : l.route->unguarded)
+    ++resources_[r].unguarded;
   l.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
 }
@@ -443,6 +463,8 @@ void Network::detach(std::uint32_t id)
     }
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
+  for (std::uint32_t r : l.route->unguarded)
+    --resources_[r].unguarded;
   fluid_[id].rate = 0;
   l.moving = false;
   --moving_;

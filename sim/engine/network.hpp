@@ -94,6 +94,7 @@ private:
   struct CachedPath {
     topo::Path path;
     std::vector<std::uint32_t> resources; ///< link * 2 + direction
+    std::vector<std::uint32_t> unguarded; ///< those of its resources whose guard it does not cross
     int src_rail = -1, dst_rail = -1;     ///< the NIC whose relay endpoint each end uses, -1: its own
   };
   struct Leg {
@@ -137,8 +138,15 @@ private:
     double residual = 0;       ///< the capacity the flows outside the set leave
     std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
     std::vector<std::uint32_t> legs;
+    // A narrower link that the first route through this one crosses too (the nearest on that
+    // route), or kNoGuard. While every flow here crosses its guard (`unguarded` == 0), this link
+    // cannot fill before its guard does: it never binds, and re-solves leave it out.
+    std::uint32_t guard = kNoGuard;
+    std::uint32_t unguarded = 0; ///< flows on it that do not cross its guard
+    bool routed = false;         ///< a route through it was cached (its guard is chosen)
   };
 
+  static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
   const CachedPath& cached(GpuId src, GpuId dst);
   std::uint32_t new_leg();
   bool full(const Resource& r) const;

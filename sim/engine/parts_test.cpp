@@ -168,6 +168,40 @@ TEST_CASE("engine parts: the network re-solves the flows an event touches, and n
   CHECK(net.stats().fluid == 3);
 }
 
+TEST_CASE("engine parts: a link behind a narrower guard binds again once a flow bypasses the guard")
+{
+  // On the PCIe server a GPU's 32 GB/s PCIe link carries its IB traffic, which also crosses its
+  // 25 GB/s NIC (the PCIe link's guard: while every flow on it crosses the NIC, it cannot fill
+  // first and re-solves leave it out), and its PCIe traffic to the GPUs of its node, which does not.
+  auto engine = make_engine();
+  const topo::Topology topo = topo::load_topology(*core::resolve_preset("pcie-server", "topologies"));
+  topo::HostSpec spec;
+  spec.dispatch = {core::BytesPerSec(25e9), core::BytesPerSec(20e9), core::BytesPerSec(25e9)};
+  spec.copy_engine_hosts = true;
+  const topo::Platform platform = topo::build_platform(topo, *engine, spec);
+  Network net(topo, platform, true);
+  const auto a = *topo.find_gpu("node0.gpu0"), far = *topo.find_gpu("node1.gpu0"), near = *topo.find_gpu("node0.gpu1");
+  const sim::Flow ib{core::BytesPerSec(25e9), 1.0, false, 1}, pcie{core::BytesPerSec(32e9), 1.0, false, 1};
+  double t_ib = 0, t_pcie = 0, t_ib2 = 0;
+  after(0.0, [&] {
+    // 16 MB over IB (its route through the PCIe link comes first: the NIC becomes its guard) and
+    // 32 MB to the GPU beside it over PCIe: the 32 GB/s PCIe link gives each 16 GB/s. The IB one
+    // ends at 1 ms; the PCIe one has 16 MB left and runs alone at 32 GB/s until 1.5 ms.
+    net.transfer(a, far, 16e6, ib, 0.0, [&] { t_ib = now(); });
+    net.transfer(a, near, 32e6, pcie, 0.0, [&] { t_pcie = now(); });
+  });
+  // From 2 ms, two IB transfers of 25 MB alone on the NIC (the PCIe link guarded again): 12.5
+  // GB/s each, both end at 4 ms.
+  after(2e-3, [&] {
+    net.transfer(a, far, 25e6, ib, 0.0, [&] { t_ib2 = now(); });
+    net.transfer(a, far, 25e6, ib, 0.0, [] {});
+  });
+  engine->run();
+  CHECK(t_ib == Approx(1e-3).epsilon(1e-9));
+  CHECK(t_pcie == Approx(1.5e-3).epsilon(1e-9));
+  CHECK(t_ib2 == Approx(4e-3).epsilon(1e-9));
+}
+
 TEST_CASE("engine parts: 80 transfers queued on one NIC are solved exactly, none by SimGrid")
 {
   TestNetwork tn;
