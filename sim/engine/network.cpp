@@ -253,9 +253,14 @@ bool Network::reach(std::uint32_t id, double t)
 
 double Network::top_level(const Resource& res) const
 {
+  // Flows at their caps are left out: one that arrived at this instant, fitting in what a flow
+  // leaving at this instant freed, may run faster than those the link held back (who then rise,
+  // and it joins them).
   double top = 0;
-  for (std::uint32_t other : res.legs)
-    top = std::max(top, fluid_[other].rate / fluid_[other].weight);
+  for (std::uint32_t other : res.legs) {
+    const Fluid& f = fluid_[other];
+    if (f.rate < f.cap * (1 - kTight)) top = std::max(top, f.rate / f.weight);
+  }
   return top;
 }
 

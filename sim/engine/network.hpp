@@ -153,7 +153,7 @@ private:
   void flush();
   void resolve(double t);
   bool reach(std::uint32_t leg, double t);                   ///< false: in the set already, or leaving now
-  double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it
+  double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it below a cap
   static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
   void grow();

@@ -168,6 +168,29 @@ TEST_CASE("engine parts: the network re-solves the flows an event touches, and n
   CHECK(net.stats().fluid == 3);
 }
 
+TEST_CASE("engine parts: a newcomer that fits in what a departure freed at the same instant still shares")
+{
+  TestNetwork tn;
+  Network& net = *tn.net;
+  const auto& topo = tn.topo;
+  const auto a = *topo.find_gpu("node0.gpu0");
+  const auto b0 = *topo.find_gpu("node2.gpu0"), b1 = *topo.find_gpu("node2.gpu1"), b2 = *topo.find_gpu("node2.gpu2");
+  // node0.gpu0's 25 GB/s NIC carries A (1 block) and B (2 blocks, weight 2): A 25/3 GB/s, B 50/3
+  // GB/s. B's 50/3 MB end at 1 ms, and C (1 block, capped at 15 GB/s) starts as B ends: it fits
+  // in the 50/3 GB/s B frees, but A, held back by the NIC, takes its share: both at 12.5 GB/s.
+  // C's 12.5 MB end at 2 ms; A has 25 - 25/3 - 12.5 = 25/6 MB left, alone at 25 GB/s: 2 + 1/6 ms.
+  const sim::Flow one{core::BytesPerSec(25e9), 1.0, false, 1}, two{core::BytesPerSec(25e9), 1.0, false, 2},
+      capped{core::BytesPerSec(15e9), 1.0, false, 1};
+  double t_a = 0, t_c = 0;
+  after(0.0, [&] {
+    net.transfer(a, b0, 25e6, one, 0.0, [&] { t_a = now(); });
+    net.transfer(a, b1, 50e6 / 3, two, 0.0, [&] { net.transfer(a, b2, 12.5e6, capped, 0.0, [&] { t_c = now(); }); });
+  });
+  tn.engine->run();
+  CHECK(t_c == Approx(2e-3).epsilon(1e-9));
+  CHECK(t_a == Approx(2e-3 + 1e-3 / 6).epsilon(1e-9));
+}
+
 TEST_CASE("engine parts: a link behind a narrower guard binds again once a flow bypasses the guard")
 {
   // On the PCIe server a GPU's 32 GB/s PCIe link carries its IB traffic, which also crosses its
