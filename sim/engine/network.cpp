@@ -246,8 +246,16 @@ bool Network::reach(std::uint32_t id, double t)
   l.mark = epoch_;
   l.local = static_cast<std::uint32_t>(set_.size());
   set_.push_back(id);
-  for (std::uint32_t r : l.resources())
-    queue_.push_back(r);
+  // Into the solve, with the links it crosses that can bind (each link is looked at once, when the
+  // first flow of the set that crosses it joins: a flow that joins later finds it listed or not).
+  solver_.add_flow(l.weight, l.cap);
+  for (std::uint32_t r : l.resources()) {
+    look_at(r);
+    if (listed_[r] == epoch_) {
+      solver_.cross(local_[r]);
+      resources_[r].set_used += l.rate; // the set's old rates
+    }
+  }
   return true;
 }
 
@@ -281,23 +289,18 @@ bool Network::reach_bottlenecked(std::uint32_t r, double t)
   return reached;
 }
 
-void Network::grow()
+void Network::look_at(std::uint32_t r)
 {
-  // Every link the set's flows cross is looked at once; those their caps can fill take part.
-  while (!queue_.empty()) {
-    const std::uint32_t r = queue_.back();
-    queue_.pop_back();
-    Resource& res = resources_[r];
-    if (res.mark == epoch_) continue;
-    res.mark = epoch_;
-    // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
-    // cross its (narrower) guard: the set leaves it out.
-    if (res.capsum <= res.capacity * (1 - kTight) || (res.guard != kNoGuard && res.unguarded == 0)) continue;
-    set_links_.push_back(r);
-    listed_[r] = epoch_;
-    local_[r] = solver_.add_link(0); // its capacity for the set once the set is known
-    res.set_used = 0;
-  }
+  Resource& res = resources_[r];
+  if (res.mark == epoch_) return;
+  res.mark = epoch_;
+  // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
+  // cross its (narrower) guard: the set leaves it out.
+  if (res.capsum <= res.capacity * (1 - kTight) || (res.guard != kNoGuard && res.unguarded == 0)) return;
+  set_links_.push_back(r);
+  listed_[r] = epoch_;
+  local_[r] = solver_.add_link(0); // its capacity for the set once the set is known
+  res.set_used = 0;
 }
 
 bool Network::settle(double t)
@@ -336,34 +339,20 @@ void Network::resolve(double t)
   ++epoch_;
   set_.clear();
   set_links_.clear();
-  queue_.clear();
+  solver_.clear();
   for (std::uint32_t id : seeds_)
     reach(id, t);
   // An ended flow freed capacity on a full link: the flows it held back there may rise.
   for (std::uint32_t r : freed_) {
     reach_bottlenecked(r, t);
-    queue_.push_back(r);
+    look_at(r);
   }
   freed_.clear();
-  // Grow, solve with what the outside flows leave, check, until the check holds. The set only
-  // grows, and each round adds its new links and flows to the solver: a link listed in a later
-  // round is crossed by no flow of an earlier one (that flow's links were looked at when it joined,
-  // and whether a link can bind does not change within a re-solve).
-  solver_.clear();
-  std::size_t added = 0;
+  if (set_.empty()) return;
+  // Solve with what the outside flows leave, check, grow, until the check holds. The set only
+  // grows, and the solver with it (reach()).
   const std::vector<double>* rate = nullptr;
   do {
-    grow();
-    if (set_.empty()) return;
-    for (; added < set_.size(); ++added) {
-      const Fluid& f = fluid_[set_[added]];
-      solver_.add_flow(f.weight, f.cap);
-      for (std::uint32_t r : f.resources())
-        if (listed_[r] == epoch_) {
-          solver_.cross(local_[r]);
-          resources_[r].set_used += f.rate; // the set's old rates
-        }
-    }
     // What the flows outside the set leave of each link.
     for (std::uint32_t r : set_links_) {
       Resource& res = resources_[r];

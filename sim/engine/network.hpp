@@ -156,7 +156,7 @@ private:
   double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it below a cap
   static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
-  void grow();
+  void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
   bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t);
   void rearm();
@@ -185,7 +185,7 @@ private:
   bool flush_scheduled_ = false;
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint32_t> set_, set_links_, queue_, seeds_;
+  std::vector<std::uint32_t> set_, set_links_, seeds_;
   // By resource, compact (walked for every flow of a re-solve): == the epoch when a link of the set
   // that can bind; then its index in the solve.
   std::vector<std::uint32_t> listed_, local_;
