@@ -10,11 +10,13 @@
 // - a newcomer that fits at its cap on every link it crosses takes its cap, and nobody changes;
 // - an ending flow that leaves no full link changes nobody;
 // - otherwise the newcomers, and the flows that the full links the ended ones freed held back
-//   (the fastest per unit of weight there, below their caps), are solved with the capacity the
-//   flows outside leave; the set grows, and is solved again, wherever that answer is not max-min
-//   fair: a link the new rates fill on which an outside flow runs faster per unit of weight than
-//   the set's flows it holds back, or (held back there before) slower; a full link the new rates
-//   leave that held outside flows back. What is left outside keeps its rates, exactly.
+//   (the fastest per unit of weight there among those below their caps), are solved with the
+//   capacity the flows outside leave; the set grows, and is solved again, wherever that answer is
+//   not max-min fair: a link the new rates fill on which an outside flow runs faster per unit of
+//   weight than the set's flows it holds back, or (held back there before) slower; a full link the
+//   new rates leave that held outside flows back. What is left outside keeps its rates, exactly.
+// Links that cannot bind stay out of a solve: those their flows' caps cannot fill, and those whose
+// flows all cross a narrower guard link (Resource::guard).
 // Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
 // re-solve updates; one SimGrid timer wakes the network at the earliest.
 // `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
