@@ -71,14 +71,8 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  // A pair is looked up several times in a row (priced both ways, then moved both ways): a small
-  // direct-mapped memo in front of the map (whose lookups miss the cache on large platforms).
-  Memo& memo = memo_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits)];
-  if (memo.path != nullptr && memo.key == key) return *memo.path;
-  if (auto it = paths_.find(key); it != paths_.end()) {
-    memo = {key, &it->second};
-    return it->second;
-  }
+  auto it = paths_.find(key);
+  if (it != paths_.end()) return it->second;
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -104,9 +98,7 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
     if (res.guard != kNoGuard && std::find(c.resources.begin(), c.resources.end(), res.guard) == c.resources.end())
       c.unguarded.push_back(c.resources[k]);
   }
-  const CachedPath& placed = paths_.emplace(key, std::move(c)).first->second; // nodes never move
-  memo = {key, &placed};
-  return placed;
+  return paths_.emplace(key, std::move(c)).first->second;
 }
 
 const topo::Path& Network::path(GpuId src, GpuId dst)
@@ -432,7 +424,6 @@ void Network::attach(std::uint32_t id)
     Resource& res = resources_[l.route->resources[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
     res.legs.push_back(id);
-    res.hops.push_back(static_cast<std::uint32_t>(k));
     res.capsum += fluid_[id].cap;
   }
   for (std::uint32_t r : l.route->unguarded)
@@ -453,12 +444,17 @@ void Network::detach(std::uint32_t id)
     const auto pos = l.slot[k];
     XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
     const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
-    const std::uint32_t moved = res.legs[last], moved_hop = res.hops[last];
+    const std::uint32_t moved = res.legs[last];
     res.legs[pos] = moved;
-    res.hops[pos] = moved_hop;
     res.legs.pop_back();
-    res.hops.pop_back();
-    if (pos != last) legs_[moved].slot[moved_hop] = pos;
+    if (pos != last) {
+      Leg& m = legs_[moved];
+      for (std::size_t j = 0; j < m.route->resources.size(); ++j)
+        if (m.route->resources[j] == r && m.slot[j] == last) {
+          m.slot[j] = pos;
+          break;
+        }
+    }
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
   for (std::uint32_t r : l.route->unguarded)

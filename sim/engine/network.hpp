@@ -140,7 +140,6 @@ private:
     double residual = 0;       ///< the capacity the flows outside the set leave
     std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
     std::vector<std::uint32_t> legs;
-    std::vector<std::uint32_t> hops; ///< where it is on each of those legs' routes (its index in their `slot`)
     // A narrower link that the first route through this one crosses too (the nearest on that
     // route), or kNoGuard. While every flow here crosses its guard (`unguarded` == 0), this link
     // cannot fill before its guard does: it never binds, and re-solves leave it out.
@@ -175,12 +174,6 @@ private:
   const topo::Platform& platform_;
   bool fast_path_;
   std::unordered_map<std::uint64_t, CachedPath> paths_;
-  struct Memo {
-    std::uint64_t key = 0;
-    const CachedPath* path = nullptr;
-  };
-  static constexpr int kMemoBits = 16;
-  std::vector<Memo> memo_ = std::vector<Memo>(std::size_t{1} << kMemoBits); ///< recent lookups of paths_
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
