@@ -27,8 +27,9 @@ bool g_connected = false;
 // runs at once (no actors here).
 double g_next_factor = 0;
 // Rates are sums of doubles: a link within this share of its capacity is full, a flow that fits
-// within it fits. Far below SimGrid's own max-min precision (1e-5).
-constexpr double kTight = 1e-9;
+// within it fits, a flow within it of its cap is at its cap (the solver's own tolerance). Far
+// below SimGrid's own max-min precision (1e-5).
+constexpr double kTight = MaxMinSolver::kAtCap;
 // A guard is narrower than the link it guards by at least this share: far beyond rounding.
 constexpr double kGuardMargin = 1e-3;
 } // namespace
