@@ -38,6 +38,8 @@ public:
 
   /// Every flow's rate, in flow order.
   const std::vector<double>& solve();
+  /// What `link` offers these flows (add_link, set_capacity).
+  double capacity(std::uint32_t link) const { return capacity_[link]; }
   /// After solve(): the rates on `link`, summed.
   double load(std::uint32_t link) const { return capacity_[link] - left_[link]; }
   /// After solve(): the highest rate per unit of weight on `link` of a flow below its cap (within
@@ -45,6 +47,7 @@ public:
   double top(std::uint32_t link) const { return top_[link]; }
   /// A flow within this share of its cap is at its cap.
   static constexpr double kAtCap = 1e-9;
+  static bool below_cap(double rate, double cap) { return rate < cap * (1 - kAtCap); }
 
 private:
   std::vector<double> capacity_, weight_, cap_;

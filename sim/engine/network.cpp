@@ -268,7 +268,7 @@ double Network::top_level(const Resource& res) const
   double top = 0;
   for (std::uint32_t other : res.legs) {
     const Fluid& f = fluid_[other];
-    if (f.rate < f.cap * (1 - kTight)) top = std::max(top, f.rate / f.weight);
+    if (MaxMinSolver::below_cap(f.rate, f.cap)) top = std::max(top, f.rate / f.weight);
   }
   return top;
 }
@@ -277,7 +277,7 @@ bool Network::held_back(const Fluid& l, double top)
 {
   // A full link limits the flows that run fastest on it per unit of weight, below their caps:
   // those are the ones whose rates follow its capacity. The others are held elsewhere.
-  return l.rate / l.weight >= top * (1 - kTight) && l.rate < l.cap * (1 - kTight);
+  return l.rate / l.weight >= top * (1 - kTight) && MaxMinSolver::below_cap(l.rate, l.cap);
 }
 
 bool Network::reach_bottlenecked(std::uint32_t r, double t)
@@ -312,7 +312,7 @@ bool Network::settle(double t)
     const Resource& res = resources_[r];
     // The set's flows below their caps there: the highest rate per unit of weight (-1: none).
     const double set_level = solver_.top(local_[r]);
-    if (solver_.load(local_[r]) >= res.residual * (1 - kTight)) {
+    if (solver_.load(local_[r]) >= solver_.capacity(local_[r]) * (1 - kTight)) {
       // The new rates fill the link: no flow on it may run faster per unit of weight than the
       // set's flows it holds back (those below their caps); an outside flow that does joins the set.
       if (set_level < 0) continue; // the set's flows there are all at their caps
@@ -356,9 +356,8 @@ void Network::resolve(double t)
   do {
     // What the flows outside the set leave of each link.
     for (std::uint32_t r : set_links_) {
-      Resource& res = resources_[r];
-      res.residual = std::max(0.0, res.capacity - (res.used - res.set_used));
-      solver_.set_capacity(local_[r], res.residual);
+      const Resource& res = resources_[r];
+      solver_.set_capacity(local_[r], std::max(0.0, res.capacity - (res.used - res.set_used)));
     }
     rate = &solver_.solve();
   } while (!settle(t));

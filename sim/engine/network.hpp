@@ -137,7 +137,6 @@ private:
     double capsum = 0;         ///< their caps, summed
     double capacity = 0;       ///< link capacity units per second
     double set_used = 0;       ///< the set's rates on it before the re-solve, summed
-    double residual = 0;       ///< the capacity the flows outside the set leave
     std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
     std::vector<std::uint32_t> legs;
     // A narrower link that the first route through this one crosses too (the nearest on that
