@@ -43,8 +43,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
     resources_[2 * id + 1].capacity = topo.link(id).bandwidth.value();
   }
   link_bytes_.assign(resources_.size(), 0.0);
-  listed_.assign(resources_.size(), 0);
-  local_.assign(resources_.size(), 0);
+  look_.assign(resources_.size(), Look{});
   XATTN_CHECK(g_network == nullptr, "one Network per process");
   g_network = this;
   if (!g_connected) {
@@ -251,10 +250,12 @@ bool Network::reach(std::uint32_t id, double t)
   // first flow of the set that crosses it joins: a flow that joins later finds it listed or not).
   solver_.add_flow(l.weight, l.cap);
   for (std::uint32_t r : l.resources()) {
-    look_at(r);
-    if (listed_[r] == epoch_) {
-      solver_.cross(local_[r]);
-      resources_[r].set_used += l.rate; // the set's old rates
+    const Look& k = look_[r];
+    if (k.epoch != epoch_) look_at(r);
+    if (k.local != kUnlisted) {
+      solver_.cross(k.local);
+      set_used_[k.local] += l.rate; // the set's old rates
+      ++set_count_[k.local];
     }
   }
   return true;
@@ -292,27 +293,31 @@ bool Network::reach_bottlenecked(std::uint32_t r, double t)
 
 void Network::look_at(std::uint32_t r)
 {
-  Resource& res = resources_[r];
-  if (res.mark == epoch_) return;
-  res.mark = epoch_;
+  Look& k = look_[r];
+  if (k.epoch == epoch_) return;
+  k.epoch = epoch_;
+  k.local = kUnlisted;
   // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
   // cross its (narrower) guard: the set leaves it out.
+  const Resource& res = resources_[r];
   if (res.capsum <= res.capacity * (1 - kTight) || (res.guard != kNoGuard && res.unguarded == 0)) return;
   set_links_.push_back(r);
-  listed_[r] = epoch_;
-  local_[r] = solver_.add_link(0); // its capacity for the set once the set is known
-  res.set_used = 0;
+  k.local = solver_.add_link(0); // its capacity for the set once the set is known
+  set_used_.push_back(0);
+  set_count_.push_back(0);
 }
 
 bool Network::settle(double t)
 {
   bool grew = false;
   for (std::size_t k = 0, n = set_links_.size(); k < n; ++k) {
-    const std::uint32_t r = set_links_[k];
+    const std::uint32_t r = set_links_[k], local = look_[r].local;
     const Resource& res = resources_[r];
+    // Every flow on it is in the set: nobody outside to check.
+    if (set_count_[local] == res.legs.size()) continue;
     // The set's flows below their caps there: the highest rate per unit of weight (-1: none).
-    const double set_level = solver_.top(local_[r]);
-    if (solver_.load(local_[r]) >= solver_.capacity(local_[r]) * (1 - kTight)) {
+    const double set_level = solver_.top(local);
+    if (solver_.load(local) >= solver_.capacity(local) * (1 - kTight)) {
       // The new rates fill the link: no flow on it may run faster per unit of weight than the
       // set's flows it holds back (those below their caps); an outside flow that does joins the set.
       if (set_level < 0) continue; // the set's flows there are all at their caps
@@ -340,6 +345,8 @@ void Network::resolve(double t)
   ++epoch_;
   set_.clear();
   set_links_.clear();
+  set_used_.clear();
+  set_count_.clear();
   solver_.clear();
   for (std::uint32_t id : seeds_)
     reach(id, t);
@@ -357,7 +364,8 @@ void Network::resolve(double t)
     // What the flows outside the set leave of each link.
     for (std::uint32_t r : set_links_) {
       const Resource& res = resources_[r];
-      solver_.set_capacity(local_[r], std::max(0.0, res.capacity - (res.used - res.set_used)));
+      const std::uint32_t local = look_[r].local;
+      solver_.set_capacity(local, std::max(0.0, res.capacity - (res.used - set_used_[local])));
     }
     rate = &solver_.solve();
   } while (!settle(t));

@@ -131,23 +131,27 @@ private:
     std::span<const std::uint32_t> resources() const { return {route, hops}; }
   };
   struct Resource {
-    // What every re-solve touches first, in one cache line.
-    std::uint32_t mark = 0;    ///< == the epoch: reached by this re-solve
-    double used = 0;           ///< the rates of the flows on it, summed
-    double capsum = 0;         ///< their caps, summed
-    double capacity = 0;       ///< link capacity units per second
-    double set_used = 0;       ///< the set's rates on it before the re-solve, summed
-    std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
-    std::vector<std::uint32_t> legs;
+    // What a re-solve reads first (look_at), in one cache line.
+    double used = 0;     ///< the rates of the flows on it, summed
+    double capsum = 0;   ///< their caps, summed
+    double capacity = 0; ///< link capacity units per second
     // A narrower link that the first route through this one crosses too (the nearest on that
     // route), or kNoGuard. While every flow here crosses its guard (`unguarded` == 0), this link
     // cannot fill before its guard does: it never binds, and re-solves leave it out.
     std::uint32_t guard = kNoGuard;
     std::uint32_t unguarded = 0; ///< flows on it that do not cross its guard
-    bool routed = false;         ///< a route through it was cached (its guard is chosen)
+    std::vector<std::uint32_t> legs;
+    std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
+    bool routed = false;       ///< a route through it was cached (its guard is chosen)
+  };
+  /// A resource as the current re-solve sees it (compact: read for every hop of every flow).
+  struct Look {
+    std::uint32_t epoch = 0; ///< == the network's epoch: looked at by this re-solve
+    std::uint32_t local = 0; ///< its index in the solve, or kUnlisted (it cannot bind)
   };
 
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
+  static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
   const CachedPath& cached(GpuId src, GpuId dst);
   std::uint32_t new_leg();
   bool full(const Resource& r) const;
@@ -187,9 +191,10 @@ private:
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, seeds_;
-  // By resource, compact (walked for every flow of a re-solve): == the epoch when a link of the set
-  // that can bind; then its index in the solve.
-  std::vector<std::uint32_t> listed_, local_;
+  std::vector<Look> look_; ///< by resource
+  // By the solve's link index: the set's rates on it before the re-solve, summed; the set's flows on it.
+  std::vector<double> set_used_;
+  std::vector<std::uint32_t> set_count_;
   MaxMinSolver solver_;
   EndHeap ends_;                                  ///< moving flows by the date their last byte moves
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
