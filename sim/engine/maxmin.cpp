@@ -12,8 +12,10 @@ namespace xattn::sim::engine
 void MaxMinSolver::clear()
 {
   capacity_.clear();
+  weights_.clear();
   weight_.clear();
   cap_.clear();
+  ceiling_.clear();
   begin_.assign(1, 0);
   links_.clear();
 }
@@ -22,6 +24,7 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
 {
   XATTN_CHECK(capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
   capacity_.push_back(capacity);
+  weights_.push_back(0);
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
 
@@ -36,6 +39,7 @@ void MaxMinSolver::add_flow(double weight, double cap)
   XATTN_CHECK(weight > 0 && cap > 0, "a flow has a positive weight and a positive cap");
   weight_.push_back(weight);
   cap_.push_back(cap);
+  ceiling_.push_back(cap / weight);
   begin_.push_back(static_cast<std::uint32_t>(links_.size()));
 }
 
@@ -44,17 +48,13 @@ const std::vector<double>& MaxMinSolver::solve()
   const std::size_t n = flows(), m = capacity_.size();
   rate_.assign(n, 0.0);
   left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
-  wsum_.assign(m, 0.0);                             // weight of the unfrozen flows on each link
+  wsum_.assign(weights_.begin(), weights_.end());   // weight of the unfrozen flows on each link
   top_.assign(m, -1.0);
   full_.resize(m);
+  share_.resize(m);
   live_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n; ++i)
     live_[i] = static_cast<std::uint32_t>(i);
-    for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
-      XATTN_CHECK(links_[k] < m, "a flow crosses a link of the solve");
-      wsum_[links_[k]] += weight_[i];
-    }
-  }
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)
     if (wsum_[l] > 0) hot_.push_back(static_cast<std::uint32_t>(l));
@@ -62,16 +62,18 @@ const std::vector<double>& MaxMinSolver::solve()
   // a link is full or a flow reaches its cap; the flows that hit a limit freeze there.
   while (!live_.empty()) {
     double level = std::numeric_limits<double>::infinity();
-    for (std::uint32_t l : hot_)
-      level = std::min(level, std::max(0.0, left_[l]) / wsum_[l]);
+    for (std::uint32_t l : hot_) {
+      share_[l] = std::max(0.0, left_[l]) / wsum_[l];
+      level = std::min(level, share_[l]);
+    }
     for (std::uint32_t i : live_)
-      level = std::min(level, cap_[i] / weight_[i]);
+      level = std::min(level, ceiling_[i]);
     const double tol = level * (1 + 1e-12);
     for (std::uint32_t l : hot_)
-      full_[l] = std::max(0.0, left_[l]) / wsum_[l] <= tol;
+      full_[l] = share_[l] <= tol;
     std::size_t kept = 0;
     for (std::uint32_t i : live_) {
-      bool stop = cap_[i] / weight_[i] <= tol;
+      bool stop = ceiling_[i] <= tol;
       for (std::uint32_t k = begin_[i]; k < begin_[i + 1] && !stop; ++k)
         stop = full_[links_[k]] != 0;
       if (!stop) {

@@ -5,6 +5,8 @@
 // (network.hpp) solves, at each event, only the flows whose rates the event can change.
 #pragma once
 
+#include "sim/core/check.hpp"
+
 #include <cstdint>
 #include <vector>
 
@@ -27,11 +29,13 @@ public:
   /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
   /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
   void add_flow(double weight, double cap);
-  /// REQUIRES: link < links(), after a first add_flow (the network's inner loop; solve() checks).
+  /// REQUIRES: after a first add_flow (the network's inner loop).
   void cross(std::uint32_t link)
   {
+    XATTN_CHECK(link < weights_.size() && !weight_.empty(), "a flow crosses a link of the solve");
     links_.push_back(link);
     ++begin_.back();
+    weights_[link] += weight_.back();
   }
   std::size_t flows() const { return weight_.size(); }
   std::size_t links() const { return capacity_.size(); }
@@ -51,9 +55,12 @@ public:
 
 private:
   std::vector<double> capacity_, weight_, cap_;
+  std::vector<double> ceiling_;                 ///< cap / weight: the level at which each flow reaches its cap
   std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
+  std::vector<double> weights_;                 ///< by link: the weights of the flows crossing it, summed
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
+  std::vector<double> share_;             ///< by link: the level at which it fills, this round
   std::vector<std::uint32_t> live_, hot_; ///< unfrozen flows, links they use
   std::vector<char> full_;
 };
