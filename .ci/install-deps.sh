@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libsimgrid-dev libboost-graph-dev libyaml-cpp-dev catch2
-  libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libabsl-dev
   zlib1g-dev liblzma-dev libzstd-dev
   clang-format-14  # pinned: .ci/format-check.sh fails on a file another version would format
 )

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 namespace xattn::sim::engine
 {
@@ -71,8 +72,7 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  auto it = paths_.find(key);
-  if (it != paths_.end()) return it->second;
+  if (auto it = path_index_.find(key); it != path_index_.end()) return paths_[it->second];
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -98,7 +98,8 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
     if (res.guard != kNoGuard && std::find(c.resources.begin(), c.resources.end(), res.guard) == c.resources.end())
       c.unguarded.push_back(c.resources[k]);
   }
-  return paths_.emplace(key, std::move(c)).first->second;
+  path_index_.emplace(key, static_cast<std::uint32_t>(paths_.size()));
+  return paths_.emplace_back(std::move(c));
 }
 
 const topo::Path& Network::path(GpuId src, GpuId dst)

@@ -28,14 +28,15 @@
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 
+#include <absl/container/flat_hash_map.h>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 namespace xattn::sim::engine
@@ -176,7 +177,11 @@ private:
   const topo::Topology& topo_;
   const topo::Platform& platform_;
   bool fast_path_;
-  std::unordered_map<std::uint64_t, CachedPath> paths_;
+  // The routes used so far (a deque: transfers hold pointers to them), found by GPU pair in an
+  // open-addressing table (one probe, where a node-based map chases two pointers: the lookup runs
+  // several times per transfer, over millions of pairs on the largest presets).
+  std::deque<CachedPath> paths_;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> path_index_;
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
