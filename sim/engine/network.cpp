@@ -433,6 +433,7 @@ void Network::attach(std::uint32_t id)
     Resource& res = resources_[l.route->resources[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
     res.legs.push_back(id);
+    res.hop.push_back(static_cast<std::uint32_t>(k));
     res.capsum += fluid_[id].cap;
   }
   for (std::uint32_t r : l.route->unguarded)
@@ -454,16 +455,11 @@ void Network::detach(std::uint32_t id)
     XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
     const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
     const std::uint32_t moved = res.legs[last];
+    legs_[moved].slot[res.hop[last]] = pos;
     res.legs[pos] = moved;
+    res.hop[pos] = res.hop[last];
     res.legs.pop_back();
-    if (pos != last) {
-      Leg& m = legs_[moved];
-      for (std::size_t j = 0; j < m.route->resources.size(); ++j)
-        if (m.route->resources[j] == r && m.slot[j] == last) {
-          m.slot[j] = pos;
-          break;
-        }
-    }
+    res.hop.pop_back();
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
   for (std::uint32_t r : l.route->unguarded)

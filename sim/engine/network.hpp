@@ -140,10 +140,11 @@ private:
     // route), or kNoGuard. While every flow here crosses its guard (`unguarded` == 0), this link
     // cannot fill before its guard does: it never binds, and re-solves leave it out.
     std::uint32_t guard = kNoGuard;
-    std::uint32_t unguarded = 0; ///< flows on it that do not cross its guard
-    std::vector<std::uint32_t> legs;
-    std::uint32_t updates = 0; ///< re-solves that changed it (its sum is redone every 64)
-    bool routed = false;       ///< a route through it was cached (its guard is chosen)
+    std::uint32_t unguarded = 0;     ///< flows on it that do not cross its guard
+    std::vector<std::uint32_t> legs; ///< the flows on it
+    std::vector<std::uint32_t> hop;  ///< by position in `legs`: which hop of that flow's route it is
+    std::uint32_t updates = 0;       ///< re-solves that changed it (its sum is redone every 64)
+    bool routed = false;             ///< a route through it was cached (its guard is chosen)
   };
   /// A resource as the current re-solve sees it (compact: read for every hop of every flow).
   struct Look {
