@@ -68,11 +68,11 @@ Network::~Network()
   g_network = nullptr;
 }
 
-const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
+const Network::Known& Network::known(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  if (auto it = path_index_.find(key); it != path_index_.end()) return paths_[it->second];
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -80,37 +80,36 @@ const Network::CachedPath& Network::cached(GpuId src, GpuId dst)
     c.src_rail = topo_.nic_of(dst);
   else if (platform_.stripes(dst) && (via = topo_.rail_relay(dst, src)))
     c.dst_rail = topo_.nic_of(src);
-  c.path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
-  for (const topo::Hop& h : c.path.hops)
-    c.resources.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
-  const auto hops = static_cast<std::ptrdiff_t>(c.resources.size());
+  const topo::Path path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
+  c.fabric = path.fabric;
+  for (const topo::Hop& h : path.hops)
+    c.links.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
+  c.hops = static_cast<std::uint32_t>(c.links.size());
+  const auto hops = static_cast<std::ptrdiff_t>(c.hops);
   for (std::ptrdiff_t k = 0; k < hops; ++k) {
-    Resource& res = resources_[c.resources[k]];
-    if (!res.routed) {
+    const std::uint32_t r = c.links[k];
+    Resource& res = resources_[r];
+    if (res.guard == kUnrouted) {
       // The first route through it: its guard is the nearest narrower link of this route.
-      res.routed = true;
+      res.guard = kNoGuard;
       for (std::ptrdiff_t d = 1; d < hops && res.guard == kNoGuard; ++d)
         for (std::ptrdiff_t j : {k - d, k + d})
           if (j >= 0 && j < hops && res.guard == kNoGuard &&
-              resources_[c.resources[j]].capacity < res.capacity * (1 - kGuardMargin))
-            res.guard = c.resources[j];
+              resources_[c.links[j]].capacity < res.capacity * (1 - kGuardMargin))
+            res.guard = c.links[j];
     }
-    if (res.guard != kNoGuard && std::find(c.resources.begin(), c.resources.end(), res.guard) == c.resources.end())
-      c.unguarded.push_back(c.resources[k]);
+    if (res.guard != kNoGuard &&
+        std::find(c.links.begin(), c.links.begin() + hops, res.guard) == c.links.begin() + hops)
+      c.links.push_back(r);
   }
-  path_index_.emplace(key, static_cast<std::uint32_t>(paths_.size()));
-  return paths_.emplace_back(std::move(c));
-}
-
-const topo::Path& Network::path(GpuId src, GpuId dst)
-{
-  return cached(src, dst).path;
+  c.links.shrink_to_fit();
+  const CachedPath& route = paths_.emplace_back(std::move(c));
+  return known_.emplace(key, Known{&route, {path.fabric, path.bottleneck, path.latency}}).first->second;
 }
 
 sim::PathCost Network::path_cost(GpuId src, GpuId dst)
 {
-  const topo::Path& p = path(src, dst);
-  return {p.fabric, p.bottleneck, p.latency};
+  return known(src, dst).cost;
 }
 
 void Network::moved_bytes(std::vector<double>& out) const
@@ -118,7 +117,7 @@ void Network::moved_bytes(std::vector<double>& out) const
   out = link_bytes_; // every transfer's bytes, counted when it started: take off what is left to move
   const double t = now();
   auto take_off = [&](const Leg& leg, double left) {
-    for (std::uint32_t r : leg.route->resources)
+    for (std::uint32_t r : leg.route->resources())
       out[r] -= left;
   };
   for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
@@ -189,16 +188,16 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   f.left = bytes / flow.factor;
   f.rate = 0;
   f.stamp = now();
-  f.route = route.resources.data();
-  f.hops = static_cast<std::uint32_t>(route.resources.size());
+  f.route = route.links.data();
+  f.hops = route.hops;
   leg.tail = tail_s;
   leg.arrived = 0;
   leg.done = std::move(done);
   ++active_;
   ++stats_.transfers;
   if (route.src_rail >= 0 || route.dst_rail >= 0) ++stats_.relayed;
-  stats_.bytes_by_fabric[static_cast<std::size_t>(route.path.fabric)] += bytes;
-  for (std::uint32_t r : route.resources)
+  stats_.bytes_by_fabric[static_cast<std::size_t>(route.fabric)] += bytes;
+  for (std::uint32_t r : route.resources())
     link_bytes_[r] += bytes;
   pending_.push_back(id);
   if (!flush_scheduled_) {
@@ -268,8 +267,8 @@ double Network::top_level(const Resource& res) const
   // leaving at this instant freed, may run faster than those the link held back (who then rise,
   // and it joins them).
   double top = 0;
-  for (std::uint32_t other : res.legs) {
-    const Fluid& f = fluid_[other];
+  for (const OnLink& on : res.legs) {
+    const Fluid& f = fluid_[on.leg];
     if (MaxMinSolver::below_cap(f.rate, f.cap)) top = std::max(top, f.rate / f.weight);
   }
   return top;
@@ -287,8 +286,8 @@ bool Network::reach_bottlenecked(std::uint32_t r, double t)
   const Resource& res = resources_[r];
   const double top = top_level(res);
   bool reached = false;
-  for (std::uint32_t other : res.legs)
-    if (held_back(fluid_[other], top)) reached = reach(other, t) || reached;
+  for (const OnLink& on : res.legs)
+    if (held_back(fluid_[on.leg], top)) reached = reach(on.leg, t) || reached;
   return reached;
 }
 
@@ -326,12 +325,12 @@ bool Network::settle(double t)
       // run slower than the set's now: such an outside flow joins the set too.
       const bool was_full = full(res);
       const double top = was_full ? top_level(res) : 0;
-      for (std::uint32_t other : res.legs) {
-        const Fluid& o = fluid_[other];
+      for (const OnLink& on : res.legs) {
+        const Fluid& o = fluid_[on.leg];
         if (o.mark == epoch_) continue;
         const double level = o.rate / o.weight;
         if (level > set_level * (1 + kTight) || (was_full && held_back(o, top) && level < set_level * (1 - kTight)))
-          grew = reach(other, t) || grew;
+          grew = reach(on.leg, t) || grew;
       }
     } else if (full(res)) {
       // The link was full and no longer is: the outside flows it held back may rise.
@@ -383,8 +382,8 @@ void Network::resolve(double t)
     Resource& res = resources_[r];
     if (++res.updates % 64 != 0) continue;
     res.used = 0;
-    for (std::uint32_t other : res.legs)
-      res.used += fluid_[other].rate;
+    for (const OnLink& on : res.legs)
+      res.used += fluid_[on.leg].rate;
   }
 }
 
@@ -428,15 +427,15 @@ void Network::wake()
 void Network::attach(std::uint32_t id)
 {
   Leg& l = legs_[id];
-  l.slot.resize(l.route->resources.size());
-  for (std::size_t k = 0; k < l.route->resources.size(); ++k) {
-    Resource& res = resources_[l.route->resources[k]];
+  const auto route = fluid_[id].resources();
+  l.slot.resize(route.size());
+  for (std::size_t k = 0; k < route.size(); ++k) {
+    Resource& res = resources_[route[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
-    res.legs.push_back(id);
-    res.hop.push_back(static_cast<std::uint32_t>(k));
+    res.legs.push_back({id, static_cast<std::uint32_t>(k)});
     res.capsum += fluid_[id].cap;
   }
-  for (std::uint32_t r : l.route->unguarded)
+  for (std::uint32_t r : l.route->unguarded())
     ++resources_[r].unguarded;
   l.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
@@ -445,24 +444,22 @@ void Network::attach(std::uint32_t id)
 void Network::detach(std::uint32_t id)
 {
   Leg& l = legs_[id];
-  for (std::size_t k = 0; k < l.route->resources.size(); ++k) {
-    const std::uint32_t r = l.route->resources[k];
+  const auto route = fluid_[id].resources();
+  for (std::size_t k = 0; k < route.size(); ++k) {
+    const std::uint32_t r = route[k];
     Resource& res = resources_[r];
     res.used -= fluid_[id].rate;
     res.capsum -= fluid_[id].cap;
     // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
     const auto pos = l.slot[k];
-    XATTN_CHECK(pos < res.legs.size() && res.legs[pos] == id, "a transfer's slot on a link is stale");
-    const auto last = static_cast<std::uint32_t>(res.legs.size() - 1);
-    const std::uint32_t moved = res.legs[last];
-    legs_[moved].slot[res.hop[last]] = pos;
+    XATTN_CHECK(pos < res.legs.size() && res.legs[pos].leg == id, "a transfer's slot on a link is stale");
+    const OnLink moved = res.legs.back();
+    legs_[moved.leg].slot[moved.hop] = pos;
     res.legs[pos] = moved;
-    res.hop[pos] = res.hop[last];
     res.legs.pop_back();
-    res.hop.pop_back();
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
-  for (std::uint32_t r : l.route->unguarded)
+  for (std::uint32_t r : l.route->unguarded())
     --resources_[r].unguarded;
   fluid_[id].rate = 0;
   l.moving = false;
@@ -566,7 +563,7 @@ void Network::finish(std::uint32_t id)
   Leg& leg = legs_[id];
   XATTN_CHECK(!leg.moving, "a transfer finishes after its last byte");
   if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
-  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->path.fabric)] += leg.arrived;
+  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->fabric)] += leg.arrived;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release
   // them only once that returns.

@@ -80,9 +80,7 @@ public:
   /// REQUIRES: src != dst, bytes > 0, flow.rate > 0, flow.factor > 0.
   void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, std::function<void()> done);
 
-  /// The route between two GPUs as the engine uses it (cached; relayed where one end stripes).
-  const topo::Path& path(GpuId src, GpuId dst);
-  /// The same as the cost model sees it.
+  /// The route between two GPUs as the cost model sees it (cached; relayed where one end stripes).
   sim::PathCost path_cost(GpuId src, GpuId dst);
 
   const NetworkStats& stats() const { return stats_; }
@@ -94,11 +92,21 @@ public:
   std::size_t in_flight() const { return active_; }
 
 private:
+  /// A route, compact (the largest presets cache millions): one buffer holds its resources, then
+  /// those of them whose guard it does not cross.
   struct CachedPath {
-    topo::Path path;
-    std::vector<std::uint32_t> resources; ///< link * 2 + direction
-    std::vector<std::uint32_t> unguarded; ///< those of its resources whose guard it does not cross
-    int src_rail = -1, dst_rail = -1;     ///< the NIC whose relay endpoint each end uses, -1: its own
+    std::vector<std::uint32_t> links; ///< link * 2 + direction
+    std::uint32_t hops = 0;           ///< how many of `links` are its resources
+    core::FabricClass fabric = core::FabricClass::kSameGpu;
+    int src_rail = -1, dst_rail = -1; ///< the NIC whose relay endpoint each end uses, -1: its own
+    std::span<const std::uint32_t> resources() const { return {links.data(), hops}; }
+    std::span<const std::uint32_t> unguarded() const { return {links.data() + hops, links.size() - hops}; }
+  };
+  /// A route as the route table holds it, with what the cost model reads of it beside it (pricing
+  /// a transfer costs one probe of the table).
+  struct Known {
+    const CachedPath* route = nullptr;
+    sim::PathCost cost;
   };
   struct Leg {
     const CachedPath* route = nullptr;
@@ -131,21 +139,25 @@ private:
     std::uint32_t local = 0;              ///< its index in that solve
     std::span<const std::uint32_t> resources() const { return {route, hops}; }
   };
-  struct Resource {
-    // What a re-solve reads first (look_at), in one cache line.
+  /// A flow on a link: its leg, and which hop of its route the link is.
+  struct OnLink {
+    std::uint32_t leg = 0, hop = 0;
+  };
+  /// A link direction, in one cache line (every event reads the links its flows cross).
+  struct alignas(64) Resource {
     double used = 0;     ///< the rates of the flows on it, summed
     double capsum = 0;   ///< their caps, summed
     double capacity = 0; ///< link capacity units per second
     // A narrower link that the first route through this one crosses too (the nearest on that
-    // route), or kNoGuard. While every flow here crosses its guard (`unguarded` == 0), this link
-    // cannot fill before its guard does: it never binds, and re-solves leave it out.
-    std::uint32_t guard = kNoGuard;
-    std::uint32_t unguarded = 0;     ///< flows on it that do not cross its guard
-    std::vector<std::uint32_t> legs; ///< the flows on it
-    std::vector<std::uint32_t> hop;  ///< by position in `legs`: which hop of that flow's route it is
-    std::uint32_t updates = 0;       ///< re-solves that changed it (its sum is redone every 64)
-    bool routed = false;             ///< a route through it was cached (its guard is chosen)
+    // route), or kNoGuard; kUnrouted until a route through it is cached. While every flow here
+    // crosses its guard (`unguarded` == 0), this link cannot fill before its guard does: it never
+    // binds, and re-solves leave it out.
+    std::uint32_t guard = kUnrouted;
+    std::uint32_t unguarded = 0; ///< flows on it that do not cross its guard
+    std::uint32_t updates = 0;   ///< re-solves that changed it (its sum is redone every 64)
+    std::vector<OnLink> legs;    ///< the flows on it
   };
+  static_assert(sizeof(Resource) == 64, "a link direction fits one cache line");
   /// A resource as the current re-solve sees it (compact: read for every hop of every flow).
   struct Look {
     std::uint32_t epoch = 0; ///< == the network's epoch: looked at by this re-solve
@@ -153,8 +165,10 @@ private:
   };
 
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
+  static constexpr std::uint32_t kUnrouted = kNoGuard - 1;
   static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
-  const CachedPath& cached(GpuId src, GpuId dst);
+  const Known& known(GpuId src, GpuId dst);
+  const CachedPath& cached(GpuId src, GpuId dst) { return *known(src, dst).route; }
   std::uint32_t new_leg();
   bool full(const Resource& r) const;
   void flush();
@@ -182,7 +196,7 @@ private:
   // open-addressing table (one probe, where a node-based map chases two pointers: the lookup runs
   // several times per transfer, over millions of pairs on the largest presets).
   std::deque<CachedPath> paths_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> path_index_;
+  absl::flat_hash_map<std::uint64_t, Known> known_;
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
