@@ -12,7 +12,7 @@ namespace xattn::sim::engine
 void MaxMinSolver::clear()
 {
   capacity_.clear();
-  weights_.clear();
+  link_weight_.clear();
   weight_.clear();
   cap_.clear();
   ceiling_.clear();
@@ -24,7 +24,7 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
 {
   XATTN_CHECK(capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
   capacity_.push_back(capacity);
-  weights_.push_back(0);
+  link_weight_.push_back(0);
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
 
@@ -47,8 +47,8 @@ const std::vector<double>& MaxMinSolver::solve()
 {
   const std::size_t n = flows(), m = capacity_.size();
   rate_.assign(n, 0.0);
-  left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
-  wsum_.assign(weights_.begin(), weights_.end());   // weight of the unfrozen flows on each link
+  left_.assign(capacity_.begin(), capacity_.end());       // capacity not yet given to frozen flows
+  wsum_.assign(link_weight_.begin(), link_weight_.end()); // weight of the unfrozen flows on each link
   top_.assign(m, -1.0);
   full_.resize(m);
   share_.resize(m);

@@ -32,10 +32,10 @@ public:
   /// REQUIRES: after a first add_flow (the network's inner loop).
   void cross(std::uint32_t link)
   {
-    XATTN_CHECK(link < weights_.size() && !weight_.empty(), "a flow crosses a link of the solve");
+    XATTN_CHECK(link < link_weight_.size() && !weight_.empty(), "a flow crosses a link of the solve");
     links_.push_back(link);
     ++begin_.back();
-    weights_[link] += weight_.back();
+    link_weight_[link] += weight_.back();
   }
   std::size_t flows() const { return weight_.size(); }
   std::size_t links() const { return capacity_.size(); }
@@ -57,7 +57,7 @@ private:
   std::vector<double> capacity_, weight_, cap_;
   std::vector<double> ceiling_;                 ///< cap / weight: the level at which each flow reaches its cap
   std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
-  std::vector<double> weights_;                 ///< by link: the weights of the flows crossing it, summed
+  std::vector<double> link_weight_;             ///< by link: the weights of the flows crossing it, summed
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
   std::vector<double> share_;             ///< by link: the level at which it fills, this round

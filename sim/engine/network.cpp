@@ -81,7 +81,6 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
   else if (platform_.stripes(dst) && (via = topo_.rail_relay(dst, src)))
     c.dst_rail = topo_.nic_of(src);
   const topo::Path path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
-  c.fabric = path.fabric;
   for (const topo::Hop& h : path.hops)
     c.links.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
   c.hops = static_cast<std::uint32_t>(c.links.size());
@@ -168,10 +167,12 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   XATTN_CHECK(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
   XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
   if (!in_completion_) retired_.clear();
-  const CachedPath& route = cached(src, dst);
+  const Known& known_route = known(src, dst);
+  const CachedPath& route = *known_route.route;
   const std::uint32_t id = new_leg();
   Leg& leg = legs_[id];
   leg.route = &route;
+  leg.fabric = known_route.cost.fabric;
   leg.src = src;
   leg.dst = dst;
   leg.payload = bytes;
@@ -196,7 +197,7 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   ++active_;
   ++stats_.transfers;
   if (route.src_rail >= 0 || route.dst_rail >= 0) ++stats_.relayed;
-  stats_.bytes_by_fabric[static_cast<std::size_t>(route.fabric)] += bytes;
+  stats_.bytes_by_fabric[static_cast<std::size_t>(leg.fabric)] += bytes;
   for (std::uint32_t r : route.resources())
     link_bytes_[r] += bytes;
   pending_.push_back(id);
@@ -563,7 +564,7 @@ void Network::finish(std::uint32_t id)
   Leg& leg = legs_[id];
   XATTN_CHECK(!leg.moving, "a transfer finishes after its last byte");
   if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
-  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.route->fabric)] += leg.arrived;
+  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.fabric)] += leg.arrived;
   std::function<void()> done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release
   // them only once that returns.

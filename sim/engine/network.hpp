@@ -97,7 +97,6 @@ private:
   struct CachedPath {
     std::vector<std::uint32_t> links; ///< link * 2 + direction
     std::uint32_t hops = 0;           ///< how many of `links` are its resources
-    core::FabricClass fabric = core::FabricClass::kSameGpu;
     int src_rail = -1, dst_rail = -1; ///< the NIC whose relay endpoint each end uses, -1: its own
     std::span<const std::uint32_t> resources() const { return {links.data(), hops}; }
     std::span<const std::uint32_t> unguarded() const { return {links.data() + hops, links.size() - hops}; }
@@ -110,6 +109,7 @@ private:
   };
   struct Leg {
     const CachedPath* route = nullptr;
+    core::FabricClass fabric = core::FabricClass::kSameGpu; ///< its route's (Known::cost)
     GpuId src = 0, dst = 0;
     double payload = 0; ///< the bytes the caller moves
     double factor = 1;  ///< payload per unit of link capacity
@@ -167,8 +167,8 @@ private:
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
   static constexpr std::uint32_t kUnrouted = kNoGuard - 1;
   static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
+  /// The route between two GPUs, cached on first use (the reference stays valid until the next call).
   const Known& known(GpuId src, GpuId dst);
-  const CachedPath& cached(GpuId src, GpuId dst) { return *known(src, dst).route; }
   std::uint32_t new_leg();
   bool full(const Resource& r) const;
   void flush();
