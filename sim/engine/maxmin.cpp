@@ -81,7 +81,7 @@ const std::vector<double>& MaxMinSolver::solve()
         continue;
       }
       rate_[i] = std::min(cap_[i], weight_[i] * level);
-      const double below = below_cap(rate_[i], cap_[i]) ? rate_[i] / weight_[i] : -1.0;
+      const double below = below_cap(rate_[i], cap_[i]) ? level : -1.0; // below its cap, it is at the level
       for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
         left_[links_[k]] -= rate_[i];
         wsum_[links_[k]] -= weight_[i];

@@ -84,6 +84,7 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
   for (const topo::Hop& h : path.hops)
     c.links.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
   c.hops = static_cast<std::uint32_t>(c.links.size());
+  XATTN_CHECK(c.hops <= kMaxHops, "a route crosses at most 32 links");
   const auto hops = static_cast<std::ptrdiff_t>(c.hops);
   for (std::ptrdiff_t k = 0; k < hops; ++k) {
     const std::uint32_t r = c.links[k];
@@ -155,9 +156,32 @@ std::uint32_t Network::new_leg()
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
-bool Network::full(const Resource& r) const
+bool Network::binds(const Resource& r)
 {
-  return r.used >= r.capacity * (1 - kTight);
+  return r.capsum > r.capacity * (1 - kTight) && (r.guard == kNoGuard || r.unguarded > 0);
+}
+
+void Network::rebind(std::uint32_t r)
+{
+  Resource& res = resources_[r];
+  Look& k = look_[r];
+  const bool now_binds = binds(res);
+  if (now_binds == k.binds) return;
+  k.binds = now_binds;
+  // Rate changes skipped its sum while it could not bind.
+  if (now_binds) res.used = 0;
+  for (const OnLink& on : res.legs) {
+    Fluid& f = fluid_[on.leg];
+    f.binding ^= std::uint32_t{1} << on.hop;
+    if (now_binds) res.used += f.rate;
+  }
+}
+
+bool Network::full(std::uint32_t r) const
+{
+  // A link that cannot bind is not full: its flows at their caps, or its guard, leave room.
+  const Resource& res = resources_[r];
+  return look_[r].binds && res.used >= res.capacity * (1 - kTight);
 }
 
 void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s,
@@ -224,8 +248,8 @@ void Network::flush()
     attach(id);
     // Where it fits at its cap on every link, nobody's rate changes: max-min stays as it was.
     bool fits = true;
-    for (std::uint32_t r : f.resources())
-      fits = fits && resources_[r].used + f.cap <= resources_[r].capacity * (1 + kTight);
+    f.for_binding(
+        [&](std::uint32_t r) { fits = fits && resources_[r].used + f.cap <= resources_[r].capacity * (1 + kTight); });
     if (fits)
       set_rate(id, f.cap, t);
     else
@@ -247,18 +271,16 @@ bool Network::reach(std::uint32_t id, double t)
   l.mark = epoch_;
   l.local = static_cast<std::uint32_t>(set_.size());
   set_.push_back(id);
-  // Into the solve, with the links it crosses that can bind (each link is looked at once, when the
-  // first flow of the set that crosses it joins: a flow that joins later finds it listed or not).
+  // Into the solve, with the links it crosses that can bind (each is listed once, when the first
+  // flow of the set that crosses it joins; the others its route crosses are never read).
   solver_.add_flow(l.weight, l.cap);
-  for (std::uint32_t r : l.resources()) {
+  l.for_binding([&](std::uint32_t r) {
     const Look& k = look_[r];
     if (k.epoch != epoch_) look_at(r);
-    if (k.local != kUnlisted) {
-      solver_.cross(k.local);
-      set_used_[k.local] += l.rate; // the set's old rates
-      ++set_count_[k.local];
-    }
-  }
+    solver_.cross(k.local);
+    set_used_[k.local] += l.rate; // the set's old rates
+    ++set_count_[k.local];
+  });
   return true;
 }
 
@@ -300,8 +322,7 @@ void Network::look_at(std::uint32_t r)
   k.local = kUnlisted;
   // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
   // cross its (narrower) guard: the set leaves it out.
-  const Resource& res = resources_[r];
-  if (res.capsum <= res.capacity * (1 - kTight) || (res.guard != kNoGuard && res.unguarded == 0)) return;
+  if (!k.binds) return;
   set_links_.push_back(r);
   k.local = solver_.add_link(0); // its capacity for the set once the set is known
   set_used_.push_back(0);
@@ -324,7 +345,7 @@ bool Network::settle(double t)
       if (set_level < 0) continue; // the set's flows there are all at their caps
       // The flows it held back before (the fastest per unit of weight, below their caps) must not
       // run slower than the set's now: such an outside flow joins the set too.
-      const bool was_full = full(res);
+      const bool was_full = full(r);
       const double top = was_full ? top_level(res) : 0;
       for (const OnLink& on : res.legs) {
         const Fluid& o = fluid_[on.leg];
@@ -333,7 +354,7 @@ bool Network::settle(double t)
         if (level > set_level * (1 + kTight) || (was_full && held_back(o, top) && level < set_level * (1 - kTight)))
           grew = reach(on.leg, t) || grew;
       }
-    } else if (full(res)) {
+    } else if (full(r)) {
       // The link was full and no longer is: the outside flows it held back may rise.
       grew = reach_bottlenecked(r, t) || grew;
     }
@@ -351,6 +372,12 @@ void Network::resolve(double t)
   solver_.clear();
   for (std::uint32_t id : seeds_)
     reach(id, t);
+  // A newcomer on a full link takes from the flows that link holds back: they join now (the check
+  // would add them after a first solve).
+  for (std::uint32_t id : seeds_)
+    fluid_[id].for_binding([&](std::uint32_t r) {
+      if (full(r)) reach_bottlenecked(r, t);
+    });
   // An ended flow freed capacity on a full link: the flows it held back there may rise.
   for (std::uint32_t r : freed_) {
     reach_bottlenecked(r, t);
@@ -391,8 +418,7 @@ void Network::resolve(double t)
 void Network::set_rate(std::uint32_t id, double rate, double t)
 {
   Fluid& l = fluid_[id];
-  for (std::uint32_t r : l.resources())
-    resources_[r].used += rate - l.rate;
+  l.for_binding([&](std::uint32_t r) { resources_[r].used += rate - l.rate; });
   l.rate = rate;
   l.stamp = t;
   ends_.set(id, t + std::max(0.0, l.left) / rate);
@@ -428,16 +454,21 @@ void Network::wake()
 void Network::attach(std::uint32_t id)
 {
   Leg& l = legs_[id];
-  const auto route = fluid_[id].resources();
+  Fluid& f = fluid_[id];
+  const auto route = f.resources();
   l.slot.resize(route.size());
+  f.binding = 0; // as its links are now: rebind() flips the bits of those it changes
   for (std::size_t k = 0; k < route.size(); ++k) {
     Resource& res = resources_[route[k]];
     l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
     res.legs.push_back({id, static_cast<std::uint32_t>(k)});
-    res.capsum += fluid_[id].cap;
+    res.capsum += f.cap;
+    if (look_[route[k]].binds) f.binding |= std::uint32_t{1} << k;
   }
   for (std::uint32_t r : l.route->unguarded())
     ++resources_[r].unguarded;
+  for (std::uint32_t r : route)
+    rebind(r);
   l.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
 }
@@ -462,6 +493,8 @@ void Network::detach(std::uint32_t id)
   }
   for (std::uint32_t r : l.route->unguarded())
     --resources_[r].unguarded;
+  for (std::uint32_t r : route)
+    rebind(r);
   fluid_[id].rate = 0;
   l.moving = false;
   --moving_;
@@ -474,8 +507,9 @@ void Network::depart(std::uint32_t id)
   const double t = now();
   f.left -= f.rate * (t - f.stamp);
   f.stamp = t;
-  for (std::uint32_t r : f.resources())
-    if (full(resources_[r])) freed_.push_back(r);
+  f.for_binding([&](std::uint32_t r) {
+    if (full(r)) freed_.push_back(r);
+  });
   detach(id);
   if (!freed_.empty() && !flush_scheduled_) {
     flush_scheduled_ = true;

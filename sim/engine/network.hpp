@@ -33,6 +33,7 @@
 #include <simgrid/s4u/Comm.hpp>
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -137,8 +138,18 @@ private:
     std::uint32_t hops = 0;               ///< how many
     std::uint32_t mark = 0;               ///< == the network's epoch: in the set being re-solved
     std::uint32_t local = 0;              ///< its index in that solve
+    std::uint32_t binding = 0;            ///< bit k: hop k's link can bind (its Look::binds), while it moves
     std::span<const std::uint32_t> resources() const { return {route, hops}; }
+    /// Calls `fn` with each link of its route that can bind (most cannot: an event skips them).
+    template <class Fn>
+    void for_binding(Fn&& fn) const
+    {
+      for (std::uint32_t m = binding; m != 0; m &= m - 1)
+        fn(route[std::countr_zero(m)]);
+    }
   };
+  static_assert(sizeof(Fluid) == 64, "a flow's hot state fits one cache line");
+  static constexpr std::uint32_t kMaxHops = 32; ///< a route's links (Fluid::binding has a bit per hop)
   /// A flow on a link: its leg, and which hop of its route the link is.
   struct OnLink {
     std::uint32_t leg = 0, hop = 0;
@@ -158,10 +169,15 @@ private:
     std::vector<OnLink> legs;    ///< the flows on it
   };
   static_assert(sizeof(Resource) == 64, "a link direction fits one cache line");
-  /// A resource as the current re-solve sees it (compact: read for every hop of every flow).
+  /// A resource as events see it, compact (read for every hop of every flow they touch): whether it
+  /// can bind, and its place in the current re-solve.
   struct Look {
     std::uint32_t epoch = 0; ///< == the network's epoch: looked at by this re-solve
     std::uint32_t local = 0; ///< its index in the solve, or kUnlisted (it cannot bind)
+    // Its flows at their caps can fill it, and some cross no narrower guard (binds()). Only such a
+    // link keeps `Resource::used` up to date (the others' sums are redone when they can bind
+    // again), and its flows' Fluid::binding say so.
+    bool binds = false;
   };
 
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
@@ -170,7 +186,9 @@ private:
   /// The route between two GPUs, cached on first use (the reference stays valid until the next call).
   const Known& known(GpuId src, GpuId dst);
   std::uint32_t new_leg();
-  bool full(const Resource& r) const;
+  static bool binds(const Resource& r); ///< what Look::binds says, from the link's own sums
+  void rebind(std::uint32_t resource);  ///< after its flows changed: Look::binds, its flows' bits, its sum
+  bool full(std::uint32_t resource) const;
   void flush();
   void resolve(double t);
   bool reach(std::uint32_t leg, double t);                   ///< false: in the set already, or leaving now
