@@ -153,6 +153,7 @@ std::uint32_t Network::new_leg()
   }
   legs_.emplace_back();
   fluid_.emplace_back();
+  links_.emplace_back();
   return static_cast<std::uint32_t>(legs_.size() - 1);
 }
 
@@ -213,8 +214,9 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   f.left = bytes / flow.factor;
   f.rate = 0;
   f.stamp = now();
-  f.route = route.links.data();
+  f.end = std::numeric_limits<double>::infinity();
   f.hops = route.hops;
+  std::copy(route.links.begin(), route.links.begin() + route.hops, links_[id].begin());
   leg.tail = tail_s;
   leg.arrived = 0;
   leg.done = std::move(done);
@@ -248,8 +250,9 @@ void Network::flush()
     attach(id);
     // Where it fits at its cap on every link, nobody's rate changes: max-min stays as it was.
     bool fits = true;
-    f.for_binding(
-        [&](std::uint32_t r) { fits = fits && resources_[r].used + f.cap <= resources_[r].capacity * (1 + kTight); });
+    for_binding(id, [&](std::uint32_t r) {
+      fits = fits && resources_[r].used + f.cap <= resources_[r].capacity * (1 + kTight);
+    });
     if (fits)
       set_rate(id, f.cap, t);
     else
@@ -267,14 +270,14 @@ bool Network::reach(std::uint32_t id, double t)
   l.left -= l.rate * (t - l.stamp);
   l.stamp = t;
   // Its last byte moves at this instant: it leaves the links now, and that is an event of its own.
-  if (ends_.contains(id) && ends_.date(id) <= t) return false;
+  if (l.end <= t) return false;
   l.mark = epoch_;
   l.local = static_cast<std::uint32_t>(set_.size());
   set_.push_back(id);
   // Into the solve, with the links it crosses that can bind (each is listed once, when the first
   // flow of the set that crosses it joins; the others its route crosses are never read).
   solver_.add_flow(l.weight, l.cap);
-  l.for_binding([&](std::uint32_t r) {
+  for_binding(id, [&](std::uint32_t r) {
     const Look& k = look_[r];
     if (k.epoch != epoch_) look_at(r);
     solver_.cross(k.local);
@@ -375,7 +378,7 @@ void Network::resolve(double t)
   // A newcomer on a full link takes from the flows that link holds back: they join now (the check
   // would add them after a first solve).
   for (std::uint32_t id : seeds_)
-    fluid_[id].for_binding([&](std::uint32_t r) {
+    for_binding(id, [&](std::uint32_t r) {
       if (full(r)) reach_bottlenecked(r, t);
     });
   // An ended flow freed capacity on a full link: the flows it held back there may rise.
@@ -418,10 +421,11 @@ void Network::resolve(double t)
 void Network::set_rate(std::uint32_t id, double rate, double t)
 {
   Fluid& l = fluid_[id];
-  l.for_binding([&](std::uint32_t r) { resources_[r].used += rate - l.rate; });
+  for_binding(id, [&](std::uint32_t r) { resources_[r].used += rate - l.rate; });
   l.rate = rate;
   l.stamp = t;
-  ends_.set(id, t + std::max(0.0, l.left) / rate);
+  l.end = t + std::max(0.0, l.left) / rate;
+  ends_.set(id, l.end);
 }
 
 void Network::rearm()
@@ -455,7 +459,7 @@ void Network::attach(std::uint32_t id)
 {
   Leg& l = legs_[id];
   Fluid& f = fluid_[id];
-  const auto route = f.resources();
+  const auto route = resources(id);
   l.slot.resize(route.size());
   f.binding = 0; // as its links are now: rebind() flips the bits of those it changes
   for (std::size_t k = 0; k < route.size(); ++k) {
@@ -476,7 +480,7 @@ void Network::attach(std::uint32_t id)
 void Network::detach(std::uint32_t id)
 {
   Leg& l = legs_[id];
-  const auto route = fluid_[id].resources();
+  const auto route = resources(id);
   for (std::size_t k = 0; k < route.size(); ++k) {
     const std::uint32_t r = route[k];
     Resource& res = resources_[r];
@@ -507,7 +511,7 @@ void Network::depart(std::uint32_t id)
   const double t = now();
   f.left -= f.rate * (t - f.stamp);
   f.stamp = t;
-  f.for_binding([&](std::uint32_t r) {
+  for_binding(id, [&](std::uint32_t r) {
     if (full(r)) freed_.push_back(r);
   });
   detach(id);

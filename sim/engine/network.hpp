@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -131,25 +132,29 @@ private:
   /// reads of it, in one cache line.
   struct alignas(64) Fluid {
     double weight = 1, cap = 0;
-    double left = 0;                      ///< capacity units still to move at `stamp`
-    double rate = 0;                      ///< its current rate
-    double stamp = 0;                     ///< when `left` was last brought up to date
-    const std::uint32_t* route = nullptr; ///< its route's resources (CachedPath::resources)
-    std::uint32_t hops = 0;               ///< how many
-    std::uint32_t mark = 0;               ///< == the network's epoch: in the set being re-solved
-    std::uint32_t local = 0;              ///< its index in that solve
-    std::uint32_t binding = 0;            ///< bit k: hop k's link can bind (its Look::binds), while it moves
-    std::span<const std::uint32_t> resources() const { return {route, hops}; }
-    /// Calls `fn` with each link of its route that can bind (most cannot: an event skips them).
-    template <class Fn>
-    void for_binding(Fn&& fn) const
-    {
-      for (std::uint32_t m = binding; m != 0; m &= m - 1)
-        fn(route[std::countr_zero(m)]);
-    }
+    double left = 0;                                      ///< capacity units still to move at `stamp`
+    double rate = 0;                                      ///< its current rate
+    double stamp = 0;                                     ///< when `left` was last brought up to date
+    double end = std::numeric_limits<double>::infinity(); ///< its date in the end heap, once it has a rate
+    std::uint32_t hops = 0;                               ///< how many links its route crosses (Network::resources)
+    std::uint32_t mark = 0;                               ///< == the network's epoch: in the set being re-solved
+    std::uint32_t local = 0;                              ///< its index in that solve
+    std::uint32_t binding = 0; ///< bit k: hop k's link can bind (its Look::binds), while it moves
   };
   static_assert(sizeof(Fluid) == 64, "a flow's hot state fits one cache line");
   static constexpr std::uint32_t kMaxHops = 32; ///< a route's links (Fluid::binding has a bit per hop)
+  /// A flow's route, copied beside its Fluid (the cached routes lie all over memory; a re-solve
+  /// reads the routes of dozens of flows).
+  using Hops = std::array<std::uint32_t, kMaxHops>;
+  std::span<const std::uint32_t> resources(std::uint32_t leg) const { return {links_[leg].data(), fluid_[leg].hops}; }
+  /// Calls `fn` with each link of a flow's route that can bind (most cannot: an event skips them).
+  template <class Fn>
+  void for_binding(std::uint32_t leg, Fn&& fn) const
+  {
+    const Hops& hops = links_[leg];
+    for (std::uint32_t m = fluid_[leg].binding; m != 0; m &= m - 1)
+      fn(hops[std::countr_zero(m)]);
+  }
   /// A flow on a link: its leg, and which hop of its route the link is.
   struct OnLink {
     std::uint32_t leg = 0, hop = 0;
@@ -219,6 +224,7 @@ private:
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
   std::vector<Fluid> fluid_; ///< by leg
+  std::vector<Hops> links_;  ///< by leg: its route's resources
   std::vector<std::uint32_t> free_legs_;
   std::size_t active_ = 0, moving_ = 0;
   std::uint64_t comms_in_flight_ = 0;
