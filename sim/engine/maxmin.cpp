@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace xattn::sim::engine
 {
@@ -16,6 +17,7 @@ void MaxMinSolver::clear()
   weight_.clear();
   cap_.clear();
   ceiling_.clear();
+  lowest_ceiling_ = std::numeric_limits<double>::infinity();
   begin_.assign(1, 0);
   links_.clear();
 }
@@ -40,34 +42,35 @@ void MaxMinSolver::add_flow(double weight, double cap)
   weight_.push_back(weight);
   cap_.push_back(cap);
   ceiling_.push_back(cap / weight);
+  lowest_ceiling_ = std::min(lowest_ceiling_, ceiling_.back());
   begin_.push_back(static_cast<std::uint32_t>(links_.size()));
 }
 
 const std::vector<double>& MaxMinSolver::solve()
 {
   const std::size_t n = flows(), m = capacity_.size();
-  rate_.assign(n, 0.0);
+  rate_.resize(n);                                        // every flow freezes, and gets its rate then
   left_.assign(capacity_.begin(), capacity_.end());       // capacity not yet given to frozen flows
   wsum_.assign(link_weight_.begin(), link_weight_.end()); // weight of the unfrozen flows on each link
   top_.assign(m, -1.0);
   full_.resize(m);
   share_.resize(m);
   live_.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
-    live_[i] = static_cast<std::uint32_t>(i);
+  std::iota(live_.begin(), live_.end(), std::uint32_t{0});
+  // The lowest ceiling of the unfrozen flows: of all of them now, then of those a round keeps.
+  double lowest = lowest_ceiling_;
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)
     if (wsum_[l] > 0) hot_.push_back(static_cast<std::uint32_t>(l));
   // Progressive filling: the level (rate per unit of weight) rises for every unfrozen flow until
   // a link is full or a flow reaches its cap; the flows that hit a limit freeze there.
   while (!live_.empty()) {
-    double level = std::numeric_limits<double>::infinity();
+    double level = lowest;
     for (std::uint32_t l : hot_) {
       share_[l] = std::max(0.0, left_[l]) / wsum_[l];
       level = std::min(level, share_[l]);
     }
-    for (std::uint32_t i : live_)
-      level = std::min(level, ceiling_[i]);
+    lowest = std::numeric_limits<double>::infinity();
     const double tol = level * (1 + 1e-12);
     for (std::uint32_t l : hot_)
       full_[l] = share_[l] <= tol;
@@ -78,6 +81,7 @@ const std::vector<double>& MaxMinSolver::solve()
         stop = full_[links_[k]] != 0;
       if (!stop) {
         live_[kept++] = i;
+        lowest = std::min(lowest, ceiling_[i]);
         continue;
       }
       rate_[i] = std::min(cap_[i], weight_[i] * level);
