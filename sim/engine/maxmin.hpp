@@ -56,10 +56,11 @@ public:
 
 private:
   std::vector<double> capacity_, weight_, cap_;
-  std::vector<double> ceiling_; ///< cap / weight: the level at which each flow reaches its cap
-  double lowest_ceiling_ = std::numeric_limits<double>::infinity(); ///< of all the flows
-  std::vector<std::uint32_t> begin_{0}, links_;                     ///< flow i crosses links_[begin_[i] .. begin_[i+1])
-  std::vector<double> link_weight_; ///< by link: the weights of the flows crossing it, summed
+  std::vector<double> ceiling_;                 ///< cap / weight: the level at which each flow reaches its cap
+  std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
+  std::vector<double> link_weight_;             ///< by link: the weights of the flows crossing it, summed
+  // The lowest of the flows' ceilings (the set only grows between clears).
+  double lowest_ceiling_ = std::numeric_limits<double>::infinity();
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
   std::vector<double> share_;             ///< by link: the level at which it fills, this round

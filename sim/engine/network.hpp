@@ -174,8 +174,8 @@ private:
     std::vector<OnLink> legs;    ///< the flows on it
   };
   static_assert(sizeof(Resource) == 64, "a link direction fits one cache line");
-  /// A resource as events see it, compact (read for every hop of every flow they touch): whether it
-  /// can bind, and its place in the current re-solve.
+  /// A resource as events see it, compact (read for the links of every flow they touch): whether
+  /// it can bind, and its place in the current re-solve.
   struct Look {
     std::uint32_t epoch = 0; ///< == the network's epoch: looked at by this re-solve
     std::uint32_t local = 0; ///< its index in the solve, or kUnlisted (it cannot bind)
