@@ -185,6 +185,10 @@ private:
     bool binds = false;
   };
 
+  // Rates are sums of doubles: a link within this share of its capacity is full, a flow that fits
+  // within it fits, a flow within it of its cap is at its cap (the solver's own tolerance). Far
+  // below SimGrid's own max-min precision (1e-5).
+  static constexpr double kTight = MaxMinSolver::kAtCap;
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
   static constexpr std::uint32_t kUnrouted = kNoGuard - 1;
   static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};

@@ -1,0 +1,169 @@
+// The re-solve (network.hpp): which flows an event's set reaches, and the check that grows it until
+// the rates it gives are max-min fair with the flows left outside.
+#include "sim/engine/network.hpp"
+
+#include "sim/core/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace xattn::sim::engine
+{
+
+bool Network::reach(std::uint32_t id, double t)
+{
+  Fluid& l = fluid_[id];
+  if (l.mark == epoch_) return false;
+  l.left -= l.rate * (t - l.stamp);
+  l.stamp = t;
+  // Its last byte moves at this instant: it leaves the links now, and that is an event of its own.
+  if (l.end <= t) return false;
+  l.mark = epoch_;
+  l.local = static_cast<std::uint32_t>(set_.size());
+  set_.push_back(id);
+  // Into the solve, with the links it crosses that can bind (each is listed once, when the first
+  // flow of the set that crosses it joins; the others its route crosses are never read).
+  solver_.add_flow(l.weight, l.cap);
+  for_binding(id, [&](std::uint32_t r) {
+    const Look& k = look_[r];
+    if (k.epoch != epoch_) look_at(r);
+    solver_.cross(k.local);
+    set_used_[k.local] += l.rate; // the set's old rates
+    ++set_count_[k.local];
+  });
+  return true;
+}
+
+double Network::top_level(const Resource& res) const
+{
+  // Flows at their caps are left out: one that arrived at this instant, fitting in what a flow
+  // leaving at this instant freed, may run faster than those the link held back (who then rise,
+  // and it joins them).
+  double top = 0;
+  for (const OnLink& on : res.legs) {
+    const Fluid& f = fluid_[on.leg];
+    if (MaxMinSolver::below_cap(f.rate, f.cap)) top = std::max(top, f.rate / f.weight);
+  }
+  return top;
+}
+
+bool Network::held_back(const Fluid& l, double top)
+{
+  // A full link limits the flows that run fastest on it per unit of weight, below their caps:
+  // those are the ones whose rates follow its capacity. The others are held elsewhere.
+  return l.rate / l.weight >= top * (1 - kTight) && MaxMinSolver::below_cap(l.rate, l.cap);
+}
+
+bool Network::reach_bottlenecked(std::uint32_t r, double t)
+{
+  const Resource& res = resources_[r];
+  const double top = top_level(res);
+  bool reached = false;
+  for (const OnLink& on : res.legs)
+    if (held_back(fluid_[on.leg], top)) reached = reach(on.leg, t) || reached;
+  return reached;
+}
+
+void Network::look_at(std::uint32_t r)
+{
+  Look& k = look_[r];
+  if (k.epoch == epoch_) return;
+  k.epoch = epoch_;
+  k.local = kUnlisted;
+  // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
+  // cross its (narrower) guard: the set leaves it out.
+  if (!k.binds) return;
+  set_links_.push_back(r);
+  k.local = solver_.add_link(0); // its capacity for the set once the set is known
+  set_used_.push_back(0);
+  set_count_.push_back(0);
+}
+
+bool Network::settle(double t)
+{
+  bool grew = false;
+  for (std::size_t k = 0, n = set_links_.size(); k < n; ++k) {
+    const std::uint32_t r = set_links_[k], local = look_[r].local;
+    const Resource& res = resources_[r];
+    // Every flow on it is in the set: nobody outside to check.
+    if (set_count_[local] == res.legs.size()) continue;
+    // The set's flows below their caps there: the highest rate per unit of weight (-1: none).
+    const double set_level = solver_.top(local);
+    if (solver_.load(local) >= solver_.capacity(local) * (1 - kTight)) {
+      // The new rates fill the link: no flow on it may run faster per unit of weight than the
+      // set's flows it holds back (those below their caps); an outside flow that does joins the set.
+      if (set_level < 0) continue; // the set's flows there are all at their caps
+      // The flows it held back before (the fastest per unit of weight, below their caps) must not
+      // run slower than the set's now: such an outside flow joins the set too.
+      const bool was_full = full(r);
+      const double top = was_full ? top_level(res) : 0;
+      for (const OnLink& on : res.legs) {
+        const Fluid& o = fluid_[on.leg];
+        if (o.mark == epoch_) continue;
+        const double level = o.rate / o.weight;
+        if (level > set_level * (1 + kTight) || (was_full && held_back(o, top) && level < set_level * (1 - kTight)))
+          grew = reach(on.leg, t) || grew;
+      }
+    } else if (full(r)) {
+      // The link was full and no longer is: the outside flows it held back may rise.
+      grew = reach_bottlenecked(r, t) || grew;
+    }
+  }
+  return !grew;
+}
+
+void Network::resolve(double t)
+{
+  ++epoch_;
+  set_.clear();
+  set_links_.clear();
+  set_used_.clear();
+  set_count_.clear();
+  solver_.clear();
+  for (std::uint32_t id : seeds_)
+    reach(id, t);
+  // A newcomer on a full link takes from the flows that link holds back: they join now (the check
+  // would add them after a first solve).
+  for (std::uint32_t id : seeds_)
+    for_binding(id, [&](std::uint32_t r) {
+      if (full(r)) reach_bottlenecked(r, t);
+    });
+  // An ended flow freed capacity on a full link: the flows it held back there may rise.
+  for (std::uint32_t r : freed_) {
+    reach_bottlenecked(r, t);
+    look_at(r);
+  }
+  freed_.clear();
+  if (set_.empty()) return;
+  // Solve with what the outside flows leave, check, grow, until the check holds. The set only
+  // grows, and the solver with it (reach()).
+  const std::vector<double>* rate = nullptr;
+  do {
+    // What the flows outside the set leave of each link.
+    for (std::uint32_t r : set_links_) {
+      const Resource& res = resources_[r];
+      const std::uint32_t local = look_[r].local;
+      solver_.set_capacity(local, std::max(0.0, res.capacity - (res.used - set_used_[local])));
+    }
+    rate = &solver_.solve();
+  } while (!settle(t));
+  ++stats_.resolves;
+  stats_.resolved += set_.size();
+  stats_.widest = std::max<std::uint64_t>(stats_.widest, set_.size());
+  for (std::uint32_t id : set_) {
+    const double x = (*rate)[fluid_[id].local];
+    XATTN_CHECK(x > 0, "max-min gives every moving flow a positive rate");
+    if (!ends_.contains(id) || std::abs(x - fluid_[id].rate) > 1e-12 * x) set_rate(id, x, t);
+  }
+  // Sums of differences drift: now and then a link gets its exact sum back.
+  for (std::uint32_t r : set_links_) {
+    Resource& res = resources_[r];
+    if (++res.updates % 64 != 0) continue;
+    res.used = 0;
+    for (const OnLink& on : res.legs)
+      res.used += fluid_[on.leg].rate;
+  }
+}
+
+} // namespace xattn::sim::engine
