@@ -179,6 +179,10 @@ private:
   struct Look {
     std::uint32_t epoch = 0; ///< == the network's epoch: looked at by this re-solve
     std::uint32_t local = 0; ///< its index in the solve, or kUnlisted (it cannot bind)
+    // == the network's epoch: the flows it holds back joined this re-solve (rates do not move
+    // during one, so they are the same flows if asked again: several newcomers or departures of an
+    // instant share links).
+    std::uint32_t bottlenecked = 0;
     // Its flows at their caps can fill it, and some cross no narrower guard (binds()). Only such a
     // link keeps `Resource::used` up to date (the others' sums are redone when they can bind
     // again), and its flows' Fluid::binding say so.

@@ -57,6 +57,8 @@ bool Network::held_back(const Fluid& l, double top)
 
 bool Network::reach_bottlenecked(std::uint32_t r, double t)
 {
+  if (look_[r].bottlenecked == epoch_) return false; // they are in the set already
+  look_[r].bottlenecked = epoch_;
   const Resource& res = resources_[r];
   const double top = top_level(res);
   bool reached = false;
