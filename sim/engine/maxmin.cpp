@@ -17,9 +17,15 @@ void MaxMinSolver::clear()
   weight_.clear();
   cap_.clear();
   ceiling_.clear();
-  lowest_ceiling_ = std::numeric_limits<double>::infinity();
-  begin_.assign(1, 0);
-  links_.clear();
+  group_.clear();
+  crossing_.clear();
+  group_begin_.assign(1, 0);
+  group_links_.clear();
+  group_weight_.clear();
+  group_lowest_.clear();
+  group_next_.clear();
+  first_of_.clear();
+  linkless_ = kNone;
 }
 
 std::uint32_t MaxMinSolver::add_link(double capacity)
@@ -27,6 +33,7 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
   XATTN_CHECK(capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
   capacity_.push_back(capacity);
   link_weight_.push_back(0);
+  first_of_.push_back(kNone);
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
 
@@ -39,26 +46,63 @@ void MaxMinSolver::set_capacity(std::uint32_t link, double capacity)
 void MaxMinSolver::add_flow(double weight, double cap)
 {
   XATTN_CHECK(weight > 0 && cap > 0, "a flow has a positive weight and a positive cap");
+  if (group_.size() < weight_.size()) group_last();
   weight_.push_back(weight);
   cap_.push_back(cap);
   ceiling_.push_back(cap / weight);
-  lowest_ceiling_ = std::min(lowest_ceiling_, ceiling_.back());
-  begin_.push_back(static_cast<std::uint32_t>(links_.size()));
+}
+
+void MaxMinSolver::group_last()
+{
+  const std::size_t i = weight_.size() - 1;
+  std::uint32_t& head = crossing_.empty() ? linkless_ : first_of_[crossing_.front()];
+  std::uint32_t g = head;
+  const auto n = static_cast<std::uint32_t>(crossing_.size());
+  for (; g != kNone; g = group_next_[g]) {
+    const std::uint32_t b = group_begin_[g];
+    if (group_begin_[g + 1] - b != n) continue;
+    std::uint32_t k = 1; // the first link is the same: that is how the chain is kept
+    while (k < n && group_links_[b + k] == crossing_[k])
+      ++k;
+    if (k == n) break;
+  }
+  if (g == kNone) {
+    g = static_cast<std::uint32_t>(group_weight_.size());
+    group_links_.insert(group_links_.end(), crossing_.begin(), crossing_.end());
+    group_begin_.push_back(static_cast<std::uint32_t>(group_links_.size()));
+    group_weight_.push_back(0);
+    group_lowest_.push_back(std::numeric_limits<double>::infinity());
+    group_next_.push_back(head);
+    head = g;
+    if (g == members_.size()) members_.emplace_back();
+    members_[g].clear();
+  }
+  members_[g].push_back(static_cast<std::uint32_t>(i));
+  group_.push_back(g);
+  group_weight_[g] += weight_[i];
+  group_lowest_[g] = std::min(group_lowest_[g], ceiling_[i]);
+  crossing_.clear();
 }
 
 const std::vector<double>& MaxMinSolver::solve()
 {
-  const std::size_t n = flows(), m = capacity_.size();
+  if (group_.size() < weight_.size()) group_last();
+  const std::size_t n = flows(), m = capacity_.size(), groups = group_weight_.size();
   rate_.resize(n);                                        // every flow freezes, and gets its rate then
   left_.assign(capacity_.begin(), capacity_.end());       // capacity not yet given to frozen flows
   wsum_.assign(link_weight_.begin(), link_weight_.end()); // weight of the unfrozen flows on each link
   top_.assign(m, -1.0);
   full_.resize(m);
   share_.resize(m);
-  live_.resize(n);
+  live_end_.resize(groups);
+  for (std::size_t g = 0; g < groups; ++g)
+    live_end_[g] = static_cast<std::uint32_t>(members_[g].size());
+  lowest_left_.assign(group_lowest_.begin(), group_lowest_.end());
+  live_.resize(groups);
   std::iota(live_.begin(), live_.end(), std::uint32_t{0});
   // The lowest ceiling of the unfrozen flows: of all of them now, then of those a round keeps.
-  double lowest = lowest_ceiling_;
+  double lowest = std::accumulate(group_lowest_.begin(), group_lowest_.end(), std::numeric_limits<double>::infinity(),
+                                  [](double a, double b) { return std::min(a, b); });
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)
     if (wsum_[l] > 0) hot_.push_back(static_cast<std::uint32_t>(l));
@@ -75,24 +119,47 @@ const std::vector<double>& MaxMinSolver::solve()
     for (std::uint32_t l : hot_)
       full_[l] = share_[l] <= tol;
     std::size_t kept = 0;
-    for (std::uint32_t i : live_) {
-      bool stop = ceiling_[i] <= tol;
-      for (std::uint32_t k = begin_[i]; k < begin_[i + 1] && !stop; ++k)
-        stop = full_[links_[k]] != 0;
-      if (!stop) {
-        live_[kept++] = i;
-        lowest = std::min(lowest, ceiling_[i]);
+    bool froze = false;
+    for (std::uint32_t g : live_) {
+      const auto links_begin = group_links_.begin() + group_begin_[g],
+                 links_end = group_links_.begin() + group_begin_[g + 1];
+      const bool stop = std::any_of(links_begin, links_end, [&](std::uint32_t l) { return full_[l] != 0; });
+      if (!stop && lowest_left_[g] > tol) { // the whole group rises on
+        live_[kept++] = g;
+        lowest = std::min(lowest, lowest_left_[g]);
         continue;
       }
-      rate_[i] = std::min(cap_[i], weight_[i] * level);
-      const double below = below_cap(rate_[i], cap_[i]) ? level : -1.0; // below its cap, it is at the level
-      for (std::uint32_t k = begin_[i]; k < begin_[i + 1]; ++k) {
-        left_[links_[k]] -= rate_[i];
-        wsum_[links_[k]] -= weight_[i];
-        top_[links_[k]] = std::max(top_[links_[k]], below);
+      // On a full link every unfrozen flow of the group freezes; otherwise those at their caps.
+      double rate = 0, weight = 0, still_lowest = std::numeric_limits<double>::infinity();
+      bool below = false; // a flow frozen below its cap: it is at the level
+      std::vector<std::uint32_t>& members = members_[g];
+      std::uint32_t k = 0, end = live_end_[g];
+      while (k < end) {
+        const std::uint32_t i = members[k];
+        if (!stop && ceiling_[i] > tol) {
+          still_lowest = std::min(still_lowest, ceiling_[i]);
+          ++k;
+          continue;
+        }
+        rate_[i] = std::min(cap_[i], weight_[i] * level);
+        rate += rate_[i];
+        weight += weight_[i];
+        below = below || below_cap(rate_[i], cap_[i]);
+        std::swap(members[k], members[--end]); // the frozen go behind the unfrozen
       }
+      froze = true;
+      live_end_[g] = end;
+      for (auto l = links_begin; l != links_end; ++l) {
+        left_[*l] -= rate;
+        wsum_[*l] -= weight;
+        if (below) top_[*l] = std::max(top_[*l], level);
+      }
+      if (end == 0) continue;
+      lowest_left_[g] = still_lowest;
+      live_[kept++] = g;
+      lowest = std::min(lowest, still_lowest);
     }
-    XATTN_CHECK(kept < live_.size(), "max-min: a round froze no flow");
+    XATTN_CHECK(froze, "max-min: a round froze no flow");
     live_.resize(kept);
     // Weights are whole thread blocks: their sums are exact, and a link whose flows all froze is at 0.
     hot_.erase(std::remove_if(hot_.begin(), hot_.end(), [&](std::uint32_t l) { return wsum_[l] <= 0; }), hot_.end());

@@ -3,6 +3,11 @@
 // transfer's thread blocks) and a cap; progressive filling raises every unfrozen flow to w x level
 // until a link is full (its flows freeze at that level) or a flow reaches its cap. The network
 // (network.hpp) solves, at each event, only the flows whose rates the event can change.
+//
+// Flows that cross the same links freeze together (on the same full link, at the same level), and
+// a congested link's set is mostly such flows (dozens behind one NIC): the solver keeps them as one
+// group, which each round reads once, and reads a group's flows one by one only where one of them
+// reaches its cap first, and when the group freezes.
 #pragma once
 
 #include "sim/core/check.hpp"
@@ -30,12 +35,12 @@ public:
   /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
   /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
   void add_flow(double weight, double cap);
-  /// REQUIRES: after a first add_flow (the network's inner loop).
+  /// REQUIRES: the flow added last has not been solved yet (the network's inner loop).
   void cross(std::uint32_t link)
   {
-    XATTN_CHECK(link < link_weight_.size() && !weight_.empty(), "a flow crosses a link of the solve");
-    links_.push_back(link);
-    ++begin_.back();
+    XATTN_CHECK(link < link_weight_.size() && group_.size() < weight_.size(),
+                "a flow added since the last solve crosses a link of the solve");
+    crossing_.push_back(link);
     link_weight_[link] += weight_.back();
   }
   std::size_t flows() const { return weight_.size(); }
@@ -55,16 +60,30 @@ public:
   static bool below_cap(double rate, double cap) { return rate < cap * (1 - kAtCap); }
 
 private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  /// Files the last flow added under the group of its links (a new one if none has them).
+  void group_last();
+
   std::vector<double> capacity_, weight_, cap_;
-  std::vector<double> ceiling_;                 ///< cap / weight: the level at which each flow reaches its cap
-  std::vector<std::uint32_t> begin_{0}, links_; ///< flow i crosses links_[begin_[i] .. begin_[i+1])
-  std::vector<double> link_weight_;             ///< by link: the weights of the flows crossing it, summed
-  // The lowest of the flows' ceilings (the set only grows between clears).
-  double lowest_ceiling_ = std::numeric_limits<double>::infinity();
+  std::vector<double> ceiling_;         ///< by flow: cap / weight, the level at which it reaches its cap
+  std::vector<std::uint32_t> group_;    ///< by flow
+  std::vector<double> link_weight_;     ///< by link: the weights of the flows crossing it, summed
+  std::vector<std::uint32_t> crossing_; ///< the links of the last flow added, not yet grouped
+  // Groups: the flows that cross the same links (in the order cross() named them).
+  std::vector<std::uint32_t> group_begin_{0}, group_links_; ///< group g crosses group_links_[group_begin_[g] ..]
+  std::vector<double> group_weight_, group_lowest_;         ///< their weights summed, their lowest ceiling
+  std::vector<std::uint32_t> group_next_;                   ///< the next group whose first link is the same, or kNone
+  std::vector<std::uint32_t> first_of_; ///< by link: the first group whose first link it is, or kNone
+  std::uint32_t linkless_ = kNone;      ///< the group of flows that cross no link
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
-  std::vector<double> share_;             ///< by link: the level at which it fills, this round
-  std::vector<std::uint32_t> live_, hot_; ///< unfrozen flows, links they use
+  std::vector<double> share_;       ///< by link: the level at which it fills, this round
+  std::vector<double> lowest_left_; ///< by group: the lowest ceiling of its unfrozen flows
+  // By group: its flows (storage kept from one clear() to the next), and in a solve, where its
+  // unfrozen ones end (they come first).
+  std::vector<std::vector<std::uint32_t>> members_;
+  std::vector<std::uint32_t> live_end_;
+  std::vector<std::uint32_t> live_, hot_; ///< groups with unfrozen flows, links they use
   std::vector<char> full_;
 };
 
