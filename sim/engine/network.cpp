@@ -266,7 +266,10 @@ void Network::set_rate(std::uint32_t id, double rate, double t)
   l.rate = rate;
   l.stamp = t;
   l.end = t + std::max(0.0, l.left) / rate;
-  ends_.set(id, l.end);
+  // A later end may wait in the heap at its earlier date (rearm() and wake() move it once it is on
+  // top): a newcomer on a full link slows every flow held back there, and their heap dates then
+  // stay put.
+  if (!ends_.contains(id) || l.end < ends_.date(id)) ends_.set(id, l.end);
 }
 
 void Network::rearm()
@@ -276,6 +279,7 @@ void Network::rearm()
     cancel(wake_);
     return;
   }
+  refresh_top();
   const double date = ends_.top_date();
   if (wake_ != nullptr && wake_->get_date() == date) return;
   cancel(wake_);
@@ -285,10 +289,17 @@ void Network::rearm()
   });
 }
 
+void Network::refresh_top()
+{
+  // Every heap date is at most its flow's end: once the top's is its end, it is the earliest end.
+  while (ends_.top_date() < fluid_[ends_.top()].end)
+    ends_.set(ends_.top(), fluid_[ends_.top()].end);
+}
+
 void Network::wake()
 {
   const double t = now();
-  while (!ends_.empty() && ends_.top_date() <= t) {
+  while (!ends_.empty() && (refresh_top(), ends_.top_date() <= t)) {
     const std::uint32_t id = ends_.top();
     ends_.erase(id);
     depart(id);

@@ -18,7 +18,8 @@
 // Links that cannot bind stay out of a solve: those their flows' caps cannot fill, and those whose
 // flows all cross a narrower guard link (Resource::guard).
 // Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
-// re-solve updates; one SimGrid timer wakes the network at the earliest.
+// re-solve updates where an end comes earlier (a later one is moved once it reaches the top); one
+// SimGrid timer wakes the network at the earliest.
 // `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
 #pragma once
 
@@ -211,6 +212,7 @@ private:
   void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
   bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t);
+  void refresh_top(); ///< moves the heap's top to its flow's end until they agree (set_rate())
   void rearm();
   void wake();
   void attach(std::uint32_t leg);
@@ -248,7 +250,7 @@ private:
   std::vector<double> set_used_;
   std::vector<std::uint32_t> set_count_;
   MaxMinSolver solver_;
-  EndHeap ends_;                                  ///< moving flows by the date their last byte moves
+  EndHeap ends_; ///< moving flows by the date their last byte moves, or earlier (set_rate())
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
   bool in_completion_ = false;
   NetworkStats stats_;
