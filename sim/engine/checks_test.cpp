@@ -34,9 +34,11 @@ TEST_CASE("engine checks: the cache and the max-min solver refuse sizes that are
   cache.insert(1, 10);
   CHECK(cache.used() == 10);
   MaxMinSolver solver;
-  CHECK_THROWS_WITH(solver.add_flow(0, 1e9), Contains("a flow has a positive weight"));
-  CHECK_THROWS_AS(solver.add_flow(1, 0), core::InternalError);
+  CHECK_THROWS_WITH(solver.add_flow(0, 1e9, {}), Contains("a flow has a positive weight"));
+  CHECK_THROWS_AS(solver.add_flow(1, 0, {}), core::InternalError);
   CHECK_THROWS_AS(solver.add_link(-1), core::InternalError);
+  const std::vector<std::uint32_t> beyond{solver.add_link(1), 1};
+  CHECK_THROWS_WITH(solver.add_flow(1, 1, beyond), Contains("a flow crosses a link of the solve"));
 }
 
 TEST_CASE("engine checks: an event in the past is refused, and the error leaves the simulation")

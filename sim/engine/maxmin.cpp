@@ -13,12 +13,9 @@ namespace xattn::sim::engine
 void MaxMinSolver::clear()
 {
   capacity_.clear();
-  link_weight_.clear();
   weight_.clear();
   cap_.clear();
   ceiling_.clear();
-  group_.clear();
-  crossing_.clear();
   group_begin_.assign(1, 0);
   group_links_.clear();
   group_weight_.clear();
@@ -32,7 +29,6 @@ std::uint32_t MaxMinSolver::add_link(double capacity)
 {
   XATTN_CHECK(capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
   capacity_.push_back(capacity);
-  link_weight_.push_back(0);
   first_of_.push_back(kNone);
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
@@ -43,32 +39,26 @@ void MaxMinSolver::set_capacity(std::uint32_t link, double capacity)
   capacity_[link] = capacity;
 }
 
-void MaxMinSolver::add_flow(double weight, double cap)
+std::uint32_t MaxMinSolver::add_flow(double weight, double cap, std::span<const std::uint32_t> links)
 {
   XATTN_CHECK(weight > 0 && cap > 0, "a flow has a positive weight and a positive cap");
-  if (group_.size() < weight_.size()) group_last();
-  weight_.push_back(weight);
-  cap_.push_back(cap);
-  ceiling_.push_back(cap / weight);
-}
-
-void MaxMinSolver::group_last()
-{
-  const std::size_t i = weight_.size() - 1;
-  std::uint32_t& head = crossing_.empty() ? linkless_ : first_of_[crossing_.front()];
+  // Its group: among those whose first link is its first link, the one with its links.
+  XATTN_CHECK(links.empty() || links.front() < first_of_.size(), "a flow crosses a link of the solve");
+  std::uint32_t& head = links.empty() ? linkless_ : first_of_[links.front()];
   std::uint32_t g = head;
-  const auto n = static_cast<std::uint32_t>(crossing_.size());
   for (; g != kNone; g = group_next_[g]) {
     const std::uint32_t b = group_begin_[g];
-    if (group_begin_[g + 1] - b != n) continue;
-    std::uint32_t k = 1; // the first link is the same: that is how the chain is kept
-    while (k < n && group_links_[b + k] == crossing_[k])
+    if (group_begin_[g + 1] - b != links.size()) continue;
+    std::size_t k = 1;
+    while (k < links.size() && group_links_[b + k] == links[k])
       ++k;
-    if (k == n) break;
+    if (k == links.size()) break;
   }
   if (g == kNone) {
+    for (std::uint32_t l : links)
+      XATTN_CHECK(l < capacity_.size(), "a flow crosses a link of the solve");
     g = static_cast<std::uint32_t>(group_weight_.size());
-    group_links_.insert(group_links_.end(), crossing_.begin(), crossing_.end());
+    group_links_.insert(group_links_.end(), links.begin(), links.end());
     group_begin_.push_back(static_cast<std::uint32_t>(group_links_.size()));
     group_weight_.push_back(0);
     group_lowest_.push_back(std::numeric_limits<double>::infinity());
@@ -77,20 +67,24 @@ void MaxMinSolver::group_last()
     if (g == members_.size()) members_.emplace_back();
     members_[g].clear();
   }
-  members_[g].push_back(static_cast<std::uint32_t>(i));
-  group_.push_back(g);
-  group_weight_[g] += weight_[i];
-  group_lowest_[g] = std::min(group_lowest_[g], ceiling_[i]);
-  crossing_.clear();
+  members_[g].push_back(static_cast<std::uint32_t>(weight_.size()));
+  weight_.push_back(weight);
+  cap_.push_back(cap);
+  ceiling_.push_back(cap / weight);
+  group_weight_[g] += weight;
+  group_lowest_[g] = std::min(group_lowest_[g], ceiling_.back());
+  return g;
 }
 
 const std::vector<double>& MaxMinSolver::solve()
 {
-  if (group_.size() < weight_.size()) group_last();
   const std::size_t n = flows(), m = capacity_.size(), groups = group_weight_.size();
-  rate_.resize(n);                                        // every flow freezes, and gets its rate then
-  left_.assign(capacity_.begin(), capacity_.end());       // capacity not yet given to frozen flows
-  wsum_.assign(link_weight_.begin(), link_weight_.end()); // weight of the unfrozen flows on each link
+  rate_.resize(n);                                  // every flow freezes, and gets its rate then
+  left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
+  wsum_.assign(m, 0.0);                             // weight of the unfrozen flows on each link
+  for (std::uint32_t g = 0; g < groups; ++g)
+    for (std::uint32_t l : group_links(g))
+      wsum_[l] += group_weight_[g];
   top_.assign(m, -1.0);
   full_.resize(m);
   share_.resize(m);

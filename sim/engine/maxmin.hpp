@@ -14,13 +14,15 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace xattn::sim::engine
 {
 
 /// The solver, with its buffers kept from one solve to the next (the network solves millions of
-/// small sets): links and flows are added flat, then solve() gives every flow's rate. More links
+/// small sets): links, then flows with the links they cross, are added, then solve() gives every
+/// flow's rate. More links
 /// and flows may be added after a solve, and capacities changed, and the whole solved again (the
 /// network grows the set it re-solves).
 class MaxMinSolver
@@ -33,18 +35,19 @@ public:
   /// REQUIRES: link < links(), capacity >= 0.
   void set_capacity(std::uint32_t link, double capacity);
   /// Adds a flow of `weight` (its share of a full link, relative to the others) capped at `cap`
-  /// units/s; cross() then names the links it crosses. REQUIRES: weight > 0, cap > 0.
-  void add_flow(double weight, double cap);
-  /// REQUIRES: the flow added last has not been solved yet (the network's inner loop).
-  void cross(std::uint32_t link)
-  {
-    XATTN_CHECK(link < link_weight_.size() && group_.size() < weight_.size(),
-                "a flow added since the last solve crosses a link of the solve");
-    crossing_.push_back(link);
-    link_weight_[link] += weight_.back();
-  }
+  /// units/s, crossing `links`; returns its group: the flows added with the same links, in the same
+  /// order. REQUIRES: weight > 0, cap > 0, each link < links().
+  std::uint32_t add_flow(double weight, double cap, std::span<const std::uint32_t> links);
   std::size_t flows() const { return weight_.size(); }
   std::size_t links() const { return capacity_.size(); }
+  std::size_t groups() const { return group_weight_.size(); }
+  /// The links a group's flows cross.
+  std::span<const std::uint32_t> group_links(std::uint32_t group) const
+  {
+    return {group_links_.data() + group_begin_[group], group_begin_[group + 1] - group_begin_[group]};
+  }
+  /// How many flows a group has.
+  std::size_t group_flows(std::uint32_t group) const { return members_[group].size(); }
 
   /// Every flow's rate, in flow order.
   const std::vector<double>& solve();
@@ -61,28 +64,21 @@ public:
 
 private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  /// Files the last flow added under the group of its links (a new one if none has them).
-  void group_last();
 
   std::vector<double> capacity_, weight_, cap_;
-  std::vector<double> ceiling_;         ///< by flow: cap / weight, the level at which it reaches its cap
-  std::vector<std::uint32_t> group_;    ///< by flow
-  std::vector<double> link_weight_;     ///< by link: the weights of the flows crossing it, summed
-  std::vector<std::uint32_t> crossing_; ///< the links of the last flow added, not yet grouped
-  // Groups: the flows that cross the same links (in the order cross() named them).
+  std::vector<double> ceiling_; ///< by flow: cap / weight, the level at which it reaches its cap
+  // Groups: the flows that cross the same links (in the same order).
   std::vector<std::uint32_t> group_begin_{0}, group_links_; ///< group g crosses group_links_[group_begin_[g] ..]
   std::vector<double> group_weight_, group_lowest_;         ///< their weights summed, their lowest ceiling
   std::vector<std::uint32_t> group_next_;                   ///< the next group whose first link is the same, or kNone
-  std::vector<std::uint32_t> first_of_; ///< by link: the first group whose first link it is, or kNone
-  std::uint32_t linkless_ = kNone;      ///< the group of flows that cross no link
+  std::vector<std::uint32_t> first_of_;             ///< by link: the first group whose first link it is, or kNone
+  std::uint32_t linkless_ = kNone;                  ///< the group of flows that cross no link
+  std::vector<std::vector<std::uint32_t>> members_; ///< by group: its flows (storage kept from one clear() to the next)
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
-  std::vector<double> share_;       ///< by link: the level at which it fills, this round
-  std::vector<double> lowest_left_; ///< by group: the lowest ceiling of its unfrozen flows
-  // By group: its flows (storage kept from one clear() to the next), and in a solve, where its
-  // unfrozen ones end (they come first).
-  std::vector<std::vector<std::uint32_t>> members_;
-  std::vector<std::uint32_t> live_end_;
+  std::vector<double> share_;             ///< by link: the level at which it fills, this round
+  std::vector<double> lowest_left_;       ///< by group: the lowest ceiling of its unfrozen flows
+  std::vector<std::uint32_t> live_end_;   ///< by group: its unfrozen flows come first in members_, up to here
   std::vector<std::uint32_t> live_, hot_; ///< groups with unfrozen flows, links they use
   std::vector<char> full_;
 };

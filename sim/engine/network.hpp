@@ -210,6 +210,7 @@ private:
   static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
   void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
+  void count_set();                     ///< set_used_ and set_count_, from the set as it is
   bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t);
   void refresh_top(); ///< moves the heap's top to its flow's end until they agree (set_rate())
@@ -246,9 +247,11 @@ private:
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> set_, set_links_, seeds_;
   std::vector<Look> look_; ///< by resource
-  // By the solve's link index: the set's rates on it before the re-solve, summed; the set's flows on it.
+  // By the solve's link index: the set's rates on it before the re-solve, summed; the set's flows on
+  // it (count_set(): a flow that joins during settle() is counted at the next solve).
   std::vector<double> set_used_;
   std::vector<std::uint32_t> set_count_;
+  std::vector<double> group_rates_; ///< by the solver's group: its flows' rates before the re-solve, summed
   MaxMinSolver solver_;
   EndHeap ends_; ///< moving flows by the date their last byte moves, or earlier (set_rate())
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date

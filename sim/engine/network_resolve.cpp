@@ -24,14 +24,16 @@ bool Network::reach(std::uint32_t id, double t)
   set_.push_back(id);
   // Into the solve, with the links it crosses that can bind (each is listed once, when the first
   // flow of the set that crosses it joins; the others its route crosses are never read).
-  solver_.add_flow(l.weight, l.cap);
+  Hops crossed;
+  std::uint32_t n = 0;
   for_binding(id, [&](std::uint32_t r) {
     const Look& k = look_[r];
     if (k.epoch != epoch_) look_at(r);
-    solver_.cross(k.local);
-    set_used_[k.local] += l.rate; // the set's old rates
-    ++set_count_[k.local];
+    crossed[n++] = k.local;
   });
+  const std::uint32_t group = solver_.add_flow(l.weight, l.cap, {crossed.data(), n});
+  if (group == group_rates_.size()) group_rates_.push_back(0);
+  group_rates_[group] += l.rate; // the set's old rates, by group (count_set() sums them by link)
   return true;
 }
 
@@ -78,8 +80,17 @@ void Network::look_at(std::uint32_t r)
   if (!k.binds) return;
   set_links_.push_back(r);
   k.local = solver_.add_link(0); // its capacity for the set once the set is known
-  set_used_.push_back(0);
-  set_count_.push_back(0);
+}
+
+void Network::count_set()
+{
+  set_used_.assign(set_links_.size(), 0.0);
+  set_count_.assign(set_links_.size(), 0);
+  for (std::uint32_t g = 0; g < solver_.groups(); ++g)
+    for (std::uint32_t local : solver_.group_links(g)) {
+      set_used_[local] += group_rates_[g];
+      set_count_[local] += static_cast<std::uint32_t>(solver_.group_flows(g));
+    }
 }
 
 bool Network::settle(double t)
@@ -120,8 +131,7 @@ void Network::resolve(double t)
   ++epoch_;
   set_.clear();
   set_links_.clear();
-  set_used_.clear();
-  set_count_.clear();
+  group_rates_.clear();
   solver_.clear();
   for (std::uint32_t id : seeds_)
     reach(id, t);
@@ -143,6 +153,7 @@ void Network::resolve(double t)
   const std::vector<double>* rate = nullptr;
   do {
     // What the flows outside the set leave of each link.
+    count_set();
     for (std::uint32_t r : set_links_) {
       const Resource& res = resources_[r];
       const std::uint32_t local = look_[r].local;

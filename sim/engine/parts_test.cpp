@@ -251,13 +251,12 @@ TEST_CASE("engine parts: 80 transfers queued on one NIC are solved exactly, none
 
 TEST_CASE("engine parts: weighted max-min with caps")
 {
+  using Links = std::vector<std::uint32_t>;
   // Three flows on one 30-unit link: A capped at 5, B and C uncapped: A 5, B and C 12.5 each.
   MaxMinSolver one;
   const std::uint32_t link = one.add_link(30);
-  for (double cap : {5.0, 1e9, 1e9}) {
-    one.add_flow(1, cap);
-    one.cross(link);
-  }
+  for (double cap : {5.0, 1e9, 1e9})
+    CHECK(one.add_flow(1, cap, Links{link}) == 0); // one group: they cross the same link
   auto rates = one.solve();
   CHECK(rates[0] == Approx(5));
   CHECK(rates[1] == Approx(12.5));
@@ -266,27 +265,47 @@ TEST_CASE("engine parts: weighted max-min with caps")
   // link 1 binds D and F at 2 each; E takes 10 - 2 = 8 on link 0.
   MaxMinSolver two;
   const std::uint32_t l0 = two.add_link(10), l1 = two.add_link(4);
-  two.add_flow(1, 100), two.cross(l0), two.cross(l1);
-  two.add_flow(1, 100), two.cross(l0);
-  two.add_flow(1, 100), two.cross(l1);
+  CHECK(two.add_flow(1, 100, Links{l0, l1}) == 0);
+  CHECK(two.add_flow(1, 100, Links{l0}) == 1);
+  CHECK(two.add_flow(1, 100, Links{l1}) == 2);
+  CHECK(two.add_flow(1, 100, Links{l1, l0}) == 3); // the same links in another order: its own group
+  CHECK(two.groups() == 4);
+  CHECK(two.group_flows(0) == 1);
+  // D and G on both, F on link 1: link 1 binds them at 4/3 each; E takes 10 - 8/3 on link 0.
   auto r2 = two.solve();
-  CHECK(r2[0] == Approx(2));
-  CHECK(r2[1] == Approx(8));
-  CHECK(r2[2] == Approx(2));
+  CHECK(r2[0] == Approx(4.0 / 3));
+  CHECK(r2[1] == Approx(10 - 8.0 / 3));
+  CHECK(r2[2] == Approx(4.0 / 3));
+  CHECK(r2[3] == Approx(4.0 / 3));
   // Weights: a flow of 3 thread blocks beside one of 1 on a 40-unit link gets 30 and 10; capped at
   // 24 (8 per block), it keeps 24 and the other takes the 16 left.
   one.clear();
   one.add_link(40);
-  one.add_flow(3, 1e9), one.cross(0);
-  one.add_flow(1, 1e9), one.cross(0);
+  one.add_flow(3, 1e9, Links{0});
+  one.add_flow(1, 1e9, Links{0});
   CHECK(one.solve()[0] == Approx(30));
   CHECK(one.solve()[1] == Approx(10));
   one.clear();
   one.add_link(40);
-  one.add_flow(3, 24), one.cross(0);
-  one.add_flow(1, 1e9), one.cross(0);
+  one.add_flow(3, 24, Links{0});
+  one.add_flow(1, 1e9, Links{0});
   CHECK(one.solve()[0] == Approx(24));
   CHECK(one.solve()[1] == Approx(16));
+  // A group whose flows reach their caps at different levels: caps 2, 4 and 40 on a 30-unit link
+  // with a fourth flow on it alone: 2, 4, then the other two share 24 at 12 each.
+  one.clear();
+  one.add_link(30);
+  one.add_flow(1, 2, Links{0});
+  one.add_flow(1, 40, Links{0});
+  one.add_flow(1, 4, Links{0});
+  one.add_flow(1, 1e9, Links{0});
+  const auto& r3 = one.solve();
+  CHECK(r3[0] == Approx(2));
+  CHECK(r3[1] == Approx(12));
+  CHECK(r3[2] == Approx(4));
+  CHECK(r3[3] == Approx(12));
+  CHECK(one.top(0) == Approx(12));
+  CHECK(one.load(0) == Approx(30));
 }
 
 TEST_CASE("engine parts: the end-date heap keeps the earliest on top through moves and removals")
