@@ -79,24 +79,31 @@ std::uint32_t MaxMinSolver::add_flow(double weight, double cap, std::span<const 
 const std::vector<double>& MaxMinSolver::solve()
 {
   const std::size_t n = flows(), m = capacity_.size(), groups = group_weight_.size();
-  rate_.resize(n);                                  // every flow freezes, and gets its rate then
-  left_.assign(capacity_.begin(), capacity_.end()); // capacity not yet given to frozen flows
-  wsum_.assign(m, 0.0);                             // weight of the unfrozen flows on each link
-  for (std::uint32_t g = 0; g < groups; ++g)
-    for (std::uint32_t l : group_links(g))
-      wsum_[l] += group_weight_[g];
-  top_.assign(m, -1.0);
+  rate_.resize(n); // every flow freezes, and gets its rate then
+  // One pass per kind (a few links and groups: assign() would call memmove for each array).
+  left_.resize(m); // capacity not yet given to frozen flows
+  wsum_.resize(m); // weight of the unfrozen flows on each link
+  top_.resize(m);
   full_.resize(m);
   share_.resize(m);
+  for (std::size_t l = 0; l < m; ++l) {
+    left_[l] = capacity_[l];
+    wsum_[l] = 0;
+    top_[l] = -1;
+  }
   live_end_.resize(groups);
-  for (std::size_t g = 0; g < groups; ++g)
-    live_end_[g] = static_cast<std::uint32_t>(members_[g].size());
-  lowest_left_.assign(group_lowest_.begin(), group_lowest_.end());
+  lowest_left_.resize(groups);
   live_.resize(groups);
-  std::iota(live_.begin(), live_.end(), std::uint32_t{0});
   // The lowest ceiling of the unfrozen flows: of all of them now, then of those a round keeps.
-  double lowest = std::accumulate(group_lowest_.begin(), group_lowest_.end(), std::numeric_limits<double>::infinity(),
-                                  [](double a, double b) { return std::min(a, b); });
+  double lowest = std::numeric_limits<double>::infinity();
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    for (std::uint32_t l : group_links(g))
+      wsum_[l] += group_weight_[g];
+    live_end_[g] = static_cast<std::uint32_t>(members_[g].size());
+    lowest_left_[g] = group_lowest_[g];
+    live_[g] = g;
+    lowest = std::min(lowest, group_lowest_[g]);
+  }
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)
     if (wsum_[l] > 0) hot_.push_back(static_cast<std::uint32_t>(l));
