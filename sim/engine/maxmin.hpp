@@ -46,8 +46,8 @@ public:
   {
     return {group_links_.data() + group_begin_[group], group_begin_[group + 1] - group_begin_[group]};
   }
-  /// How many flows a group has.
-  std::size_t group_flows(std::uint32_t group) const { return members_[group].size(); }
+  /// A group's flows (in no particular order).
+  std::span<const std::uint32_t> group_members(std::uint32_t group) const { return members_[group]; }
 
   /// Every flow's rate, in flow order.
   const std::vector<double>& solve();

@@ -261,8 +261,13 @@ void Network::flush()
 
 void Network::set_rate(std::uint32_t id, double rate, double t)
 {
+  for_binding(id, [&](std::uint32_t r) { resources_[r].used += rate - fluid_[id].rate; });
+  retime(id, rate, t);
+}
+
+void Network::retime(std::uint32_t id, double rate, double t)
+{
   Fluid& l = fluid_[id];
-  for_binding(id, [&](std::uint32_t r) { resources_[r].used += rate - l.rate; });
   l.rate = rate;
   l.stamp = t;
   l.end = t + std::max(0.0, l.left) / rate;

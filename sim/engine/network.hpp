@@ -212,7 +212,8 @@ private:
   void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
   void count_set();                     ///< set_used_ and set_count_, from the set as it is
   bool settle(double t);
-  void set_rate(std::uint32_t leg, double rate, double t);
+  void set_rate(std::uint32_t leg, double rate, double t); ///< its rate, its links' sums, its end
+  void retime(std::uint32_t leg, double rate, double t);   ///< its rate and end only
   void refresh_top(); ///< moves the heap's top to its flow's end until they agree (set_rate())
   void rearm();
   void wake();

@@ -89,7 +89,7 @@ void Network::count_set()
   for (std::uint32_t g = 0; g < solver_.groups(); ++g)
     for (std::uint32_t local : solver_.group_links(g)) {
       set_used_[local] += group_rates_[g];
-      set_count_[local] += static_cast<std::uint32_t>(solver_.group_flows(g));
+      set_count_[local] += static_cast<std::uint32_t>(solver_.group_members(g).size());
     }
 }
 
@@ -164,10 +164,21 @@ void Network::resolve(double t)
   ++stats_.resolves;
   stats_.resolved += set_.size();
   stats_.widest = std::max<std::uint64_t>(stats_.widest, set_.size());
-  for (std::uint32_t id : set_) {
-    const double x = (*rate)[fluid_[id].local];
-    XATTN_CHECK(x > 0, "max-min gives every moving flow a positive rate");
-    if (!ends_.contains(id) || std::abs(x - fluid_[id].rate) > 1e-12 * x) set_rate(id, x, t);
+  // The new rates, and their changes summed by group onto the group's links (a link's held-back
+  // flows are most of a set: one sum each, not one per flow).
+  for (std::uint32_t g = 0; g < solver_.groups(); ++g) {
+    double moved = 0;
+    for (std::uint32_t local : solver_.group_members(g)) {
+      const std::uint32_t id = set_[local];
+      const double x = (*rate)[local], old = fluid_[id].rate;
+      XATTN_CHECK(x > 0, "max-min gives every moving flow a positive rate");
+      if (ends_.contains(id) && std::abs(x - old) <= 1e-12 * x) continue;
+      moved += x - old;
+      retime(id, x, t);
+    }
+    if (moved != 0)
+      for (std::uint32_t local : solver_.group_links(g))
+        resources_[set_links_[local]].used += moved;
   }
   // Sums of differences drift: now and then a link gets its exact sum back.
   for (std::uint32_t r : set_links_) {

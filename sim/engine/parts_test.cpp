@@ -270,7 +270,7 @@ TEST_CASE("engine parts: weighted max-min with caps")
   CHECK(two.add_flow(1, 100, Links{l1}) == 2);
   CHECK(two.add_flow(1, 100, Links{l1, l0}) == 3); // the same links in another order: its own group
   CHECK(two.groups() == 4);
-  CHECK(two.group_flows(0) == 1);
+  CHECK(two.group_members(0).size() == 1);
   // D and G on both, F on link 1: link 1 binds them at 4/3 each; E takes 10 - 8/3 on link 0.
   auto r2 = two.solve();
   CHECK(r2[0] == Approx(4.0 / 3));
