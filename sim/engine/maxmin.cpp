@@ -18,8 +18,6 @@ void MaxMinSolver::clear()
   ceiling_.clear();
   group_begin_.assign(1, 0);
   group_links_.clear();
-  group_weight_.clear();
-  group_lowest_.clear();
   group_next_.clear();
   first_of_.clear();
   linkless_ = kNone;
@@ -57,11 +55,9 @@ std::uint32_t MaxMinSolver::add_flow(double weight, double cap, std::span<const 
   if (g == kNone) {
     for (std::uint32_t l : links)
       XATTN_CHECK(l < capacity_.size(), "a flow crosses a link of the solve");
-    g = static_cast<std::uint32_t>(group_weight_.size());
+    g = static_cast<std::uint32_t>(groups());
     group_links_.insert(group_links_.end(), links.begin(), links.end());
     group_begin_.push_back(static_cast<std::uint32_t>(group_links_.size()));
-    group_weight_.push_back(0);
-    group_lowest_.push_back(std::numeric_limits<double>::infinity());
     group_next_.push_back(head);
     head = g;
     if (g == members_.size()) members_.emplace_back();
@@ -71,14 +67,12 @@ std::uint32_t MaxMinSolver::add_flow(double weight, double cap, std::span<const 
   weight_.push_back(weight);
   cap_.push_back(cap);
   ceiling_.push_back(cap / weight);
-  group_weight_[g] += weight;
-  group_lowest_[g] = std::min(group_lowest_[g], ceiling_.back());
   return g;
 }
 
 const std::vector<double>& MaxMinSolver::solve()
 {
-  const std::size_t n = flows(), m = capacity_.size(), groups = group_weight_.size();
+  const std::size_t n = flows(), m = capacity_.size(), groups = this->groups();
   rate_.resize(n); // every flow freezes, and gets its rate then
   // One pass per kind (a few links and groups: assign() would call memmove for each array).
   left_.resize(m); // capacity not yet given to frozen flows
@@ -97,12 +91,19 @@ const std::vector<double>& MaxMinSolver::solve()
   // The lowest ceiling of the unfrozen flows: of all of them now, then of those a round keeps.
   double lowest = std::numeric_limits<double>::infinity();
   for (std::uint32_t g = 0; g < groups; ++g) {
+    // Summed here, where the sums stay in registers (added as flows join, one flow's add waited
+    // for the last one's store).
+    double weight = 0, lowest_ceiling = std::numeric_limits<double>::infinity();
+    for (std::uint32_t i : members_[g]) {
+      weight += weight_[i];
+      lowest_ceiling = std::min(lowest_ceiling, ceiling_[i]);
+    }
     for (std::uint32_t l : group_links(g))
-      wsum_[l] += group_weight_[g];
+      wsum_[l] += weight;
     live_end_[g] = static_cast<std::uint32_t>(members_[g].size());
-    lowest_left_[g] = group_lowest_[g];
+    lowest_left_[g] = lowest_ceiling;
     live_[g] = g;
-    lowest = std::min(lowest, group_lowest_[g]);
+    lowest = std::min(lowest, lowest_ceiling);
   }
   hot_.clear(); // links with unfrozen users
   for (std::size_t l = 0; l < m; ++l)

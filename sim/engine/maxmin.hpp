@@ -40,7 +40,7 @@ public:
   std::uint32_t add_flow(double weight, double cap, std::span<const std::uint32_t> links);
   std::size_t flows() const { return weight_.size(); }
   std::size_t links() const { return capacity_.size(); }
-  std::size_t groups() const { return group_weight_.size(); }
+  std::size_t groups() const { return group_begin_.size() - 1; }
   /// The links a group's flows cross.
   std::span<const std::uint32_t> group_links(std::uint32_t group) const
   {
@@ -69,7 +69,6 @@ private:
   std::vector<double> ceiling_; ///< by flow: cap / weight, the level at which it reaches its cap
   // Groups: the flows that cross the same links (in the same order).
   std::vector<std::uint32_t> group_begin_{0}, group_links_; ///< group g crosses group_links_[group_begin_[g] ..]
-  std::vector<double> group_weight_, group_lowest_;         ///< their weights summed, their lowest ceiling
   std::vector<std::uint32_t> group_next_;                   ///< the next group whose first link is the same, or kNone
   std::vector<std::uint32_t> first_of_;             ///< by link: the first group whose first link it is, or kNone
   std::uint32_t linkless_ = kNone;                  ///< the group of flows that cross no link

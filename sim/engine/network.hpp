@@ -252,7 +252,6 @@ private:
   // it (count_set(): a flow that joins during settle() is counted at the next solve).
   std::vector<double> set_used_;
   std::vector<std::uint32_t> set_count_;
-  std::vector<double> group_rates_; ///< by the solver's group: its flows' rates before the re-solve, summed
   MaxMinSolver solver_;
   EndHeap ends_; ///< moving flows by the date their last byte moves, or earlier (set_rate())
   simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date

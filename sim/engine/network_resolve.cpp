@@ -31,9 +31,7 @@ bool Network::reach(std::uint32_t id, double t)
     if (k.epoch != epoch_) look_at(r);
     crossed[n++] = k.local;
   });
-  const std::uint32_t group = solver_.add_flow(l.weight, l.cap, {crossed.data(), n});
-  if (group == group_rates_.size()) group_rates_.push_back(0);
-  group_rates_[group] += l.rate; // the set's old rates, by group (count_set() sums them by link)
+  solver_.add_flow(l.weight, l.cap, {crossed.data(), n});
   return true;
 }
 
@@ -86,11 +84,16 @@ void Network::count_set()
 {
   set_used_.assign(set_links_.size(), 0.0);
   set_count_.assign(set_links_.size(), 0);
-  for (std::uint32_t g = 0; g < solver_.groups(); ++g)
+  // By the solver's groups (a link's held-back flows are most of a set: one sum each).
+  for (std::uint32_t g = 0; g < solver_.groups(); ++g) {
+    double rates = 0; // the old rates: they change once the set is solved
+    for (std::uint32_t local : solver_.group_members(g))
+      rates += fluid_[set_[local]].rate;
     for (std::uint32_t local : solver_.group_links(g)) {
-      set_used_[local] += group_rates_[g];
+      set_used_[local] += rates;
       set_count_[local] += static_cast<std::uint32_t>(solver_.group_members(g).size());
     }
+  }
 }
 
 bool Network::settle(double t)
@@ -131,7 +134,6 @@ void Network::resolve(double t)
   ++epoch_;
   set_.clear();
   set_links_.clear();
-  group_rates_.clear();
   solver_.clear();
   for (std::uint32_t id : seeds_)
     reach(id, t);
