@@ -134,19 +134,27 @@ const std::vector<double>& MaxMinSolver::solve()
       // On a full link every unfrozen flow of the group freezes; otherwise those at their caps.
       double rate = 0, weight = 0, still_lowest = std::numeric_limits<double>::infinity();
       bool below = false; // a flow frozen below its cap: it is at the level
-      std::vector<std::uint32_t>& members = members_[g];
-      std::uint32_t k = 0, end = live_end_[g];
-      while (k < end) {
-        const std::uint32_t i = members[k];
-        if (!stop && ceiling_[i] > tol) {
-          still_lowest = std::min(still_lowest, ceiling_[i]);
-          ++k;
-          continue;
-        }
+      const auto freeze = [&](std::uint32_t i) {
         rate_[i] = std::min(cap_[i], weight_[i] * level);
         rate += rate_[i];
         weight += weight_[i];
         below = below || below_cap(rate_[i], cap_[i]);
+      };
+      std::vector<std::uint32_t>& members = members_[g];
+      std::uint32_t end = live_end_[g];
+      if (stop) {
+        for (std::uint32_t k = 0; k < end; ++k)
+          freeze(members[k]);
+        end = 0;
+      }
+      for (std::uint32_t k = 0; k < end;) {
+        const std::uint32_t i = members[k];
+        if (ceiling_[i] > tol) {
+          still_lowest = std::min(still_lowest, ceiling_[i]);
+          ++k;
+          continue;
+        }
+        freeze(i);
         std::swap(members[k], members[--end]); // the frozen go behind the unfrozen
       }
       froze = true;
