@@ -22,9 +22,8 @@ namespace xattn::sim::engine
 
 /// The solver, with its buffers kept from one solve to the next (the network solves millions of
 /// small sets): links, then flows with the links they cross, are added, then solve() gives every
-/// flow's rate. More links
-/// and flows may be added after a solve, and capacities changed, and the whole solved again (the
-/// network grows the set it re-solves).
+/// flow's rate. More links and flows may be added after a solve, and capacities changed, and the
+/// whole solved again (the network grows the set it re-solves).
 class MaxMinSolver
 {
 public:

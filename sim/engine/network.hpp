@@ -133,13 +133,13 @@ private:
   /// reads of it, in one cache line.
   struct alignas(64) Fluid {
     double weight = 1, cap = 0;
-    double left = 0;                                      ///< capacity units still to move at `stamp`
-    double rate = 0;                                      ///< its current rate
-    double stamp = 0;                                     ///< when `left` was last brought up to date
-    double end = std::numeric_limits<double>::infinity(); ///< its date in the end heap, once it has a rate
-    std::uint32_t hops = 0;                               ///< how many links its route crosses (Network::resources)
-    std::uint32_t mark = 0;                               ///< == the network's epoch: in the set being re-solved
-    std::uint32_t local = 0;                              ///< its index in that solve
+    double left = 0;  ///< capacity units still to move at `stamp`
+    double rate = 0;  ///< its current rate
+    double stamp = 0; ///< when `left` was last brought up to date
+    // When its last byte moves at `rate` (ends_ holds it, or an earlier date).
+    double end = std::numeric_limits<double>::infinity();
+    std::uint32_t hops = 0;    ///< how many links its route crosses (Network::resources)
+    std::uint32_t mark = 0;    ///< == the network's epoch: in the set being re-solved
     std::uint32_t binding = 0; ///< bit k: hop k's link can bind (its Look::binds), while it moves
   };
   static_assert(sizeof(Fluid) == 64, "a flow's hot state fits one cache line");

@@ -20,8 +20,7 @@ bool Network::reach(std::uint32_t id, double t)
   // Its last byte moves at this instant: it leaves the links now, and that is an event of its own.
   if (l.end <= t) return false;
   l.mark = epoch_;
-  l.local = static_cast<std::uint32_t>(set_.size());
-  set_.push_back(id);
+  set_.push_back(id); // the solver's flow set_.size() - 1 (add_flow below)
   // Into the solve, with the links it crosses that can bind (each is listed once, when the first
   // flow of the set that crosses it joins; the others its route crosses are never read).
   Hops crossed;
