@@ -3,6 +3,7 @@
 #include "sim/core/check.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -18,16 +19,17 @@ void MaxMinSolver::clear()
   ceiling_.clear();
   group_begin_.assign(1, 0);
   group_links_.clear();
-  group_next_.clear();
-  first_of_.clear();
-  linkless_ = kNone;
+  // The table's slots carry the stamp of the set that filled them: a new stamp frees them all.
+  if (++stamp_ == 0) {
+    std::fill(table_.begin(), table_.end(), Slot{});
+    stamp_ = 1;
+  }
 }
 
 std::uint32_t MaxMinSolver::add_link(double capacity)
 {
   XATTN_CHECK(capacity >= 0 && std::isfinite(capacity), "a link's capacity is a rate");
   capacity_.push_back(capacity);
-  first_of_.push_back(kNone);
   return static_cast<std::uint32_t>(capacity_.size() - 1);
 }
 
@@ -40,34 +42,58 @@ void MaxMinSolver::set_capacity(std::uint32_t link, double capacity)
 std::uint32_t MaxMinSolver::add_flow(double weight, double cap, std::span<const std::uint32_t> links)
 {
   XATTN_CHECK(weight > 0 && cap > 0, "a flow has a positive weight and a positive cap");
-  // Its group: among those whose first link is its first link, the one with its links.
-  XATTN_CHECK(links.empty() || links.front() < first_of_.size(), "a flow crosses a link of the solve");
-  std::uint32_t& head = links.empty() ? linkless_ : first_of_[links.front()];
-  std::uint32_t g = head;
-  for (; g != kNone; g = group_next_[g]) {
-    const std::uint32_t b = group_begin_[g];
-    if (group_begin_[g + 1] - b != links.size()) continue;
-    std::size_t k = 1;
-    while (k < links.size() && group_links_[b + k] == links[k])
-      ++k;
-    if (k == links.size()) break;
+  // Its group: the last flow's (a link's held-back flows join one after the other), or the one
+  // with its links, found by their hash (a set may hold dozens of groups behind one link).
+  std::uint32_t g = last_group_;
+  if (g >= groups() || !crosses(g, links)) {
+    const std::size_t slot = find(links);
+    g = table_[slot].group;
+    if (table_[slot].stamp != stamp_) {
+      for (std::uint32_t l : links)
+        XATTN_CHECK(l < capacity_.size(), "a flow crosses a link of the solve");
+      g = static_cast<std::uint32_t>(groups());
+      group_links_.insert(group_links_.end(), links.begin(), links.end());
+      group_begin_.push_back(static_cast<std::uint32_t>(group_links_.size()));
+      if (g == members_.size()) members_.emplace_back();
+      members_[g].clear();
+      table_[slot] = {stamp_, g};
+      if (2 * groups() > table_.size()) grow_table();
+    }
   }
-  if (g == kNone) {
-    for (std::uint32_t l : links)
-      XATTN_CHECK(l < capacity_.size(), "a flow crosses a link of the solve");
-    g = static_cast<std::uint32_t>(groups());
-    group_links_.insert(group_links_.end(), links.begin(), links.end());
-    group_begin_.push_back(static_cast<std::uint32_t>(group_links_.size()));
-    group_next_.push_back(head);
-    head = g;
-    if (g == members_.size()) members_.emplace_back();
-    members_[g].clear();
-  }
+  last_group_ = g;
   members_[g].push_back(static_cast<std::uint32_t>(weight_.size()));
   weight_.push_back(weight);
   cap_.push_back(cap);
   ceiling_.push_back(cap / weight);
   return g;
+}
+
+bool MaxMinSolver::crosses(std::uint32_t group, std::span<const std::uint32_t> links) const
+{
+  // A handful of links: a plain loop (std::equal calls memcmp).
+  const std::uint32_t begin = group_begin_[group];
+  if (group_begin_[group + 1] - begin != links.size()) return false;
+  for (std::size_t k = 0; k < links.size(); ++k)
+    if (group_links_[begin + k] != links[k]) return false;
+  return true;
+}
+
+std::size_t MaxMinSolver::find(std::span<const std::uint32_t> links) const
+{
+  std::uint64_t hash = links.size();
+  for (std::uint32_t l : links)
+    hash = (hash ^ l) * 0x9E3779B97F4A7C15ULL; // Fibonacci hashing: the top bits mix every link
+  const std::size_t mask = table_.size() - 1;
+  for (auto slot = static_cast<std::size_t>(hash >> (64 - std::countr_zero(table_.size())));; slot = (slot + 1) & mask)
+    if (table_[slot].stamp != stamp_ || crosses(table_[slot].group, links)) return slot;
+}
+
+void MaxMinSolver::grow_table()
+{
+  table_.assign(2 * table_.size(), Slot{});
+  stamp_ = 1;
+  for (std::uint32_t g = 0; g < groups(); ++g)
+    table_[find(group_links(g))] = {stamp_, g};
 }
 
 const std::vector<double>& MaxMinSolver::solve()

@@ -62,15 +62,21 @@ public:
   static bool below_cap(double rate, double cap) { return rate < cap * (1 - kAtCap); }
 
 private:
-  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-
   std::vector<double> capacity_, weight_, cap_;
   std::vector<double> ceiling_; ///< by flow: cap / weight, the level at which it reaches its cap
   // Groups: the flows that cross the same links (in the same order).
   std::vector<std::uint32_t> group_begin_{0}, group_links_; ///< group g crosses group_links_[group_begin_[g] ..]
-  std::vector<std::uint32_t> group_next_;                   ///< the next group whose first link is the same, or kNone
-  std::vector<std::uint32_t> first_of_;             ///< by link: the first group whose first link it is, or kNone
-  std::uint32_t linkless_ = kNone;                  ///< the group of flows that cross no link
+  // The groups by their links: a hash table whose slots are in use where their stamp is the set's
+  // (clear() frees them all at once), and the group of the flow added last.
+  struct Slot {
+    std::uint32_t stamp = 0, group = 0;
+  };
+  std::vector<Slot> table_ = std::vector<Slot>(64);
+  std::uint32_t stamp_ = 1, last_group_ = 0;
+  bool crosses(std::uint32_t group, std::span<const std::uint32_t> links) const; ///< exactly these links
+  /// The slot of the group with these links, or the free slot where it goes.
+  std::size_t find(std::span<const std::uint32_t> links) const;
+  void grow_table();                                ///< doubles the table, keeping the set's groups
   std::vector<std::vector<std::uint32_t>> members_; ///< by group: its flows (storage kept from one clear() to the next)
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;

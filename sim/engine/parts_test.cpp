@@ -308,6 +308,34 @@ TEST_CASE("engine parts: weighted max-min with caps")
   CHECK(one.load(0) == Approx(30));
 }
 
+TEST_CASE("engine parts: the max-min solver finds a flow's group among many")
+{
+  // 40 links of 1 to 40 units, two flows on each alone (80 flows, 40 groups: more than the
+  // solver's first table holds): each pair shares its link, whatever order the flows come in.
+  MaxMinSolver solver;
+  for (int k = 0; k < 40; ++k)
+    solver.add_link(k + 1);
+  std::vector<std::uint32_t> group(80);
+  for (std::uint32_t i = 0; i < 80; ++i) {
+    const std::uint32_t link = (i * 7) % 40; // 0, 7, 14, ... each link twice
+    group[i] = solver.add_flow(1, 1e9, std::vector<std::uint32_t>{link});
+  }
+  CHECK(solver.groups() == 40);
+  const auto& rates = solver.solve();
+  for (std::uint32_t i = 0; i < 80; ++i) {
+    const std::uint32_t link = (i * 7) % 40;
+    CHECK(rates[i] == Approx((link + 1) / 2.0));
+    CHECK(solver.group_links(group[i]).size() == 1);
+    CHECK(solver.group_links(group[i])[0] == link);
+    CHECK(solver.group_members(group[i]).size() == 2);
+  }
+  // Cleared, the same links make new groups from 0 again.
+  solver.clear();
+  solver.add_link(4);
+  CHECK(solver.add_flow(1, 1e9, std::vector<std::uint32_t>{0}) == 0);
+  CHECK(solver.groups() == 1);
+}
+
 TEST_CASE("engine parts: the end-date heap keeps the earliest on top through moves and removals")
 {
   // Random sets, moves and removals against a plain map of dates, searched for its minimum.
