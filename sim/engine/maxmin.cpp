@@ -6,7 +6,6 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 namespace xattn::sim::engine
 {
