@@ -304,7 +304,9 @@ void Network::refresh_top()
 void Network::wake()
 {
   const double t = now();
-  while (!ends_.empty() && (refresh_top(), ends_.top_date() <= t)) {
+  while (!ends_.empty()) {
+    refresh_top(); // its date may be earlier than its end (set_rate())
+    if (ends_.top_date() > t) break;
     const std::uint32_t id = ends_.top();
     ends_.erase(id);
     depart(id);

@@ -246,6 +246,7 @@ private:
   bool flush_scheduled_ = false;
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
+  // The set's flows and the links it lists, each at its index in the solve; the newcomers.
   std::vector<std::uint32_t> set_, set_links_, seeds_;
   std::vector<Look> look_; ///< by resource
   // By the solve's link index: the set's rates on it before the re-solve, summed; the set's flows on

@@ -75,8 +75,9 @@ void Network::look_at(std::uint32_t r)
   // A link that all its flows at their caps cannot fill never binds, nor one whose flows all
   // cross its (narrower) guard: the set leaves it out.
   if (!k.binds) return;
-  set_links_.push_back(r);
   k.local = solver_.add_link(0); // its capacity for the set once the set is known
+  set_links_.push_back(r);
+  XATTN_CHECK(k.local + 1 == set_links_.size(), "a link's index in the solve is its place in set_links_");
 }
 
 void Network::count_set()
@@ -98,8 +99,8 @@ void Network::count_set()
 bool Network::settle(double t)
 {
   bool grew = false;
-  for (std::size_t k = 0, n = set_links_.size(); k < n; ++k) {
-    const std::uint32_t r = set_links_[k], local = look_[r].local;
+  for (std::uint32_t local = 0, n = static_cast<std::uint32_t>(set_links_.size()); local < n; ++local) {
+    const std::uint32_t r = set_links_[local];
     const Resource& res = resources_[r];
     // Every flow on it is in the set: nobody outside to check.
     if (set_count_[local] == res.legs.size()) continue;
@@ -155,9 +156,8 @@ void Network::resolve(double t)
   do {
     // What the flows outside the set leave of each link.
     count_set();
-    for (std::uint32_t r : set_links_) {
-      const Resource& res = resources_[r];
-      const std::uint32_t local = look_[r].local;
+    for (std::uint32_t local = 0; local < set_links_.size(); ++local) {
+      const Resource& res = resources_[set_links_[local]];
       solver_.set_capacity(local, std::max(0.0, res.capacity - (res.used - set_used_[local])));
     }
     rate = &solver_.solve();
