@@ -68,7 +68,12 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  Recent& recent = recent_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kRecentBits)];
+  if (recent.key == key) return recent.known;
+  if (auto it = known_.find(key); it != known_.end()) {
+    recent = {key, it->second};
+    return recent.known;
+  }
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -77,13 +82,13 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
   else if (platform_.stripes(dst) && (via = topo_.rail_relay(dst, src)))
     c.dst_rail = topo_.nic_of(src);
   const topo::Path path = via ? topo_.path_via(src, *via, dst) : topo_.path(src, dst);
+  std::vector<std::uint32_t> links;
   for (const topo::Hop& h : path.hops)
-    c.links.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
-  c.hops = static_cast<std::uint32_t>(c.links.size());
-  XATTN_CHECK(c.hops <= kMaxHops, "a route crosses no more links than a flow has binding bits");
-  const auto hops = static_cast<std::ptrdiff_t>(c.hops);
+    links.push_back(2 * h.link + (h.dir == topo::Direction::kUp ? 0 : 1));
+  XATTN_CHECK(links.size() <= kMaxHops, "a route crosses no more links than a flow has binding bits");
+  const auto hops = static_cast<std::ptrdiff_t>(links.size());
   for (std::ptrdiff_t k = 0; k < hops; ++k) {
-    const std::uint32_t r = c.links[k];
+    const std::uint32_t r = links[k];
     Resource& res = resources_[r];
     if (res.guard == kUnrouted) {
       // The first route through it: its guard is the nearest narrower link of this route.
@@ -91,16 +96,20 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
       for (std::ptrdiff_t d = 1; d < hops && res.guard == kNoGuard; ++d)
         for (std::ptrdiff_t j : {k - d, k + d})
           if (j >= 0 && j < hops && res.guard == kNoGuard &&
-              resources_[c.links[j]].capacity < res.capacity * (1 - kGuardMargin))
-            res.guard = c.links[j];
+              resources_[links[j]].capacity < res.capacity * (1 - kGuardMargin))
+            res.guard = links[j];
     }
-    if (res.guard != kNoGuard &&
-        std::find(c.links.begin(), c.links.begin() + hops, res.guard) == c.links.begin() + hops)
-      c.links.push_back(r);
+    if (res.guard != kNoGuard && std::find(links.begin(), links.begin() + hops, res.guard) == links.begin() + hops)
+      links.push_back(r);
   }
-  c.links.shrink_to_fit();
-  const CachedPath& route = paths_.emplace_back(std::move(c));
-  return known_.emplace(key, Known{&route, {path.fabric, path.bottleneck, path.latency}}).first->second;
+  XATTN_CHECK(route_links_.size() + links.size() <= std::numeric_limits<std::uint32_t>::max(),
+              "the cached routes' links fit 32-bit offsets");
+  c.begin = static_cast<std::uint32_t>(route_links_.size());
+  c.hops = static_cast<std::uint16_t>(hops);
+  c.size = static_cast<std::uint16_t>(links.size());
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+  recent = {key, known_.emplace(key, Known{c, {path.fabric, path.bottleneck, path.latency}}).first->second};
+  return recent.known;
 }
 
 sim::PathCost Network::path_cost(GpuId src, GpuId dst)
@@ -113,7 +122,7 @@ void Network::moved_bytes(std::vector<double>& out) const
   out = link_bytes_; // every transfer's bytes, counted when it started: take off what is left to move
   const double t = now();
   auto take_off = [&](const Leg& leg, double left) {
-    for (std::uint32_t r : leg.route->resources())
+    for (std::uint32_t r : std::span(route_links_).subspan(leg.route.begin, leg.route.hops))
       out[r] -= left;
   };
   for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
@@ -189,10 +198,10 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
   if (!in_completion_) retired_.clear();
   const Known& known_route = known(src, dst);
-  const CachedPath& route = *known_route.route;
+  const CachedPath route = known_route.route;
   const std::uint32_t id = new_leg();
   Leg& leg = legs_[id];
-  leg.route = &route;
+  leg.route = route;
   leg.fabric = known_route.cost.fabric;
   leg.src = src;
   leg.dst = dst;
@@ -212,7 +221,8 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   f.stamp = now();
   f.end = std::numeric_limits<double>::infinity();
   f.hops = route.hops;
-  std::copy(route.links.begin(), route.links.begin() + route.hops, links_[id].begin());
+  f.unguarded = route.size - route.hops;
+  std::copy_n(route_links_.begin() + route.begin, route.size, links_[id].begin());
   leg.tail = tail_s;
   leg.arrived = 0;
   leg.done = std::move(done);
@@ -220,7 +230,7 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   ++stats_.transfers;
   if (route.src_rail >= 0 || route.dst_rail >= 0) ++stats_.relayed;
   stats_.bytes_by_fabric[static_cast<std::size_t>(leg.fabric)] += bytes;
-  for (std::uint32_t r : route.resources())
+  for (std::uint32_t r : resources(id))
     link_bytes_[r] += bytes;
   pending_.push_back(id);
   if (!flush_scheduled_) {
@@ -328,7 +338,7 @@ void Network::attach(std::uint32_t id)
     res.capsum += f.cap;
     if (look_[route[k]].binds) f.binding |= std::uint32_t{1} << k;
   }
-  for (std::uint32_t r : l.route->unguarded())
+  for (std::uint32_t r : unguarded(id))
     ++resources_[r].unguarded;
   for (std::uint32_t r : route)
     rebind(r);
@@ -354,7 +364,7 @@ void Network::detach(std::uint32_t id)
     res.legs.pop_back();
     if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
-  for (std::uint32_t r : l.route->unguarded())
+  for (std::uint32_t r : unguarded(id))
     --resources_[r].unguarded;
   for (std::uint32_t r : route)
     rebind(r);
@@ -410,8 +420,8 @@ void Network::go_real(std::uint32_t id)
   leg.subs_left = subs;
   leg.comms.clear();
   leg.sub_bytes.clear();
-  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.route->src_rail, link_bound);
-  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.route->dst_rail, link_bound);
+  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.route.src_rail, link_bound);
+  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.route.dst_rail, link_bound);
   for (int s = 0; s < subs; ++s) {
     std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
     auto comm = simgrid::s4u::Comm::sendto_init(from, to);

@@ -36,7 +36,6 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <span>
@@ -95,23 +94,22 @@ public:
   std::size_t in_flight() const { return active_; }
 
 private:
-  /// A route, compact (the largest presets cache millions): one buffer holds its resources, then
-  /// those of them whose guard it does not cross.
+  /// A route, compact (the largest presets cache millions): where its links lie in route_links_,
+  /// its resources first, then those of them whose guard it does not cross.
   struct CachedPath {
-    std::vector<std::uint32_t> links; ///< link * 2 + direction
-    std::uint32_t hops = 0;           ///< how many of `links` are its resources
+    std::uint32_t begin = 0;          ///< in route_links_
+    std::uint16_t hops = 0;           ///< how many of its links are its resources
+    std::uint16_t size = 0;           ///< its links in all
     int src_rail = -1, dst_rail = -1; ///< the NIC whose relay endpoint each end uses, -1: its own
-    std::span<const std::uint32_t> resources() const { return {links.data(), hops}; }
-    std::span<const std::uint32_t> unguarded() const { return {links.data() + hops, links.size() - hops}; }
   };
   /// A route as the route table holds it, with what the cost model reads of it beside it (pricing
   /// a transfer costs one probe of the table).
   struct Known {
-    const CachedPath* route = nullptr;
+    CachedPath route;
     sim::PathCost cost;
   };
   struct Leg {
-    const CachedPath* route = nullptr;
+    CachedPath route;
     core::FabricClass fabric = core::FabricClass::kSameGpu; ///< its route's (Known::cost)
     GpuId src = 0, dst = 0;
     double payload = 0; ///< the bytes the caller moves
@@ -138,16 +136,22 @@ private:
     double stamp = 0; ///< when `left` was last brought up to date
     // When its last byte moves at `rate` (ends_ holds it, or an earlier date).
     double end = std::numeric_limits<double>::infinity();
-    std::uint32_t hops = 0;    ///< how many links its route crosses (Network::resources)
-    std::uint32_t mark = 0;    ///< == the network's epoch: in the set being re-solved
-    std::uint32_t binding = 0; ///< bit k: hop k's link can bind (its Look::binds), while it moves
+    std::uint32_t hops = 0;      ///< how many links its route crosses (Network::resources)
+    std::uint32_t unguarded = 0; ///< how many of them do not cross their guard (Network::unguarded)
+    std::uint32_t mark = 0;      ///< == the network's epoch: in the set being re-solved
+    std::uint32_t binding = 0;   ///< bit k: hop k's link can bind (its Look::binds), while it moves
   };
   static_assert(sizeof(Fluid) == 64, "a flow's hot state fits one cache line");
   static constexpr std::uint32_t kMaxHops = 32; ///< a route's links (Fluid::binding has a bit per hop)
-  /// A flow's route, copied beside its Fluid (the cached routes lie all over memory; a re-solve
-  /// reads the routes of dozens of flows).
-  using Hops = std::array<std::uint32_t, kMaxHops>;
+  /// A flow's route as CachedPath lists its links, copied beside its Fluid (the cached routes lie
+  /// all over memory; a re-solve reads the routes of dozens of flows, and a departure the links it
+  /// leaves).
+  using Hops = std::array<std::uint32_t, 2 * kMaxHops>;
   std::span<const std::uint32_t> resources(std::uint32_t leg) const { return {links_[leg].data(), fluid_[leg].hops}; }
+  std::span<const std::uint32_t> unguarded(std::uint32_t leg) const
+  {
+    return {links_[leg].data() + fluid_[leg].hops, fluid_[leg].unguarded};
+  }
   /// Calls `fn` with each link of a flow's route that can bind (most cannot: an event skips them).
   template <class Fn>
   void for_binding(std::uint32_t leg, Fn&& fn) const
@@ -227,16 +231,25 @@ private:
   const topo::Topology& topo_;
   const topo::Platform& platform_;
   bool fast_path_;
-  // The routes used so far (a deque: transfers hold pointers to them), found by GPU pair in an
-  // open-addressing table (one probe, where a node-based map chases two pointers: the lookup runs
-  // several times per transfer, over millions of pairs on the largest presets).
-  std::deque<CachedPath> paths_;
+  // The routes used so far, their links one after the other in one buffer, found by GPU pair in
+  // an open-addressing table (one probe, where a node-based map chases two pointers: the lookup
+  // runs several times per transfer, over millions of pairs on the largest presets).
+  std::vector<std::uint32_t> route_links_;
   absl::flat_hash_map<std::uint64_t, Known> known_;
+  // The pairs looked up lately, by a hash of the pair, in front of known_ (a step prices each of
+  // its exchanges, launches them, and moves their query and answer: six lookups of two pairs, among
+  // millions on the largest presets, where each probe of known_ misses the cache).
+  struct Recent {
+    std::uint64_t key = ~std::uint64_t{0}; ///< no pair
+    Known known;
+  };
+  static constexpr int kRecentBits = 12;
+  std::vector<Recent> recent_ = std::vector<Recent>(std::size_t{1} << kRecentBits);
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
   std::vector<Fluid> fluid_; ///< by leg
-  std::vector<Hops> links_;  ///< by leg: its route's resources
+  std::vector<Hops> links_;  ///< by leg: its route's links
   std::vector<std::uint32_t> free_legs_;
   std::size_t active_ = 0, moving_ = 0;
   std::uint64_t comms_in_flight_ = 0;
