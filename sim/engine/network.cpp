@@ -68,12 +68,7 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  Recent& recent = recent_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kRecentBits)];
-  if (recent.key == key) return recent.known;
-  if (auto it = known_.find(key); it != known_.end()) {
-    recent = {key, it->second};
-    return recent.known;
-  }
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;
@@ -108,8 +103,7 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
   c.hops = static_cast<std::uint16_t>(hops);
   c.size = static_cast<std::uint16_t>(links.size());
   route_links_.insert(route_links_.end(), links.begin(), links.end());
-  recent = {key, known_.emplace(key, Known{c, {path.fabric, path.bottleneck, path.latency}}).first->second};
-  return recent.known;
+  return known_.emplace(key, Known{c, {path.fabric, path.bottleneck, path.latency}}).first->second;
 }
 
 sim::PathCost Network::path_cost(GpuId src, GpuId dst)

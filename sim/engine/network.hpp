@@ -236,15 +236,6 @@ private:
   // runs several times per transfer, over millions of pairs on the largest presets).
   std::vector<std::uint32_t> route_links_;
   absl::flat_hash_map<std::uint64_t, Known> known_;
-  // The pairs looked up lately, by a hash of the pair, in front of known_ (a step prices each of
-  // its exchanges, launches them, and moves their query and answer: six lookups of two pairs, among
-  // millions on the largest presets, where each probe of known_ misses the cache).
-  struct Recent {
-    std::uint64_t key = ~std::uint64_t{0}; ///< no pair
-    Known known;
-  };
-  static constexpr int kRecentBits = 12;
-  std::vector<Recent> recent_ = std::vector<Recent>(std::size_t{1} << kRecentBits);
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Leg> legs_;
