@@ -137,7 +137,7 @@ private:
     // When its last byte moves at `rate` (ends_ holds it, or an earlier date).
     double end = std::numeric_limits<double>::infinity();
     std::uint32_t hops = 0;      ///< how many links its route crosses (Network::resources)
-    std::uint32_t unguarded = 0; ///< how many of them do not cross their guard (Network::unguarded)
+    std::uint32_t unguarded = 0; ///< how many of them have a guard the route does not cross (Network::unguarded)
     std::uint32_t mark = 0;      ///< == the network's epoch: in the set being re-solved
     std::uint32_t binding = 0;   ///< bit k: hop k's link can bind (its Look::binds), while it moves
   };
