@@ -115,12 +115,12 @@ void Network::moved_bytes(std::vector<double>& out) const
 {
   out = link_bytes_; // every transfer's bytes, counted when it started: take off what is left to move
   const double t = now();
-  auto take_off = [&](const Leg& leg, double left) {
-    for (std::uint32_t r : std::span(route_links_).subspan(leg.route.begin, leg.route.hops))
+  auto take_off = [&](std::uint32_t id, double left) {
+    for (std::uint32_t r : resources(id))
       out[r] -= left;
   };
   for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
-    take_off(legs_[id], legs_[id].payload);
+    take_off(id, legs_[id].payload);
   // SimGrid's comms (fast_path false) as its lazy model knows them, read without updating them
   // (get_remaining() would, and so change how SimGrid rounds the rest of the run).
   std::unordered_map<const void*, double> simgrid_left;
@@ -132,14 +132,13 @@ void Network::moved_bytes(std::vector<double>& out) const
       simgrid_left[a.get_activity()] =
           a.get_remains_no_update() - (model->is_update_lazy() ? a.get_last_value() * (t - a.get_last_update()) : 0);
   }
-  for (std::size_t id = 0; id < legs_.size(); ++id) {
+  for (std::uint32_t id = 0; id < legs_.size(); ++id) {
     const Leg& leg = legs_[id];
     const Fluid& f = fluid_[id];
-    if (leg.moving) take_off(leg, std::max(0.0, f.left - f.rate * (t - f.stamp)) * leg.factor);
+    if (leg.moving) take_off(id, std::max(0.0, f.left - f.rate * (t - f.stamp)) * leg.factor);
     if (leg.subs_left == 0) continue;
     for (const simgrid::s4u::CommPtr& c : leg.comms)
-      if (auto it = simgrid_left.find(c->get_impl()); it != simgrid_left.end())
-        take_off(leg, std::max(0.0, it->second));
+      if (auto it = simgrid_left.find(c->get_impl()); it != simgrid_left.end()) take_off(id, std::max(0.0, it->second));
   }
 }
 
@@ -195,7 +194,8 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   const CachedPath route = known_route.route;
   const std::uint32_t id = new_leg();
   Leg& leg = legs_[id];
-  leg.route = route;
+  leg.src_rail = route.src_rail;
+  leg.dst_rail = route.dst_rail;
   leg.fabric = known_route.cost.fabric;
   leg.src = src;
   leg.dst = dst;
@@ -414,8 +414,8 @@ void Network::go_real(std::uint32_t id)
   leg.subs_left = subs;
   leg.comms.clear();
   leg.sub_bytes.clear();
-  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.route.src_rail, link_bound);
-  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.route.dst_rail, link_bound);
+  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.src_rail, link_bound);
+  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.dst_rail, link_bound);
   for (int s = 0; s < subs; ++s) {
     std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
     auto comm = simgrid::s4u::Comm::sendto_init(from, to);

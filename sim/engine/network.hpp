@@ -109,7 +109,7 @@ private:
     sim::PathCost cost;
   };
   struct Leg {
-    CachedPath route;
+    int src_rail = -1, dst_rail = -1;                       ///< its route's (CachedPath; its links are in links_)
     core::FabricClass fabric = core::FabricClass::kSameGpu; ///< its route's (Known::cost)
     GpuId src = 0, dst = 0;
     double payload = 0; ///< the bytes the caller moves
