@@ -31,6 +31,17 @@ struct Line {
   double operator()(double x) const { return intercept + slope * x; }
 };
 
+/// Where a fitted transfer curve does not follow measured times that fall with size: from a
+/// breakpoint where a segment starts below the level the curve has reached, the curve holds that
+/// level (rising by the noise floor only) until the segment's line catches up.
+struct Flattened {
+  double at_B = 0;             ///< the breakpoint where the times fall
+  double from_B = 0, to_B = 0; ///< the sizes over which the level is held: [from, to)
+  std::size_t points = 0;      ///< measured points in [from, to)
+  double fell = 0;             ///< how far the segment starts below the level, a fraction of the level (0.2 = 20%)
+  double max_change = 0;       ///< the largest |curve - measured| / measured over those points
+};
+
 /// The spread of a fitted line's parameters: variances and their covariance.
 struct LineCovariance {
   double var_intercept = 0, var_slope = 0, cov = 0;

@@ -7,14 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
 #include <stdexcept>
 
 namespace xattn::calibrate
-{
-namespace
 {
 
 std::string fixed6(double v, const char* unit)
@@ -24,10 +23,8 @@ std::string fixed6(double v, const char* unit)
   return buf;
 }
 
-std::string fabric_key(const Series& s, const std::string& leaf)
+namespace
 {
-  return "fabrics." + std::string(core::to_string(*s.fabric)) + "." + leaf;
-}
 
 std::vector<double> column(const Series& s, std::size_t k)
 {
@@ -137,53 +134,22 @@ void fit_linear(FittedSeries& f, const Series& s)
           {keys[set[i]], keys[set[j]], cov(set[i], set[j]) / std::sqrt(cov(set[i], set[i]) * cov(set[j], set[j]))});
 }
 
-// The spread of the probe (the first segment's intercept) and of the rate (the last segment's
-// slope: a rate's relative spread is its slope's), for the keys the fit set.
-void set_transfer_spread(FittedSeries& f, const Series& s)
+// A value to 12 significant digits. Measurements carry far fewer; what this drops is how a unit
+// conversion rounded (78us and 0.078 ms are one time, one bit apart as doubles), so that one table
+// gives one profile, byte for byte, whatever layout and units it was written in.
+double canonical(double v)
 {
-  const Piecewise& pw = *f.line;
-  auto sets = [&f](const std::string& key) {
-    return std::any_of(f.sets.begin(), f.sets.end(), [&key](const auto& kv) { return kv.first == key; });
-  };
-  const std::string probe =
-      s.transport ? fabric_key(s, *s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy") : "";
-  const std::string rate = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
-  const Line first = pw.lines.front(), last = pw.lines.back();
-  const std::string how = "fit: bootstrap of " + std::to_string(pw.counts.front()) + " points";
-  for (const auto* cov : {&pw.bootstrap, &pw.analytic}) {
-    auto& out = cov == &pw.bootstrap ? f.uncertainty : f.spread_check;
-    if (!probe.empty() && sets(probe) && cov->front().var_intercept > 0)
-      out.push_back({probe, std::sqrt(cov->front().var_intercept) / first.intercept, how});
-    if (sets(rate) && cov->back().var_slope > 0)
-      out.push_back({rate, std::sqrt(cov->back().var_slope) / last.slope,
-                     "fit: bootstrap of " + std::to_string(pw.counts.back()) + " points"});
-  }
-  // One segment: the probe and the rate come from one line, and a larger intercept goes with a
-  // smaller slope (a larger rate).
-  const LineCovariance& c = pw.bootstrap.front();
-  if (pw.lines.size() == 1 && f.uncertainty.size() == 2 && c.var_intercept > 0 && c.var_slope > 0)
-    f.correlations.push_back({probe, rate, -c.cov / std::sqrt(c.var_intercept * c.var_slope)});
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return std::strtod(buf, nullptr);
 }
 
-// The whole piecewise line as the fabric's transfer curve (the probe is its first segment's
-// latency, set above). A segment whose time does not grow with size has no rate to give.
-void set_curve(FittedSeries& f, const Series& s)
+// A size in whole bytes, as the profile writes sizes: "173887B".
+std::string whole_bytes(double b)
 {
-  const Piecewise& pw = *f.line;
-  std::vector<CurveSegment> curve;
-  for (std::size_t k = 0; k < pw.lines.size(); ++k) {
-    if (!(pw.lines[k].slope > 0)) {
-      f.notes.push_back(fabric_key(s, "transfer") + " not set: segment " + std::to_string(k + 1) +
-                        "'s time does not grow with size");
-      return;
-    }
-    // Whole bytes, as the profile writes them; the first segment starts at 0 B.
-    const double from = k == 0 ? 0.0 : std::round(pw.breakpoints[k - 1]);
-    curve.push_back({Bytes(from), Seconds(pw.lines[k].intercept), BytesPerSec(1 / pw.lines[k].slope)});
-  }
-  f.curve = std::move(curve);
-  f.curve_key = fabric_key(s, "transfer");
-  f.sets.emplace_back(f.curve_key, std::to_string(f.curve.size()) + " segments");
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0fB", std::round(b));
+  return buf;
 }
 
 } // namespace
@@ -217,43 +183,23 @@ double FittedSeries::predict(const std::vector<double>& x) const
   return y;
 }
 
-FittedSeries fit_series(const Series& s, const std::string& file, const FitOptions& opt)
+FittedSeries fit_series(const Series& measured, const std::string& file, const FitOptions& opt)
 {
+  Series s = measured;
+  for (Point& p : s.points) {
+    p.t_s = canonical(p.t_s);
+    for (double& x : p.x)
+      x = canonical(x);
+  }
   FittedSeries f;
   f.name = s.name;
   f.measured = s.measured;
   try {
     switch (s.measured) {
     case Measured::kTransfer:
-    case Measured::kLaunch: {
-      PiecewiseOptions pw = opt.piecewise;
-      // A transfer's pieces are latency + size / rate: both positive, as the profile writes them.
-      pw.growing = s.measured == Measured::kTransfer;
-      pw.allow_negative_alpha = pw.allow_negative_alpha && s.measured != Measured::kTransfer;
-      f.line = fit_piecewise(column(s, 0), times(s), pw);
-      f.model = "piecewise alpha-beta, " + std::to_string(f.line->lines.size()) + " segment(s)";
-      f.quality = f.line->quality;
-      if (s.measured == Measured::kLaunch || !s.fabric) break;
-      double alpha = f.line->lines.front().intercept, slope = f.line->lines.back().slope;
-      if (s.transport) {
-        std::string key = fabric_key(s, s.transport == core::Transport::kGpu ? "probe_gpu" : "probe_proxy");
-        if (alpha > 0)
-          f.sets.emplace_back(key, seconds_text(alpha));
-        else
-          f.notes.push_back(key + " not set: fitted alpha " + seconds_text(alpha) + " <= 0");
-      }
-      std::string key = fabric_key(s, s.single_block ? "block_rate" : "bandwidth");
-      if (slope > 0) {
-        f.sets.emplace_back(key, rate_text(1 / slope));
-        // The measured machine's links: the measurements cannot tell its datasheet rate, so the
-        // bulk rate stands for it (a base profile's nominal rate belongs to other hardware).
-        if (!s.single_block) f.sets.emplace_back(fabric_key(s, "nominal_bandwidth"), rate_text(1 / slope));
-      } else
-        f.notes.push_back(key + " not set: time does not grow with size at the largest sizes");
-      if (!s.single_block && s.transport && alpha > 0 && f.line->lines.size() > 1) set_curve(f, s);
-      set_transfer_spread(f, s);
+    case Measured::kLaunch:
+      fit_transfer(f, s, opt.piecewise);
       break;
-    }
     case Measured::kKernel:
     case Measured::kMerge:
     case Measured::kSplice:
@@ -284,28 +230,78 @@ FittedSeries fit_series(const Series& s, const std::string& file, const FitOptio
   return f;
 }
 
-std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptions& opt)
+std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptions& opt,
+                                           std::vector<std::string>* notes)
 {
   std::vector<FittedSeries> out;
+  std::vector<bool> single;
+  std::vector<int> line;
+  std::vector<std::string> skipped;
   std::map<std::string, std::string> owner;
   core::Diagnostics diags;
   for (const Series& s : m.series) {
     if (s.measured == Measured::kOther || s.points.empty()) continue;
+    if (s.measured == Measured::kTransfer &&
+        std::all_of(s.points.begin(), s.points.end(), [&s](const Point& p) { return p.x == s.points[0].x; })) {
+      // One size fixes no latency and no rate apart: nothing to set (the series still validates).
+      skipped.push_back(s.name + ": not fitted: one size measured (" + fixed6(s.points[0].x.at(0), "B") +
+                        "); a transfer line needs two");
+      continue;
+    }
     try {
-      FittedSeries f = fit_series(s, m.file, opt);
-      for (const auto& [key, value] : f.sets) {
-        auto [it, fresh] = owner.emplace(key, s.name);
-        if (!fresh)
-          diags.add({m.file, s.line, 0, s.name, "sets " + key + ", which series '" + it->second + "' sets already"});
-      }
-      out.push_back(std::move(f));
+      out.push_back(fit_series(s, m.file, opt));
+      single.push_back(s.single_block);
+      line.push_back(s.line);
     } catch (const core::InputError& e) {
       for (const auto& d : e.diagnostics())
         diags.add(d);
     }
   }
+  // A fabric's probe latency is what one exchange of a small message costs: where a single-block
+  // series (small messages, one dispatch) and bulk series of one transport both give it, the
+  // single-block one sets it.
+  auto is_probe = [](const std::string& key) { return key.find(".probe_") != std::string::npos; };
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      if (!single[i] || single[j]) continue;
+      for (const auto& [key, value] : out[i].sets) {
+        auto& sets = out[j].sets;
+        auto it = std::find_if(sets.begin(), sets.end(), [&](const auto& kv) { return kv.first == key; });
+        if (!is_probe(key) || it == sets.end()) continue;
+        sets.erase(it);
+        std::erase_if(out[j].uncertainty, [&](const Uncertainty& u) { return u.key == key; });
+        std::erase_if(out[j].spread_check, [&](const Uncertainty& u) { return u.key == key; });
+        std::erase_if(out[j].correlations, [&](const Correlation& c) { return c.a == key || c.b == key; });
+        out[j].notes.push_back(key + " left to series '" + out[i].name + "' (single-block: small messages)");
+      }
+    }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (const auto& [key, value] : out[i].sets) {
+      auto [it, fresh] = owner.emplace(key, out[i].name);
+      if (!fresh)
+        diags.add(
+            {m.file, line[i], 0, out[i].name, "sets " + key + ", which series '" + it->second + "' sets already"});
+    }
+  // A spread of 100% or more is no measurement's: the points cannot tell the value (too few, or
+  // one size far from the rest). The profile gives the value without a spread, and says why.
+  for (FittedSeries& f : out) {
+    for (const Uncertainty& u : f.uncertainty)
+      if (u.relative >= 1)
+        f.notes.push_back(u.key + ": no uncertainty written: its bootstrap spread is " + fixed6(100 * u.relative, "%"));
+    std::erase_if(f.correlations, [&f](const Correlation& c) {
+      return std::any_of(f.uncertainty.begin(), f.uncertainty.end(),
+                         [&c](const Uncertainty& u) { return u.relative >= 1 && (u.key == c.a || u.key == c.b); });
+    });
+    std::erase_if(f.uncertainty, [](const Uncertainty& u) { return u.relative >= 1; });
+  }
   diags.throw_if_any();
-  if (out.empty()) core::fail(m.file, 0, 0, "", "no series to fit");
+  if (out.empty()) {
+    std::string why;
+    for (const std::string& n : skipped)
+      why += (why.empty() ? " (" : "; ") + n;
+    core::fail(m.file, 0, 0, "", "no series to fit" + (why.empty() ? "" : why + ")"));
+  }
+  if (notes) notes->insert(notes->end(), skipped.begin(), skipped.end());
   return out;
 }
 
@@ -336,10 +332,8 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
     if (f.curve.empty()) continue;
     YAML::Node list;
     for (const CurveSegment& k : f.curve) {
-      char from[32];
-      std::snprintf(from, sizeof from, "%.0fB", k.from.value());
       YAML::Node seg;
-      seg["from"] = std::string(from);
+      seg["from"] = whole_bytes(k.from.value());
       seg["latency"] = seconds_text(k.latency.value());
       seg["bandwidth"] = rate_text(k.bandwidth.value());
       list.push_back(seg);
@@ -375,12 +369,24 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
     n["loo_mape"] = fixed6(f.quality.loo_mape, "");
     if (f.line && !f.line->breakpoints.empty()) {
       YAML::Node bps;
-      for (double b : f.line->breakpoints) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.0fB", std::round(b));
-        bps.push_back(std::string(buf));
-      }
+      for (double b : f.line->breakpoints)
+        bps.push_back(whole_bytes(b));
       n["breakpoints"] = bps;
+    }
+    if (f.line && f.measured == Measured::kTransfer) {
+      // Where the curve departs from the measured times to stay non-decreasing.
+      for (const Flattened& r : f.line->flattened) {
+        YAML::Node run;
+        run["at"] = whole_bytes(r.at_B);
+        run["from"] = whole_bytes(r.from_B);
+        run["to"] = whole_bytes(r.to_B);
+        run["points"] = r.points;
+        run["fell"] = fixed6(r.fell, "");
+        run["max_change"] = fixed6(r.max_change, "");
+        n["flattened"].push_back(run);
+      }
+      for (const std::string& a : f.line->adjustments)
+        n["adjustments"].push_back(a);
     }
     for (const Uncertainty& u : f.spread_check)
       n["spread_check"][u.key]["relative"] = fixed6(u.relative, "");

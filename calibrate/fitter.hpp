@@ -2,9 +2,10 @@
 // map the fitted parameters to profile keys, and write a profile that `extends:` a base for what
 // was not measured, with the fit quality of every fitted quantity in its `fit:` section.
 //
-//   transfer  piecewise t = α + s/β      fabrics.<class>.probe_<transport> = α of the smallest sizes
-//                                         fabrics.<class>.block_rate (single-block) or .bandwidth = β of the largest
-//                                         fabrics.<class>.transfer = every segment (bulk, several segments)
+//   transfer  piecewise t = α + s/β,     fabrics.<class>.probe_<transport> = α of the smallest sizes (transport known)
+//             non-decreasing             fabrics.<class>.block_rate (single-block; both IB classes) = β of the largest
+//                                         bulk: .bandwidth, .nominal_bandwidth = β of the largest, .transfer = every
+//                                         segment
 //   kernel    t = fixed + a·T + b·T·R     holder.kernel_fixed, kernel_per_token, kernel_per_token_row
 //   merge     t = fixed + c·P·R           merge.fixed, merge.per_row
 //   splice    t = f·runs + c·tokens       splice.fixed, splice.per_token
@@ -57,11 +58,18 @@ struct FittedSeries {
   double predict(const std::vector<double>& x) const;
 };
 
+/// The transfer (and launch) part of fit_series: a monotone piecewise fit (piecewise.hpp), then
+/// the keys it sets. One path for every importer: what a series sets depends only on its fabric,
+/// transport and dispatch, never on the file it came from (calibrate/fit_transfer.cpp).
+void fit_transfer(FittedSeries& f, const Series& s, const PiecewiseOptions& opt);
+
 /// Fits one series. Throws core::InputError (naming the series) when it cannot be fitted.
 FittedSeries fit_series(const Series& s, const std::string& file, const FitOptions& opt = {});
 
-/// Fits every fittable series of a file; two series setting one key is an InputError.
-std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptions& opt = {});
+/// Fits every fittable series of a file; two series setting one key is an InputError. A transfer
+/// series of a single size is not fitted, and `notes` (when given) says so.
+std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptions& opt = {},
+                                           std::vector<std::string>* notes = nullptr);
 
 struct ProfileHeader {
   std::string name;        ///< profile name
@@ -75,5 +83,7 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
 /// Quantity text with a unit, as the profile parser reads it: "16.0123us", "25.1GBps".
 std::string seconds_text(double s);
 std::string rate_text(double bytes_per_s);
+/// `v` with 6 significant digits and `unit` appended.
+std::string fixed6(double v, const char* unit);
 
 } // namespace xattn::calibrate

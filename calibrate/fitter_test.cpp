@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -45,7 +48,10 @@ TEST_CASE("calibrate: a fitted probe file round-trips through load_profile")
   CHECK(nv.probe_gpu.value() == Approx(8e-6).epsilon(1e-5));
   CHECK(nv.block_rate.value() == Approx(25e9).epsilon(1e-5));
   CHECK(nv.probe_proxy.value() == Approx(15e-6)); // not measured: from the base
-  CHECK(nv.bandwidth.value() == Approx(376e9));   // not measured: from the base
+  // The copy engine's bulk sweep (12 us + s / 380 GB/s): its rate and its one-segment curve.
+  CHECK(nv.bandwidth.value() == Approx(380e9).epsilon(1e-5));
+  REQUIRE(nv.curve.size() == 1);
+  CHECK(nv.curve[0].latency.value() == Approx(12e-6).epsilon(1e-4));
   CHECK(p.kernel_fixed.value() == Approx(2e-6).epsilon(1e-4));
   CHECK(p.kernel_per_token.value() == Approx(0.4e-9).epsilon(1e-4));
   CHECK(p.kernel_per_token_row.value() == Approx(5e-12).epsilon(1e-4));
@@ -57,7 +63,7 @@ TEST_CASE("calibrate: a fitted probe file round-trips through load_profile")
   CHECK(p.compute_concurrency == 6);
   CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6)); // base
 
-  REQUIRE(p.fits.size() == 6);
+  REQUIRE(p.fits.size() == 7);
   for (const FitRecord& r : p.fits) {
     CHECK(r.r2 == Approx(1.0).margin(1e-6));
     CHECK(r.mape < 1e-4);
@@ -66,6 +72,64 @@ TEST_CASE("calibrate: a fitted probe file round-trips through load_profile")
   }
   CHECK(p.fits[0].name == "peer_sm_put_1block");
   CHECK(p.fits[0].sets == std::vector<std::string>{"fabrics.nvlink.probe_gpu", "fabrics.nvlink.block_rate"});
+}
+
+TEST_CASE("calibrate: a table in each supported format writes its fabric's transfer curve")
+{
+  const std::string vidur = ",time_stats.send_recv.min,time_stats.send_recv.max,time_stats.send_recv.mean,"
+                            "time_stats.send_recv.median,time_stats.send_recv.std,rank,num_workers,size,collective,"
+                            "devices_per_node,max_devices_per_node\n"
+                            "0,0,0,0,0.010,0,0,2,1024,send_recv,2,8\n1,0,0,0,0.011,0,0,2,65536,send_recv,2,8\n"
+                            "2,0,0,0,0.020,0,0,2,1048576,send_recv,2,8\n3,0,0,0,0.060,0,0,2,16777216,send_recv,2,8\n";
+  const fs::path dir = fs::temp_directory_path() / "xattn_fitter_formats";
+  fs::create_directories(dir);
+  std::ofstream(dir / "vidur.csv") << vidur;
+  struct Case {
+    std::string file;
+    core::FabricClass fabric; // the fabric whose curve the file measures in bulk
+  };
+  for (const Case& c :
+       {Case{kData + "probe.json", core::FabricClass::kNvlink},
+        Case{kData + "nccl_tests.json", core::FabricClass::kIbSpine},
+        Case{kData + "nvbandwidth.json", core::FabricClass::kIbSpine},
+        Case{kData + "nvshmem.txt", core::FabricClass::kIbSpine}, Case{kData + "plain.csv", core::FabricClass::kNvlink},
+        Case{(dir / "vidur.csv").string(), core::FabricClass::kNvlink}}) {
+    INFO(c.file);
+    ImportOptions opt;
+    opt.fabric = core::FabricClass::kIbSpine; // for the formats that do not say
+    const auto fits = fit_measurements(import_file(c.file, opt));
+    const fs::path out = dir / "fitted.yaml";
+    core::write_file_atomically(out, render_profile(fits, {"formats", "h100-ndr200-ibgda", "each format"}));
+    const Profile p = load_profile(out.string()); // the fitter's profile reads back
+    const FabricCosts& f = p.fabric(c.fabric);
+    REQUIRE_FALSE(f.curve.empty());
+    CHECK(f.curve.front().from.value() == 0);
+    // The curve is the one the fabric's bandwidth came from: its last segment's rate.
+    CHECK(f.curve.back().bandwidth.value() == Approx(f.bandwidth.value()).epsilon(1e-5));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate: one table gives one profile, byte for byte, in the plain CSV and in vidur's layout")
+{
+  // A protocol switch at 64 KiB with a dip, 1 us timer steps, times in ms (vidur) and us (plain).
+  std::string vidur = ",time_stats.send_recv.min,time_stats.send_recv.max,time_stats.send_recv.mean,"
+                      "time_stats.send_recv.median,time_stats.send_recv.std,rank,num_workers,size,collective,"
+                      "devices_per_node,max_devices_per_node\n";
+  std::string plain = "fabric,bytes,latency\n";
+  for (int i = 0; i < 40; ++i) {
+    const double size = 2048.0 * (i + 1) * (i + 1);
+    const double us = std::round(size < 65536 ? 8 + size / 4e3 : 20 + size / 40e3);
+    for (int dpn : {1, 2}) {
+      vidur += fmt::format("{},0,0,0,{},0,0,2,{},send_recv,{},8\n", i, us / 1e3, size, dpn);
+      plain += fmt::format("{},{},{}us\n", dpn == 2 ? "nvlink" : "ib-same-leaf", size, us);
+    }
+  }
+  const ProfileHeader header{"layouts", "h100-ndr200-ibgda", "fitted by xattn calibrate fit from even.csv"};
+  const std::string a = render_profile(fit_measurements(import_text(vidur, "even.csv")), header);
+  const std::string b = render_profile(fit_measurements(import_text(plain, "even.csv")), header);
+  CHECK(a == b);
+  CHECK_THAT(a, Contains("transfer:"));
 }
 
 TEST_CASE("calibrate: a piecewise transfer fit records its breakpoints in the profile")
@@ -115,10 +179,24 @@ TEST_CASE("calibrate: two series setting one key is an error")
                     Contains("sets fabrics.nvlink.bandwidth, which series 'nvlink/gpu' sets already"));
 }
 
+TEST_CASE("calibrate: the plain CSV fixture fits into a profile that reads back")
+{
+  // Its single-block IB rows set the one IB dispatch rate the profile keeps, for both IB classes.
+  const auto fits = fit_measurements(import_file(kData + "plain.csv"));
+  const fs::path out = fs::temp_directory_path() / "xattn_fitter_plain.yaml";
+  core::write_file_atomically(out, render_profile(fits, {"plain", "h100-ndr200-ibgda", "fixture"}));
+  const Profile p = load_profile(out.string());
+  CHECK(p.fabric(core::FabricClass::kIbSpine).block_rate.value() ==
+        p.fabric(core::FabricClass::kIbSameLeaf).block_rate.value());
+  CHECK(p.fabric(core::FabricClass::kIbSpine).block_rate.value() != 25e9); // fitted, not the base's
+  fs::remove(out);
+}
+
 TEST_CASE("calibrate: a series with too few sizes names itself in the error")
 {
   std::string csv = "fabric,bytes,latency\npcie,1024,5us\n";
-  CHECK_THROWS_WITH(fit_measurements(import_text(csv, "few.csv")), Contains("few.csv:2: error: pcie: cannot fit"));
+  CHECK_THROWS_WITH(fit_measurements(import_text(csv, "few.csv")),
+                    Contains("few.csv: error: no series to fit (pcie/proxy: not fitted: one size measured"));
 }
 
 TEST_CASE("calibrate: quantities are written in units the profile parser reads back")

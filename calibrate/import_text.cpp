@@ -44,6 +44,7 @@ Measurements import_csv(const std::string& text, const std::string& name)
   if (c_fabric < 0 || c_bytes < 0 || c_lat < 0)
     core::fail(name, 1, 1, "", "expected a header with columns fabric,bytes,latency (optional: transport,dispatch)");
   core::Diagnostics diags;
+  bool defaulted = false;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     int ln = static_cast<int>(i + 1);
     if (detail::trim(lines[i]).empty() || lines[i][0] == '#') continue;
@@ -61,18 +62,20 @@ Measurements import_csv(const std::string& text, const std::string& name)
                          : core::parse_bytes(b).value();
       double t = core::parse_seconds(cells[c_lat]).value();
       if (!(bytes > 0) || !(t > 0)) core::fail(name, ln, 0, "", "bytes and latency must be greater than zero");
-      std::string transport = c_transport >= 0 ? cells[c_transport] : "";
-      std::string dispatch = c_dispatch >= 0 ? cells[c_dispatch] : "";
-      if (!transport.empty() && transport != "gpu" && transport != "proxy")
-        core::fail(name, ln, 0, "transport", "expected gpu, proxy or nothing, got '" + transport + "'");
+      // A table without a transport says nothing of who issued its transfers: the tables users
+      // have (NCCL, MPI, nccl-tests, vidur) are host-launched, so it reads as proxy, as vidur's does.
+      const std::string transport = c_transport >= 0 && !cells[c_transport].empty() ? cells[c_transport] : "proxy";
+      const std::string dispatch = c_dispatch >= 0 ? cells[c_dispatch] : "";
+      const auto tr = core::parse_transport(transport);
+      if (!tr) core::fail(name, ln, 0, "transport", "expected gpu, proxy or nothing, got '" + transport + "'");
       if (!dispatch.empty() && dispatch != "single-block" && dispatch != "bulk")
         core::fail(name, ln, 0, "dispatch", "expected single-block, bulk or nothing, got '" + dispatch + "'");
-      std::string key = std::string(core::to_string(f)) + (transport.empty() ? "" : "/" + transport) +
-                        (dispatch.empty() ? "" : "/" + dispatch);
-      Series& s = series_named(m, key, ln);
+      if (c_transport < 0 || cells[c_transport].empty()) defaulted = true;
+      const bool single = dispatch == "single-block";
+      Series& s = series_named(m, transfer_series_name(f, tr, single), ln);
       s.fabric = f;
-      if (!transport.empty()) s.transport = transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
-      s.single_block = dispatch == "single-block";
+      s.transport = tr;
+      s.single_block = single;
       s.points.push_back({{bytes}, t, ln});
     } catch (const core::UnitError& e) {
       diags.add({name, ln, 0, "", e.what()});
@@ -82,6 +85,9 @@ Measurements import_csv(const std::string& text, const std::string& name)
     }
   }
   diags.throw_if_any();
+  if (defaulted)
+    m.notes.push_back("rows without a transport are read as host-launched (proxy), as NCCL and MPI tables are; "
+                      "a transport column (gpu|proxy) says otherwise");
   return m;
 }
 
@@ -111,8 +117,7 @@ Measurements import_vidur(const std::string& text, const std::string& name, cons
     if (!(size > 0) || !(ms > 0)) core::fail(name, ln, 0, "", "size and time must be greater than zero");
     // Both ranks in one node cross NVLink (NVSwitch); one rank per node crosses the network.
     core::FabricClass f = dpn >= 2 ? core::FabricClass::kNvlink : opt.inter_node_fabric;
-    std::string key = "send_recv/" + std::string(core::to_string(f));
-    Series& s = series_named(m, key, ln);
+    Series& s = series_named(m, transfer_series_name(f, core::Transport::kProxy, false), ln);
     s.fabric = f;
     s.transport = core::Transport::kProxy; // host-launched NCCL
     s.points.push_back({{size}, ms * 1e-3, ln});

@@ -62,6 +62,13 @@ std::optional<Format> parse_format(std::string_view s)
   return std::nullopt;
 }
 
+std::string transfer_series_name(core::FabricClass f, std::optional<core::Transport> t, bool single_block)
+{
+  std::string name(core::to_string(f));
+  if (t) name += "/" + std::string(core::to_string(*t));
+  return single_block ? name + "/single-block" : name;
+}
+
 std::optional<Format> detect_format(const std::string& text)
 {
   auto first = text.find_first_not_of(" \t\r\n");

@@ -55,9 +55,35 @@ TEST_CASE("calibrate: the plain CSV groups by fabric, transport and dispatch, un
   CHECK(ib.points[0].x[0] == 1024);
   CHECK(ib.points[0].t_s == Approx(16.04e-6));
   CHECK(ib.points[2].line == 4);
-  const Series& nv = find(m, "nvlink");
-  CHECK_FALSE(nv.transport.has_value());
+  // Empty transport cells read as host-launched, and the importer says so.
+  const Series& nv = find(m, "nvlink/proxy");
+  CHECK(nv.transport == core::Transport::kProxy);
   CHECK(nv.points[3].x[0] == 64.0 * 1024 * 1024);
+  REQUIRE(m.notes.size() == 1);
+  CHECK_THAT(m.notes[0], Contains("read as host-launched (proxy)"));
+}
+
+TEST_CASE("calibrate: vidur rows and the same rows as a plain CSV are one series")
+{
+  // One table, two layouts (milliseconds in vidur's, units in the plain one's): the same series,
+  // name, transport and times, so that the fitter cannot tell them apart.
+  const std::string vidur = ",time_stats.send_recv.min,time_stats.send_recv.max,time_stats.send_recv.mean,"
+                            "time_stats.send_recv.median,time_stats.send_recv.std,rank,num_workers,size,collective,"
+                            "devices_per_node,max_devices_per_node\n"
+                            "0,0.01,0.02,0.015,0.078,0.001,0,2,2048,send_recv,2,8\n"
+                            "1,0.01,0.02,0.015,0.097,0.001,0,2,4096,send_recv,2,8\n";
+  const std::string plain = "fabric,bytes,latency\nnvlink,2048,78us\nnvlink,4KiB,0.097ms\n";
+  const Measurements a = import_text(vidur, "a.csv"), b = import_text(plain, "b.csv");
+  REQUIRE(a.series.size() == 1);
+  REQUIRE(b.series.size() == 1);
+  CHECK(a.series[0].name == "nvlink/proxy");
+  CHECK(b.series[0].name == a.series[0].name);
+  CHECK(b.series[0].transport == a.series[0].transport);
+  CHECK(b.series[0].single_block == a.series[0].single_block);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(b.series[0].points[i].x == a.series[0].points[i].x);
+    CHECK(b.series[0].points[i].t_s == Approx(a.series[0].points[i].t_s).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("calibrate: the plain CSV reports every bad row with its line")
@@ -119,7 +145,7 @@ TEST_CASE("calibrate: NVSHMEM perftest tables and machine-readable lines")
 TEST_CASE("calibrate: the probe JSON keeps skipped probes as notes")
 {
   Measurements m = import_file(kData + "probe.json");
-  CHECK(m.series.size() == 6);
+  CHECK(m.series.size() == 7);
   REQUIRE(m.notes.size() == 1);
   CHECK_THAT(m.notes[0], Contains("gin_put_proxy: skipped by the probe: one process"));
   const Series& k = find(m, "mla_partial");
@@ -144,8 +170,8 @@ TEST_CASE("calibrate: vidur CSV splits intra-node and inter-node pairs")
                     "1,0.01,0.02,0.015,0.008,0.001,0,2,2048,send_recv,2,8\n";
   Measurements m = import_text(csv, "v.csv");
   REQUIRE(m.series.size() == 2);
-  CHECK(find(m, "send_recv/ib-same-leaf").points[0].t_s == Approx(24e-6));
-  CHECK(find(m, "send_recv/nvlink").points[0].t_s == Approx(8e-6));
+  CHECK(find(m, "ib-same-leaf/proxy").points[0].t_s == Approx(24e-6));
+  CHECK(find(m, "nvlink/proxy").points[0].t_s == Approx(8e-6));
   std::string bad = csv + "2,0.01,0.02,0.015,0.008,0.001,0,2,2048,all_reduce,2,8\n";
   CHECK_THROWS_WITH(import_text(bad, "v.csv"), Contains("v.csv:4: error: collective: only send_recv rows"));
 }

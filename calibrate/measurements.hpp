@@ -47,6 +47,10 @@ struct Series {
   int line = 0; ///< where the series starts in its file
 };
 
+/// The name of a transfer series that only its fabric, transport and dispatch identify (the
+/// plain CSV's and vidur's rows): "nvlink/proxy", "ib-spine/gpu/single-block", "pcie".
+std::string transfer_series_name(core::FabricClass f, std::optional<core::Transport> t, bool single_block);
+
 struct Measurements {
   std::string file;
   std::string format; ///< the importer's name

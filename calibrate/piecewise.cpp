@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 namespace xattn::calibrate
 {
@@ -61,6 +63,13 @@ LineCovariance covariance(const std::vector<double>& a, const std::vector<double
   return c;
 }
 
+std::string percent(double f)
+{
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * f);
+  return buf;
+}
+
 } // namespace
 
 Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_in, const PiecewiseOptions& opt)
@@ -68,17 +77,28 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   if (x_in.size() != t_in.size() || x_in.size() < 2) throw std::domain_error("a fit needs at least two points");
   Sorted s = sort_and_scale(x_in, t_in);
   const std::size_t n = s.x.size();
+  const std::vector<double>& y = s.t;
 
   // cost(i, j): weighted SSE of one line over points [i, j); +inf where the segment is not allowed
   // (too few points, a cut between equal sizes, a degenerate or rejected line). It is recomputed
-  // per segment count instead of stored: O(n²) memory would bound the sweep length.
-  const std::size_t min_pts = static_cast<std::size_t>(std::max(2, opt.min_points));
+  // per segment count instead of stored: O(n²) memory would bound the sweep length. The sums are
+  // taken about the segment's last size: about 0 they lose the digits that tell a flat segment
+  // from a falling one when its sizes are close together.
+  // A sweep shorter than a segment's least points is one line through all of them (nvbandwidth
+  // runs give a size or two).
+  const std::size_t min_pts =
+      std::max<std::size_t>(2, std::min<std::size_t>(static_cast<std::size_t>(opt.min_points), n));
   auto can_cut = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
-  auto segment_cost = [&](const Moments& m) {
+  // A growing segment may be flat within the timer's resolution (quantised timings are): its line
+  // must not fall by more than the noise floor across it.
+  auto grows = [&](const Line& l, std::size_t from, std::size_t to) {
+    return l.slope * (s.x[to - 1] - s.x[from]) > -opt.noise_floor * y[to - 1];
+  };
+  auto segment_cost = [&](const Moments& m, double origin, std::size_t from, std::size_t to) {
     try {
       const Line l = m.line();
-      if (!opt.allow_negative_alpha && l.intercept < 0) return kInf;
-      if (opt.growing && !(l.slope > 0)) return kInf;
+      if (!opt.allow_negative_alpha && l.intercept - l.slope * origin < 0) return kInf;
+      if (opt.growing && !grows(l, from, to)) return kInf;
       return m.sse();
     } catch (const std::domain_error&) {
       return kInf;
@@ -94,10 +114,11 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     for (std::size_t j = min_pts; j <= n; ++j) {
       if (!can_cut(j)) continue;
       Moments m;
+      const double origin = s.x[j - 1];
       for (std::size_t i = j; i-- > 0;) {
-        m.add(s.x[i], s.t[i]);
+        m.add(s.x[i] - origin, y[i]);
         if (j - i < min_pts || !can_cut(i) || !(best[k - 1][i] < kInf)) continue;
-        double c = best[k - 1][i] + segment_cost(m);
+        double c = best[k - 1][i] + segment_cost(m, origin, i, j);
         if (c < best[k][j]) {
           best[k][j] = c;
           cut[k][j] = i;
@@ -119,7 +140,9 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     }
   }
   if (chosen == 0)
-    throw std::domain_error("too few distinct sizes for a fit (at least " + std::to_string(min_pts) + " needed)");
+    throw std::domain_error(
+        opt.growing ? "no segmentation into growing lines of at least " + std::to_string(min_pts) + " points each"
+                    : "too few distinct sizes for a fit (at least " + std::to_string(min_pts) + " needed)");
 
   std::vector<std::size_t> starts;
   for (std::size_t k = static_cast<std::size_t>(chosen), j = n; k > 0; --k) {
@@ -128,64 +151,63 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   }
   std::reverse(starts.begin(), starts.end());
   starts.push_back(n);
+  const std::size_t segments = starts.size() - 1;
 
-  // The cuts come from least squares (its segment costs add up, which the search needs); each
-  // segment's line is then the least absolute relative error line, the error MAPE scores.
+  // The cuts come from least squares (its segment costs add up, which the search needs); the lines
+  // are then fitted together in least absolute relative error, the error MAPE scores, under the
+  // constraints of a transfer curve (curve_fit.hpp).
   Piecewise pw;
-  std::vector<std::size_t> seg_of(n);
+  auto allowed = [&](const Line& l, std::size_t from, std::size_t to) {
+    return (!opt.growing || grows(l, from, to)) && (opt.allow_negative_alpha || l.intercept >= 0);
+  };
+  // One segment's own line, for leave-one-out and the bootstrap (the other segments and the
+  // constraints between them are not re-imposed).
   auto line_of = [&](std::size_t from, std::size_t to, std::size_t skip) {
     std::vector<double> xs, ts;
     for (std::size_t i = from; i < to; ++i)
-      if (i != skip) xs.push_back(s.x[i]), ts.push_back(s.t[i]);
+      if (i != skip) xs.push_back(s.x[i]), ts.push_back(y[i]);
     const Line ls = fit_line(xs, ts);
     if (!opt.least_absolute) return ls;
-    // The least-squares line met the segment's constraints when the cuts were chosen; a robust
-    // line that breaks them (flat, or starting below zero, on quantised timings) gives way to it.
     const Line lad = fit_line_lad(xs, ts);
-    const bool ok = (!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0);
-    return ok ? lad : ls;
+    return allowed(lad, from, to) ? lad : ls;
   };
-  for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
-    pw.lines.push_back(unscale(line_of(starts[k], starts[k + 1], n), s));
-    pw.counts.push_back(starts[k + 1] - starts[k]);
-    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i)
-      seg_of[i] = k;
-    if (k > 0) // geometric midpoint: sizes are swept on a log scale
-      pw.breakpoints.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
+  std::vector<double> breaks; // between segments, unscaled; geometric midpoints: sizes are swept on a log scale
+  for (std::size_t k = 1; k < segments; ++k)
+    breaks.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
+  const SegmentFit fit =
+      fit_segments(s.x, y, starts, {opt.least_absolute, opt.growing, !opt.allow_negative_alpha, opt.noise_floor});
+  if (!fit.flat.empty()) {
+    std::string which;
+    for (std::size_t k : fit.flat)
+      which += (which.empty() ? "" : ", ") + std::to_string(k + 1);
+    pw.adjustments.push_back((fit.flat.size() == 1 ? "segment " : "segments ") + which + " flat within " +
+                             percent(opt.noise_floor) +
+                             ": each gets the rate that makes its time grow by that much "
+                             "across it");
   }
-
-  std::vector<double> t_orig(n);
-  for (std::size_t i = 0; i < n; ++i)
-    t_orig[i] = s.t[i] * s.t_scale;
-  auto predict = [&](std::size_t i) { return pw.lines[seg_of[i]](s.x[i] * s.x_scale); };
-  auto loo = [&](std::size_t i) {
-    const std::size_t k = seg_of[i];
-    try {
-      return unscale(line_of(starts[k], starts[k + 1], i), s)(s.x[i] * s.x_scale);
-    } catch (const std::domain_error&) {
-      return predict(i); // a two-point segment has no fit without the point: count its in-sample error
-    }
-  };
-  pw.quality = quality(t_orig, predict, loo);
 
   // Parameter spread per segment. Bootstrap: resample the segment's points and refit. Analytic:
   // the weighted least-squares covariance with the residual variance of the fitted line.
+  std::vector<double> t_orig(n), x_orig(n);
+  for (std::size_t i = 0; i < n; ++i)
+    t_orig[i] = s.t[i] * s.t_scale, x_orig[i] = s.x[i] * s.x_scale;
+  std::vector<LineCovariance> boot, analytic;
   std::mt19937_64 rng(0x5eed);
-  for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
+  for (std::size_t k = 0; k < segments; ++k) {
     const std::size_t from = starts[k], m = starts[k + 1] - starts[k];
     std::vector<double> as, bs;
     std::vector<double> xs(m), ts(m);
     for (int b = 0; b < 200; ++b) {
       for (std::size_t i = 0; i < m; ++i) {
         const std::size_t j = from + rng() % m;
-        xs[i] = s.x[j], ts[i] = s.t[j];
+        xs[i] = s.x[j], ts[i] = y[j];
       }
       try {
         const Line ls = fit_line(xs, ts);
         Line l = ls;
         if (opt.least_absolute) {
           const Line lad = fit_line_lad(xs, ts);
-          if ((!opt.growing || lad.slope > 0) && (opt.allow_negative_alpha || lad.intercept >= 0)) l = lad;
+          if (allowed(lad, from, from + m)) l = lad;
         }
         const Line u = unscale(l, s);
         as.push_back(u.intercept), bs.push_back(u.slope);
@@ -193,17 +215,124 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
         // a resample with one distinct size fixes no line: skip it
       }
     }
-    pw.bootstrap.push_back(covariance(as, bs));
+    boot.push_back(covariance(as, bs));
     Moments mo;
     double r2 = 0;
-    const Line l = pw.lines[k];
+    const Line l = unscale(fit.lines[k], s);
     for (std::size_t i = from; i < from + m; ++i) {
-      mo.add(s.x[i] * s.x_scale, t_orig[i]);
-      const double r = (l(s.x[i] * s.x_scale) - t_orig[i]) / t_orig[i];
+      mo.add(x_orig[i], t_orig[i]);
+      const double r = (l(x_orig[i]) - t_orig[i]) / t_orig[i];
       r2 += r * r;
     }
-    pw.analytic.push_back(mo.covariance(m > 2 ? r2 / static_cast<double>(m - 2) : 0.0));
+    analytic.push_back(mo.covariance(m > 2 ? r2 / static_cast<double>(m - 2) : 0.0));
   }
+
+  // The curve, piece by piece. A segment starts at the midpoint between its first measured size
+  // and the last one before it, unless the curve would fall there: then it starts where its line
+  // meets the curve's in the unmeasured gap, or, where the measured times themselves fall (a
+  // protocol switch), the curve holds its level from the last size before the gap, rising by the
+  // noise floor only, until the segment's line catches up with it. A larger message is never
+  // priced faster than a smaller one, and every segment keeps its own line everywhere else.
+  auto piece = [&](double from, const Line& line, const LineCovariance& b, const LineCovariance& c) {
+    if (!pw.lines.empty()) pw.breakpoints.push_back(from);
+    pw.lines.push_back(line);
+    pw.bootstrap.push_back(b);
+    pw.analytic.push_back(c);
+  };
+  auto meet = [](const Line& a, const Line& b) { return (a.intercept - b.intercept) / (b.slope - a.slope); };
+  piece(0, unscale(fit.lines[0], s), boot[0], analytic[0]);
+  for (std::size_t k = 1; k < segments; ++k) {
+    const Line l = unscale(fit.lines[k], s), prev = pw.lines.back();
+    // Transfers' pieces start at whole bytes (as the profile writes them), each after the one before.
+    const double since = pw.breakpoints.empty() ? 0.0 : pw.breakpoints.back(); // the previous piece's start
+    const double b = opt.monotone ? std::max(std::round(breaks[k - 1]), since + 1) : breaks[k - 1];
+    const double last = x_orig[starts[k] - 1], first = x_orig[starts[k]];
+    if (!opt.monotone || l(b) >= prev(b) * (1 - 1e-12)) {
+      piece(b, l, boot[k], analytic[k]);
+      continue;
+    }
+    if (l(first) >= prev(first) || (l(last) >= prev(last) && last > since)) { // they meet in the gap
+      // Rounded to the side where the segment's line is the higher one.
+      const double c = meet(prev, l);
+      const double at = std::max(l.slope > prev.slope ? std::ceil(c) : std::floor(c), since + 1);
+      piece(at, l, boot[k], analytic[k]);
+      pw.adjustments.push_back("segment " + std::to_string(k + 1) + " starts at " + std::to_string(std::llround(at)) +
+                               "B, where it meets the curve, not at the midpoint " + std::to_string(std::llround(b)) +
+                               "B");
+      continue;
+    }
+    // The measured times fall here. Two ways to keep the curve level across the fall: hold the
+    // earlier segment's level from its last size until this segment's line catches up (the sizes
+    // after the fall priced high), or hold this segment's starting level from where the earlier
+    // line reaches it (the sizes before the fall priced low). The one closer to the measured
+    // times of the two segments is kept.
+    const double end = k + 1 < segments ? breaks[k] : std::numeric_limits<double>::infinity();
+    struct Hold {
+      double from = 0, to = 0;
+      Line line;
+      double error = std::numeric_limits<double>::infinity();
+    };
+    auto hold_from = [&](double from, double level) {
+      Hold h;
+      h.from = from;
+      const double slope = std::min(0.5 * l.slope, opt.noise_floor * level / from);
+      h.line = {level - slope * from, slope};
+      h.to = std::ceil(meet(h.line, l));
+      h.error = 0;
+      for (std::size_t i = starts[k - 1]; i < starts[k + 1]; ++i) {
+        const double xi = x_orig[i];
+        const double c = xi < h.from ? prev(xi) : xi < h.to ? h.line(xi) : l(xi);
+        h.error += std::abs(c - t_orig[i]) / t_orig[i];
+      }
+      return h;
+    };
+    const double up = std::max(std::floor(last) + 1, since + 1);
+    Hold best = hold_from(up, prev(up));
+    const double down = std::floor((l(first) - prev.intercept) / prev.slope); // where prev reaches l's start
+    if (down > since && down < up) {
+      const Hold h = hold_from(down, std::max(l(first), prev(down)));
+      if (h.error < best.error) best = h;
+    }
+    pw.flattened.push_back({b, best.from, std::min(best.to, end), 0, (prev(b) - l(b)) / prev(b), 0});
+    piece(best.from, best.line, {}, {});
+    if (best.to < end) piece(best.to, l, boot[k], analytic[k]);
+  }
+  for (std::size_t k = 0; k < pw.lines.size(); ++k) {
+    const double lo = k == 0 ? 0.0 : pw.breakpoints[k - 1];
+    const double hi = k + 1 < pw.lines.size() ? pw.breakpoints[k] : std::numeric_limits<double>::infinity();
+    pw.counts.push_back(static_cast<std::size_t>(
+        std::count_if(x_orig.begin(), x_orig.end(), [&](double xi) { return xi >= lo && xi < hi; })));
+  }
+  for (Flattened& f : pw.flattened) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (x_orig[i] >= f.from_B && x_orig[i] < f.to_B) {
+        ++f.points;
+        f.max_change = std::max(f.max_change, std::abs(pw(x_orig[i]) - t_orig[i]) / t_orig[i]);
+      }
+    pw.adjustments.push_back("held level from " + std::to_string(std::llround(f.from_B)) + "B to " +
+                             std::to_string(std::llround(f.to_B)) + "B: the measured times fall by " + percent(f.fell) +
+                             " there");
+  }
+
+  std::vector<std::size_t> seg_of(n);
+  for (std::size_t k = 0; k < segments; ++k)
+    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i)
+      seg_of[i] = k;
+  auto predict = [&](std::size_t i) { return pw(x_orig[i]); };
+  auto held = [&](double xi) {
+    return std::any_of(pw.flattened.begin(), pw.flattened.end(),
+                       [xi](const Flattened& f) { return xi >= f.from_B && xi < f.to_B; });
+  };
+  auto loo = [&](std::size_t i) {
+    const std::size_t k = seg_of[i];
+    if (held(x_orig[i])) return predict(i); // the level held there is not this point's to move
+    try {
+      return unscale(line_of(starts[k], starts[k + 1], i), s)(x_orig[i]);
+    } catch (const std::domain_error&) {
+      return predict(i); // a two-point segment has no fit without the point: count its in-sample error
+    }
+  };
+  pw.quality = quality(t_orig, predict, loo);
   return pw;
 }
 

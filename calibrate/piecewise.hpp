@@ -2,9 +2,18 @@
 // message sizes, so one line t = α + s/β does not fit a whole sweep. The sweep is cut into
 // segments, each with its own line; the cuts (breakpoints) are found by dynamic programming over
 // all cut positions, and the number of segments by the Bayesian information criterion.
+//
+// A transfer's curve must not fall with size (the engine prices every message on it), while a
+// measured table does dip where a protocol switches. With `growing`, every segment's time grows
+// (flat within the noise floor at least); with `monotone`, the curve is also held continuous at
+// each breakpoint where it would fall (curve_fit.hpp); `flattened` and `adjustments` say where
+// and by how much. Quality figures score the fitted curve against the times as measured.
 #pragma once
 
+#include "calibrate/curve_fit.hpp"
 #include "calibrate/fit.hpp"
+
+#include <string>
 
 #include <span>
 #include <vector>
@@ -25,6 +34,8 @@ struct PiecewiseOptions {
   /// Each segment's line minimises absolute relative error (MAPE's own loss) once the cuts are
   /// found; false: the least-squares line the cuts were found with.
   bool least_absolute = true;
+  /// The curve never falls with x, at breakpoints too.
+  bool monotone = false;
 };
 
 /// Segment k covers lower[k] <= x < lower[k+1] (the first from -inf, the last to +inf).
@@ -38,6 +49,11 @@ struct Piecewise {
   std::vector<LineCovariance> bootstrap;
   /// Per segment, the weighted least-squares formula sigma² (XᵀWX)⁻¹ (a cross-check of the bootstrap).
   std::vector<LineCovariance> analytic;
+  /// With `monotone`: where the measured times fall with size and the curve is held level.
+  std::vector<Flattened> flattened;
+  /// What was done to keep every segment growing and the curve non-decreasing, in words
+  /// (segments numbered from 1, as a reader counts them).
+  std::vector<std::string> adjustments;
 
   std::size_t segment(double x) const;
   double operator()(double x) const { return lines[segment(x)](x); }

@@ -131,6 +131,17 @@ const core::Schema kSpreadCheckSchema{
      .meaning = "relative standard deviation by the least-squares formula"},
 };
 
+const core::Schema kFlattenedSchema{
+    {.key = "at", .dim = Dimension::kBytes, .meaning = "the breakpoint where the measured times fall"},
+    {.key = "from", .dim = Dimension::kBytes, .meaning = "first size over which the curve holds its level"},
+    {.key = "to", .dim = Dimension::kBytes, .meaning = "where the segment's line catches up with the level"},
+    {.key = "points", .kind = FieldKind::kInteger, .meaning = "measured points from..to"},
+    {.key = "fell",
+     .dim = Dimension::kCount,
+     .meaning = "how far the segment starts below the level, a fraction of the level"},
+    {.key = "max_change", .dim = Dimension::kCount, .meaning = "largest |curve - measured| / measured from..to"},
+};
+
 const core::Schema kFitSchema{
     {.key = "measured", .kind = FieldKind::kString, .meaning = "what the series measured"},
     {.key = "model", .kind = FieldKind::kString, .meaning = "the fitted model"},
@@ -145,6 +156,15 @@ const core::Schema kFitSchema{
      .def = kNoDefault,
      .meaning = "message sizes where the protocol changes"},
     {.key = "sets", .kind = FieldKind::kList, .def = kNoDefault, .meaning = "profile keys this fit set"},
+    {.key = "flattened",
+     .kind = FieldKind::kList,
+     .def = kNoDefault,
+     .meaning = "transfers: where the measured times fall with size and the curve holds its level",
+     .sub = &kFlattenedSchema},
+    {.key = "adjustments",
+     .kind = FieldKind::kList,
+     .def = kNoDefault,
+     .meaning = "transfers: what was done to keep every segment growing and the curve non-decreasing"},
     {.key = "spread_check",
      .kind = FieldKind::kMap,
      .def = kNoDefault,
@@ -345,6 +365,12 @@ Profile read_profile(const core::Document& doc)
     r.loo_mape = f.number("loo_mape");
     r.breakpoints_B = f.numbers("breakpoints", Dimension::kBytes);
     r.sets = f.strings("sets");
+    if (f.has("flattened"))
+      for (core::Section& run : f.sections("flattened"))
+        r.flattened.push_back({run.bytes("at").value(), run.bytes("from").value(), run.bytes("to").value(),
+                               static_cast<std::size_t>(run.integer("points")), run.number("fell"),
+                               run.number("max_change")});
+    r.adjustments = f.strings("adjustments");
     for (auto& [key, c] : f.named_sections("spread_check"))
       r.spread_check.push_back({key, c.number("relative"), "least squares"});
     p.fits.push_back(std::move(r));

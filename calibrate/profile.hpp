@@ -6,6 +6,7 @@
 // measured.
 #pragma once
 
+#include "calibrate/fit.hpp"
 #include "sim/core/fabric.hpp"
 #include "sim/core/units.hpp"
 #include "sim/core/yaml.hpp"
@@ -79,6 +80,9 @@ struct FitRecord {
   std::vector<double> breakpoints_B;     ///< transfers: sizes where the protocol changes
   std::vector<std::string> sets;         ///< profile keys this fit set
   std::vector<Uncertainty> spread_check; ///< the least-squares formula's spread (vs the bootstrap's)
+  /// Transfers: where the non-decreasing fit departs from falling measured times (piecewise.hpp).
+  std::vector<Flattened> flattened;
+  std::vector<std::string> adjustments;
 };
 
 struct Profile {

@@ -5,6 +5,7 @@
 #include "sim/engine/driver.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -119,6 +120,30 @@ std::string describe(const MeasuredRow& row)
   return s;
 }
 
+nlohmann::json stats_json(const ErrorStats& s)
+{
+  nlohmann::json j{{"group", s.group}, {"points", s.points}, {"mape", s.mape}, {"max_error", s.max_error}};
+  if (s.wire_mape >= 0) j["wire_mape"] = s.wire_mape;
+  if (s.floor >= 0) j.update({{"floor", s.floor}, {"floor_points", s.floor_points}, {"limit", s.limit}});
+  return j;
+}
+
+// validation.json: what a report needs beside points.csv. DO NOT CHANGE the meaning of a field;
+// add fields, and bump the format's number when one must change.
+nlohmann::json summary_json(const ValidationReport& r)
+{
+  nlohmann::json groups = nlohmann::json::array();
+  for (const ErrorStats& g : r.groups)
+    groups.push_back(stats_json(g));
+  return {{"format", "xattn-validation/1"},
+          {"kind", r.kind},
+          {"file", r.file},
+          {"profile", r.profile},
+          {"groups", groups},
+          {"overall", stats_json(r.overall)},
+          {"invariants_ok", r.invariants_ok}};
+}
+
 std::vector<const PointResult*> worst_points(const ValidationReport& r, std::size_t n)
 {
   std::vector<const PointResult*> w;
@@ -155,16 +180,19 @@ std::string report_table(const ValidationReport& r, std::size_t worst)
   return o;
 }
 
-std::string write_report(const ValidationReport& r, const std::string& dir, std::size_t worst)
+std::string write_report(const ValidationReport& r, const std::string& dir, std::size_t worst, const std::string& table)
 {
   fs::create_directories(dir);
-  std::string csv = "group,primitive,fabric,mq,ct,holders,concurrency,bytes,line,measured_s,simulated_s,error\n";
+  std::string csv =
+      "group,primitive,fabric,mq,ct,holders,concurrency,bytes,line,measured_s,simulated_s,error,floor_s\n";
   for (const PointResult& p : r.points)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.6g}\n", p.row.group, to_string(p.row.op),
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{}\n", p.row.group, to_string(p.row.op),
                        p.row.fabric ? core::to_string(*p.row.fabric) : "", p.row.mq, p.row.ct, p.row.holders,
-                       p.row.concurrency, p.row.bytes, p.row.line, p.row.latency_s, p.simulated_s, p.error);
+                       p.row.concurrency, p.row.bytes, p.row.line, p.row.latency_s, p.simulated_s, p.error,
+                       p.floor_s ? fmt::format("{:.9g}", *p.floor_s) : "");
   const std::string points = (fs::path(dir) / "points.csv").string();
   core::write_file_atomically(points, csv);
+  core::write_file_atomically((fs::path(dir) / "validation.json").string(), summary_json(r).dump(2) + "\n");
 
   // The plot: Debian's matplotlib (/usr/bin/python3 has it; the pyenv python3 on PATH does not), drawn under a
   // temporary name, then renamed.
@@ -198,10 +226,14 @@ std::string write_report(const ValidationReport& r, const std::string& dir, std:
     fs::remove(py, ec);
     fs::remove(tmp, ec);
   }
-  std::string md = "# xattn validate\n\n```\n" + report_table(r, worst) + "```\n\n" +
-                   "Columns of points.csv: group, primitive, fabric, mq, ct, holders, concurrency, bytes (transfers), "
-                   "line (in the measured file), measured_s, simulated_s (engine step latency), error (relative).\n\n" +
-                   plot_status + "\n";
+  std::string md =
+      "# xattn " + std::string(r.kind == "check" ? "calibrate check" : "validate") + "\n\n```\n" +
+      (table.empty() ? report_table(r, worst) : table) + "```\n\n" +
+      "Columns of points.csv: group, primitive, fabric, mq, ct, holders, concurrency, bytes (transfers), "
+      "line (in the measured file), measured_s, simulated_s (engine step latency), error (relative), floor_s "
+      "(calibrate check: the held-out point interpolated between its measured neighbours in the fit "
+      "half; empty otherwise).\n\n" +
+      plot_status + "\n";
   core::write_file_atomically((fs::path(dir) / "report.md").string(), md);
   return plot_status;
 }

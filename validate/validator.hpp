@@ -24,6 +24,7 @@ struct PointResult {
   double simulated_s = 0;
   double error = 0;                           ///< |simulated - measured| / measured
   std::optional<double> simulated_wire_bytes; ///< per operation, when the row has wire_bytes
+  std::optional<double> floor_s;              ///< calibrate check: the noise floor's prediction of this point
 };
 
 struct ErrorStats {
@@ -31,9 +32,14 @@ struct ErrorStats {
   std::size_t points = 0;
   double mape = 0, max_error = 0;
   double wire_mape = -1; ///< -1: no wire bytes measured
+  /// calibrate check: the noise floor's MAPE over `floor_points` points and the group's limit
+  /// (-1: not a check).
+  double floor = -1, limit = -1;
+  std::size_t floor_points = 0;
 };
 
 struct ValidationReport {
+  std::string kind = "validate"; ///< "validate", or "check" (xattn calibrate check)
   std::string file, format, profile, topology;
   std::vector<PointResult> points;
   std::vector<ErrorStats> groups; ///< sorted by group name
@@ -52,8 +58,11 @@ ErrorStats error_stats(const std::vector<PointResult>& points, const std::string
 /// The terminal table: groups, overall, and the `worst` worst points.
 std::string report_table(const ValidationReport& r, std::size_t worst = 10);
 
-/// Writes report.md, points.csv and (when /usr/bin/python3 has matplotlib) measured_vs_simulated.png
-/// into `dir`, each atomically. Returns a line saying whether the plot was drawn.
-std::string write_report(const ValidationReport& r, const std::string& dir, std::size_t worst = 10);
+/// Writes report.md, points.csv, validation.json (what `xattn report DIR` reads: kind, groups and
+/// their figures) and (when /usr/bin/python3 has matplotlib) measured_vs_simulated.png into `dir`,
+/// each atomically. Returns a line saying whether the plot was drawn.
+/// `table`: the text of report.md's table (empty: report_table's).
+std::string write_report(const ValidationReport& r, const std::string& dir, std::size_t worst = 10,
+                         const std::string& table = "");
 
 } // namespace xattn::validate

@@ -42,9 +42,13 @@ int run_fit(const CalibrateOptions& o)
     calibrate::Measurements m = calibrate::import_file(in, imp);
     for (const std::string& note : m.notes)
       std::cerr << in << ": note: " << note << "\n";
-    for (calibrate::FittedSeries& f : calibrate::fit_measurements(m, fit))
+    std::vector<std::string> skipped;
+    for (calibrate::FittedSeries& f : calibrate::fit_measurements(m, fit, &skipped))
       fits.push_back(std::move(f));
-    sources += (sources.empty() ? "" : ", ") + in + " (" + m.format + ")";
+    for (const std::string& note : skipped)
+      std::cerr << in << ": note: " << note << "\n";
+    // The file's name only: the profile depends on the data, not on where or in which layout it lay.
+    sources += (sources.empty() ? "" : ", ") + std::filesystem::path(in).filename().string();
   }
   // Keys set by series of different files must not collide either.
   for (std::size_t i = 0; i < fits.size(); ++i)

@@ -45,4 +45,16 @@ inline constexpr std::string_view kFabricChoices = "same-gpu|nvlink|pcie|ib-same
 /// Where a transfer's dispatch runs: device-initiated (IBGDA-like) or through a CPU proxy.
 enum class Transport { kGpu, kProxy };
 
+/// "gpu" or "proxy", as files and flags spell them.
+constexpr std::string_view to_string(Transport t)
+{
+  return t == Transport::kGpu ? "gpu" : "proxy";
+}
+constexpr std::optional<Transport> parse_transport(std::string_view s)
+{
+  if (s == "gpu") return Transport::kGpu;
+  if (s == "proxy") return Transport::kProxy;
+  return std::nullopt;
+}
+
 } // namespace xattn::core
