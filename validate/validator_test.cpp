@@ -120,7 +120,7 @@ TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validate
   // odd size by interpolating its measured even neighbours: 0.90% on NVLink, 1.26% on IB).
   for (const ErrorStats& g : r.groups) {
     INFO(g.group);
-    CHECK(g.mape <= (g.group == "send_recv/nvlink" ? 0.012 : 0.015));
+    CHECK(g.mape <= (g.group == "nvlink/proxy" ? 0.012 : 0.015));
   }
   // The same data with 10x probe latencies is far off, and --max-mape says so with exit 1.
   MicroRunner wrong(wrong_profile(profile));

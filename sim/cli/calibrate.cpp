@@ -1,12 +1,17 @@
 // `xattn calibrate fit MEASUREMENTS... --out PROFILE.yaml`: reads probe or tool outputs, fits the
 // cost model's constants, writes a profile that extends a base for what was not measured
 // (calibrate/README.md). A thin layer over calibrate/fitter.hpp.
+// `xattn calibrate check MEASURED`: fits half of a file, runs the other half through the engine and
+// sets the error beside the data's own noise floor (validate/check.hpp); exit 1 above the limit.
 #include "calibrate/fitter.hpp"
 #include "calibrate/importers.hpp"
 #include "calibrate/profile.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/failure.hpp"
+#include "validate/check.hpp"
+#include "workloads/compressed_file.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -17,6 +22,13 @@ namespace xattn::cli
 namespace
 {
 struct CalibrateOptions {
+  // check
+  std::string measured;
+  std::string split = "parity";
+  std::uint64_t seed = 1;
+  double max_over_floor = validate::CheckOptions{}.max_over_floor;
+  std::size_t worst = 10;
+  // fit and check
   std::vector<std::string> inputs;
   std::string out;
   std::string base = std::string(calibrate::kDefaultProfile);
@@ -27,19 +39,63 @@ struct CalibrateOptions {
   int max_segments = calibrate::PiecewiseOptions{}.max_segments;
 };
 
-int run_fit(const CalibrateOptions& o)
+calibrate::ImportOptions import_options(const CalibrateOptions& o)
 {
   calibrate::ImportOptions imp;
   imp.format = *calibrate::parse_format(o.format);
   if (!o.fabric.empty()) imp.fabric = core::parse_fabric(o.fabric);
   imp.inter_node_fabric = *core::parse_fabric(o.inter_node);
+  return imp;
+}
+
+// A measurement file, compressed (gzip, xz, zstd) or not.
+calibrate::Measurements import(const std::string& path, const calibrate::ImportOptions& opt)
+{
+  if (std::filesystem::is_directory(path)) core::fail(path, 0, 0, "", "cannot open measurement file");
+  return calibrate::import_text(workloads::read_whole_file(path), path, opt);
+}
+
+int run_check(const CalibrateOptions& o)
+{
+  const calibrate::Measurements m = import(o.measured, import_options(o));
+  for (const std::string& note : m.notes)
+    std::cerr << o.measured << ": note: " << note << "\n";
+  validate::CheckOptions opt;
+  opt.split = o.split == "random" ? validate::Split::kRandom : validate::Split::kParity;
+  opt.seed = o.seed;
+  opt.max_over_floor = o.max_over_floor;
+  opt.base = o.base;
+  opt.fit.piecewise.max_segments = o.max_segments;
+  const std::string out = o.out.empty() ? "out/check/" + std::filesystem::path(o.measured).stem().string() : o.out;
+  std::filesystem::create_directories(out);
+  // The fitted half's profile, under a temporary name while the engine reads it.
+  const std::filesystem::path tmp = std::filesystem::path(out) / ".profile.check.yaml";
+  validate::CheckReport r;
+  try {
+    r = validate::check_calibration(m, opt, tmp.string(), true);
+  } catch (...) {
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  std::filesystem::rename(tmp, std::filesystem::path(out) / "profile.yaml");
+  const std::string table = validate::check_table(r, o.max_over_floor, o.worst);
+  std::cout << table;
+  std::cout << validate::write_report(r.validation, out, o.worst, table) << "\nreport: " << out
+            << "/report.md, the fitted half's profile: " << out << "/profile.yaml\n";
+  if (!r.validation.invariants_ok) std::cout << "FAIL: an engine invariant failed in a micro-scenario\n";
+  return core::code(r.ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+}
+
+int run_fit(const CalibrateOptions& o)
+{
+  const calibrate::ImportOptions imp = import_options(o);
   calibrate::FitOptions fit;
   fit.piecewise.max_segments = o.max_segments;
 
   std::vector<calibrate::FittedSeries> fits;
   std::string sources;
   for (const std::string& in : o.inputs) {
-    calibrate::Measurements m = calibrate::import_file(in, imp);
+    calibrate::Measurements m = import(in, imp);
     for (const std::string& note : m.notes)
       std::cerr << in << ": note: " << note << "\n";
     std::vector<std::string> skipped;
@@ -113,6 +169,36 @@ void add_calibrate(CLI::App& app, Action& action)
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   on_run(fit, action, [o] { return run_fit(*o); });
+
+  auto* check = cal->add_subcommand("check", "Fit half of a measured table, run the other half through the engine, "
+                                             "and compare the error with the data's own noise floor");
+  check->add_option("MEASURED", o->measured, "A measurement file in any format `calibrate fit` reads")
+      ->required()
+      ->check(CLI::ExistingFile);
+  check->add_option("--split", o->split, "Which half is fitted: parity (alternate sizes) or random (a seeded half)")
+      ->check(CLI::IsMember({"parity", "random"}))
+      ->capture_default_str();
+  check->add_option("--seed", o->seed, "Seed of --split random")->capture_default_str();
+  check
+      ->add_option("--max-over-floor", o->max_over_floor,
+                   "Fail (exit 1) when a group's MAPE is above this many times its noise floor")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  check->add_option("--out", o->out, "Report folder (default out/check/<MEASURED stem>)");
+  check->add_option("--base", o->base, "Profile the fitted half extends")->capture_default_str();
+  check->add_option("--format", o->format, "Input format")
+      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->capture_default_str();
+  check->add_option("--fabric", o->fabric, "Fabric class for formats that do not record it")
+      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+  check->add_option("--inter-node-fabric", o->inter_node, "vidur: class of one-rank-per-node pairs")
+      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->capture_default_str();
+  check->add_option("--max-segments", o->max_segments, "Most segments of a piecewise transfer fit")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  check->add_option("--worst", o->worst, "Worst points listed")->capture_default_str();
+  on_run(check, action, [o] { return run_check(*o); });
 }
 
 } // namespace xattn::cli
