@@ -159,6 +159,17 @@ TEST_CASE("check: the H100 table's falling NVLink times are fitted as a curve, a
   CHECK_THAT(profile, Catch::Contains("held level from"));
   CHECK_THAT(profile, Catch::Contains("flattened:"));
   CHECK(run_xattn("calibrate check " + file + " --max-over-floor 2.5 --out " + out.string(), log) == 0);
+  // `xattn report` on the folder: measured against simulated per group, with the residuals.
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
+    REQUIRE(run_xattn("report " + out.string(), log) == 0);
+    const std::string html = slurp(out / "report.html");
+    CHECK_THAT(html, Catch::Contains("Measured against simulated: nvlink/proxy") &&
+                         Catch::Contains("Measured against simulated: ib-same-leaf/proxy") &&
+                         Catch::Contains("data:image/png;base64,"));
+    CHECK(fs::exists(out / "report" / "validation.csv"));
+  } else {
+    WARN("report not drawn: /usr/bin/python3 has no matplotlib");
+  }
   fs::remove_all(temp("").parent_path());
 }
 

@@ -97,8 +97,11 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
   const fs::path dir = fs::absolute(dir_in).lexically_normal();
   const bool is_sweep = fs::exists(dir / "sweep.json");
   const bool is_run = fs::exists(dir / "summary.json");
-  if (!is_sweep && !is_run)
-    core::fail(dir.string(), 0, 0, "", "neither a run folder (summary.json) nor a sweep folder (sweep.json)");
+  const bool is_validation = fs::exists(dir / "validation.json") && fs::exists(dir / "points.csv");
+  if (!is_sweep && !is_run && !is_validation)
+    core::fail(dir.string(), 0, 0, "",
+               "neither a run folder (summary.json), a sweep folder (sweep.json) nor a validate or calibrate check "
+               "folder (validation.json)");
   auto script = core::find_data("sim/study/report.py");
   if (!script) core::fail("command line", 0, 0, "report", "sim/study/report.py is not installed beside xattn");
   if (shell(quote(python()) + " -c 'import matplotlib' >/dev/null 2>&1") != 0)
@@ -106,6 +109,22 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
                "plots need Debian's python3-matplotlib for " + python() +
                    " (apt-get install python3-matplotlib, or .ci/install-deps.sh python3-matplotlib)");
 
+  const fs::path rd = dir / "report";
+  if (is_validation && !is_run && !is_sweep) {
+    // Measured against simulated, per group: what report.py draws from points.csv.
+    const json v = json::parse(slurp(dir / "validation.json"));
+    json meta{{"kind", "validation"},
+              {"dir", dir.string()},
+              {"notes", json::array()},
+              {"title", std::string(v.value("kind", "") == "check" ? "xattn calibrate check: " : "xattn validate: ") +
+                            v.value("file", std::string("?"))},
+              {"validation", v}};
+    fs::create_directories(rd);
+    core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
+    if (int rc = shell(quote(python()) + " " + quote(script->string()) + " " + quote(dir.string())); rc != 0)
+      throw std::runtime_error("the plotting script " + script->string() + " failed (exit " + std::to_string(rc) + ")");
+    return (dir / "report.html").string();
+  }
   json meta{{"kind", is_sweep ? "sweep" : "run"}, {"dir", dir.string()}, {"notes", json::array()}};
   std::string scen = scenario;
   if (is_sweep) {
@@ -118,7 +137,6 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
     meta["title"] = "xattn run: " + json::parse(slurp(dir / "summary.json")).value("scenario", std::string("?"));
     if (scen.empty()) scen = scenario_of_run(dir);
   }
-  const fs::path rd = dir / "report";
   fs::create_directories(rd);
   if (!scen.empty()) {
     engine::Scenario sc = engine::load_scenario(scen);

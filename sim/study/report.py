@@ -261,9 +261,66 @@ def capacity(d, meta, rd):
     return png(fig)
 
 
+def validation(d, meta, rd):
+    """Per group of a validate or calibrate check folder: measured and simulated time against the
+    message size (log-log; transfers), or simulated against measured (other primitives), with the
+    relative residuals below, and the noise floor's residuals where the folder is a check."""
+    rows = read_csv(os.path.join(d, "points.csv"))
+    groups = sorted(set(r["group"] for r in rows))
+    out = []
+    for r in rows:
+        floor = float(r["floor_s"]) if r.get("floor_s") else None
+        m, s = float(r["measured_s"]), float(r["simulated_s"])
+        out.append([r["group"], r["primitive"], r["bytes"], m, s, (s - m) / m,
+                    "" if floor is None else (floor - m) / m])
+    write_csv(os.path.join(rd, "validation.csv"),
+              ["group", "primitive", "bytes", "measured_s", "simulated_s", "residual", "floor_residual"], out)
+    stats = {g["group"]: g for g in meta["validation"].get("groups", [])}
+    figs = []
+    for g in groups:
+        pts = [r for r in out if r[0] == g]
+        transfer = all(p[1] == "transfer" and float(p[2]) > 0 for p in pts)
+        pts.sort(key=lambda p: float(p[2]) if transfer else p[3])
+        x = [float(p[2]) if transfer else p[3] * 1e6 for p in pts]
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+        if transfer:
+            top.plot(x, [p[3] * 1e6 for p in pts], ".", ms=3, color="#444444", label="measured")
+            top.plot(x, [p[4] * 1e6 for p in pts], "-", lw=1, color="#1f77b4", label="simulated")
+            top.set_ylabel("time (us)")
+            bottom.set_xlabel("message size (B)")
+        else:
+            top.plot(x, [p[4] * 1e6 for p in pts], ".", ms=4, color="#1f77b4", label="simulated")
+            top.plot(x, x, "k--", lw=1, label="simulated = measured")
+            top.set_ylabel("simulated (us)")
+            bottom.set_xlabel("measured (us)")
+        top.set_xscale("log")
+        top.set_yscale("log")
+        top.grid(alpha=0.3)
+        top.legend(fontsize=7)
+        bottom.plot(x, [100 * p[5] for p in pts], ".", ms=3, color="#1f77b4", label="simulated")
+        if any(p[6] != "" for p in pts):
+            fx = [xi for xi, p in zip(x, pts) if p[6] != ""]
+            bottom.plot(fx, [100 * p[6] for p in pts if p[6] != ""], ".", ms=2, color="#bbbbbb",
+                        label="noise floor (neighbours interpolated)")
+        bottom.axhline(0, color="k", lw=0.8)
+        bottom.set_ylabel("residual (%)")
+        bottom.grid(alpha=0.3)
+        bottom.legend(fontsize=7)
+        st = stats.get(g, {})
+        title = "%s: MAPE %.2f%%" % (g, 100 * st.get("mape", 0))
+        if "floor" in st:
+            title += ", floor %.2f%% (limit %.2f%%)" % (100 * st["floor"], 100 * st["limit"])
+        top.set_title(title, fontsize=9)
+        figs.append(("Measured against simulated: " + g, "validation.csv", png(fig)))
+    return figs
+
+
 def main(d):
     rd = os.path.join(d, "report")
     meta = json.load(open(os.path.join(rd, "meta.json")))
+    if meta["kind"] == "validation":
+        write_page(d, meta, validation(d, meta, rd))
+        return
     if meta["kind"] == "sweep":
         man = json.load(open(os.path.join(d, "sweep.json")))
         runs = [os.path.join(d, "points", p["id"]) for p in man["points"]
@@ -286,6 +343,10 @@ def main(d):
          "fetched tokens; model %s, profile %s)" % (reuse, meta.get("model", "?"), meta.get("profile", "?")),
          "crossover.csv", crossover(rd)),
     ]
+    write_page(d, meta, figs)
+
+
+def write_page(d, meta, figs):
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>%s</title><style>"
              "body{font-family:sans-serif;max-width:1000px;margin:1em auto;color:#222}"
              "figure{margin:1.5em 0}img{max-width:100%%}figcaption{font-weight:bold;margin-bottom:.3em}"
