@@ -248,11 +248,18 @@ MeasuredData from_measurements(const calibrate::Measurements& m)
                         ") skipped: only transfer series map to an engine micro-scenario");
       continue;
     }
+    if (!s.transport) {
+      // A copy-engine or bandwidth-only sweep: its fixed time is no probe the profile holds.
+      d.notes.push_back("series '" + s.name +
+                        "' skipped: it does not say which transport issued it, so the engine has no probe latency "
+                        "to price it with");
+      continue;
+    }
     for (const calibrate::Point& p : s.points) {
       MeasuredRow r;
       r.op = Op::kTransfer;
       r.fabric = s.fabric;
-      r.transport = s.transport.value_or(core::Transport::kGpu);
+      r.transport = *s.transport;
       r.blocks = s.single_block ? 1 : 0;
       r.bytes = p.x[0];
       r.latency_s = p.t_s;

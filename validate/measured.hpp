@@ -63,7 +63,8 @@ MeasuredData parse_measured(const std::string& text, const std::string& name, co
 
 MeasuredData parse_measured_csv(const std::string& text, const std::string& name);
 MeasuredData parse_measured_jsonl(const std::string& text, const std::string& name);
-/// Transfer series become transfer rows (group = series name); other series are noted.
+/// Transfer series with a transport become transfer rows (group = series name); other series
+/// (and transfer series that do not say who issued them) are noted.
 MeasuredData from_measurements(const calibrate::Measurements& m);
 
 /// The CSV spelling of `rows` (reads back with parse_measured_csv).

@@ -122,6 +122,14 @@ int run_fit(const CalibrateOptions& o)
   core::write_file_atomically(tmp, text, "--out");
   try {
     (void)calibrate::load_profile(tmp.string());
+  } catch (const core::InputError& e) {
+    // A profile the fitter wrote and its own reader refuses is xattn's fault, not the input's: say
+    // so, and name the file the user asked for, not the temporary one.
+    std::filesystem::remove(tmp);
+    std::string what = e.what();
+    for (auto at = what.find(tmp.string()); at != std::string::npos; at = what.find(tmp.string(), at))
+      what.replace(at, tmp.string().size(), o.out);
+    throw core::InternalError("the fitted profile does not read back, so " + o.out + " was not written: " + what);
   } catch (...) {
     std::filesystem::remove(tmp);
     throw;
