@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 namespace xattn::calibrate
 {
@@ -70,7 +69,7 @@ void fit_transfer(FittedSeries& f, const Series& s, const PiecewiseOptions& opt)
   // A transfer's pieces are latency + size / rate, both positive, and its time does not fall with
   // its size: the curve is fitted as one that grows, whatever the table does.
   pw.growing = transfer;
-  pw.monotone = transfer && !std::getenv("XDBG_NOMONO");
+  pw.monotone = transfer;
   pw.allow_negative_alpha = pw.allow_negative_alpha && !transfer;
   std::vector<double> x, t;
   for (const Point& p : s.points)
