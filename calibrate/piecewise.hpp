@@ -5,17 +5,17 @@
 //
 // A transfer's curve must not fall with size (the engine prices every message on it), while a
 // measured table does dip where a protocol switches. With `growing`, every segment's time grows
-// (flat within the noise floor at least); with `monotone`, the curve is also held continuous at
-// each breakpoint where it would fall (curve_fit.hpp); `flattened` and `adjustments` say where
-// and by how much. Quality figures score the fitted curve against the times as measured.
+// (flat within the noise floor at least: curve_fit.hpp); with `monotone`, the curve never falls
+// at a breakpoint either: a segment starts where its line meets the curve, or the curve holds its
+// level across the fall (calibrate/README.md, "Falling times"). `flattened` and `adjustments`
+// say where and by how much. Quality figures score the fitted curve against the times as measured.
 #pragma once
 
 #include "calibrate/curve_fit.hpp"
 #include "calibrate/fit.hpp"
 
-#include <string>
-
 #include <span>
+#include <string>
 #include <vector>
 
 namespace xattn::calibrate
@@ -49,7 +49,8 @@ struct Piecewise {
   std::vector<LineCovariance> bootstrap;
   /// Per segment, the weighted least-squares formula sigma² (XᵀWX)⁻¹ (a cross-check of the bootstrap).
   std::vector<LineCovariance> analytic;
-  /// With `monotone`: where the measured times fall with size and the curve is held level.
+  /// With `monotone`: where the measured times fall with size and the curve holds its level (its
+  /// pieces there are in `lines` too, with empty spreads in `bootstrap` and `analytic`).
   std::vector<Flattened> flattened;
   /// What was done to keep every segment growing and the curve non-decreasing, in words
   /// (segments numbered from 1, as a reader counts them).

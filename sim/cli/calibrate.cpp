@@ -151,6 +151,25 @@ int run_fit(const CalibrateOptions& o)
 }
 } // namespace
 
+namespace
+{
+// How a measurement file is read and fitted: the options `fit` and `check` share.
+void add_reading(CLI::App* sub, CalibrateOptions& o)
+{
+  sub->add_option("--format", o.format, "Input format")
+      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->capture_default_str();
+  sub->add_option("--fabric", o.fabric, "Fabric class for formats that do not record it")
+      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+  sub->add_option("--inter-node-fabric", o.inter_node, "vidur: class of one-rank-per-node pairs")
+      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->capture_default_str();
+  sub->add_option("--max-segments", o.max_segments, "Most segments of a piecewise transfer fit")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+}
+} // namespace
+
 void add_calibrate(CLI::App& app, Action& action)
 {
   auto o = std::make_shared<CalibrateOptions>();
@@ -165,17 +184,7 @@ void add_calibrate(CLI::App& app, Action& action)
   fit->add_option("--out", o->out, "Profile YAML to write (atomically)")->required();
   fit->add_option("--base", o->base, "Profile the result extends for what was not measured")->capture_default_str();
   fit->add_option("--name", o->name, "Profile name (default: the --out file's stem)");
-  fit->add_option("--format", o->format, "Input format")
-      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
-      ->capture_default_str();
-  fit->add_option("--fabric", o->fabric, "Fabric class for formats that do not record it")
-      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
-  fit->add_option("--inter-node-fabric", o->inter_node, "vidur: class of one-rank-per-node pairs")
-      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
-      ->capture_default_str();
-  fit->add_option("--max-segments", o->max_segments, "Most segments of a piecewise transfer fit")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  add_reading(fit, *o);
   on_run(fit, action, [o] { return run_fit(*o); });
 
   auto* check = cal->add_subcommand("check", "Fit half of a measured table, run the other half through the engine, "
@@ -194,17 +203,7 @@ void add_calibrate(CLI::App& app, Action& action)
       ->capture_default_str();
   check->add_option("--out", o->out, "Report folder (default out/check/<MEASURED stem>)");
   check->add_option("--base", o->base, "Profile the fitted half extends")->capture_default_str();
-  check->add_option("--format", o->format, "Input format")
-      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
-      ->capture_default_str();
-  check->add_option("--fabric", o->fabric, "Fabric class for formats that do not record it")
-      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
-  check->add_option("--inter-node-fabric", o->inter_node, "vidur: class of one-rank-per-node pairs")
-      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
-      ->capture_default_str();
-  check->add_option("--max-segments", o->max_segments, "Most segments of a piecewise transfer fit")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  add_reading(check, *o);
   check->add_option("--worst", o->worst, "Worst points listed")->capture_default_str();
   on_run(check, action, [o] { return run_check(*o); });
 }
