@@ -240,6 +240,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     pw.analytic.push_back(c);
   };
   auto meet = [](const Line& a, const Line& b) { return (a.intercept - b.intercept) / (b.slope - a.slope); };
+  std::vector<const char*> how; // per flattened entry: held level or bridged
   piece(0, unscale(fit.lines[0], s), boot[0], analytic[0]);
   for (std::size_t k = 1; k < segments; ++k) {
     const Line l = unscale(fit.lines[k], s), prev = pw.lines.back();
@@ -261,16 +262,18 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
                                "B");
       continue;
     }
-    // The measured times fall here. Two ways to keep the curve level across the fall: hold the
-    // earlier segment's level from its last size until this segment's line catches up (the sizes
-    // after the fall priced high), or hold this segment's starting level from where the earlier
-    // line reaches it (the sizes before the fall priced low). The one closer to the measured
-    // times of the two segments is kept.
+    // The measured times fall here. Ways to keep the curve from falling: hold the earlier
+    // segment's level from its last size until this segment's line catches up (the sizes after
+    // the fall priced high), hold this segment's starting level from where the earlier line
+    // reaches it (the sizes before the fall priced low), or bridge the two lines with a straight
+    // piece between two measured sizes. The one closest to the measured times of the two
+    // segments is kept.
     const double end = k + 1 < segments ? breaks[k] : std::numeric_limits<double>::infinity();
     struct Hold {
       double from = 0, to = 0;
       Line line;
       double error = std::numeric_limits<double>::infinity();
+      const char* how = "held level";
     };
     auto hold_from = [&](double from, double level) {
       Hold h;
@@ -293,7 +296,27 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
       const Hold h = hold_from(down, std::max(l(first), prev(down)));
       if (h.error < best.error) best = h;
     }
+    // Or a bridge: a straight piece from the earlier line at one measured size to this line at a
+    // later one (a sawtooth's mean trend, where the times fall again and again).
+    for (std::size_t a = starts[k - 1]; a < starts[k]; ++a)
+      for (std::size_t z = starts[k]; z < starts[k + 1]; ++z) {
+        const double xa = x_orig[a], xz = x_orig[z];
+        if (!(xa > since) || !(xz < end) || !(l(xz) > prev(xa))) continue;
+        Hold h;
+        h.how = "bridged";
+        h.from = xa, h.to = xz;
+        h.line.slope = (l(xz) - prev(xa)) / (xz - xa);
+        h.line.intercept = prev(xa) - h.line.slope * xa;
+        h.error = 0;
+        for (std::size_t i = starts[k - 1]; i < starts[k + 1]; ++i) {
+          const double xi = x_orig[i];
+          const double c = xi < h.from ? prev(xi) : xi < h.to ? h.line(xi) : l(xi);
+          h.error += std::abs(c - t_orig[i]) / t_orig[i];
+        }
+        if (h.error < best.error) best = h;
+      }
     pw.flattened.push_back({b, best.from, std::min(best.to, end), 0, (prev(b) - l(b)) / prev(b), 0});
+    how.push_back(best.how);
     piece(best.from, best.line, {}, {});
     if (best.to < end) piece(best.to, l, boot[k], analytic[k]);
   }
@@ -309,9 +332,9 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
         ++f.points;
         f.max_change = std::max(f.max_change, std::abs(pw(x_orig[i]) - t_orig[i]) / t_orig[i]);
       }
-    pw.adjustments.push_back("held level from " + std::to_string(std::llround(f.from_B)) + "B to " +
-                             std::to_string(std::llround(f.to_B)) + "B: the measured times fall by " + percent(f.fell) +
-                             " there");
+    pw.adjustments.push_back(std::string(how[static_cast<std::size_t>(&f - pw.flattened.data())]) + " from " +
+                             std::to_string(std::llround(f.from_B)) + "B to " + std::to_string(std::llround(f.to_B)) +
+                             "B: the measured times fall by " + percent(f.fell) + " there");
   }
 
   std::vector<std::size_t> seg_of(n);
