@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -79,8 +80,10 @@ TEST_CASE("calibrate: a table in each supported format writes its fabric's trans
   const std::string vidur = ",time_stats.send_recv.min,time_stats.send_recv.max,time_stats.send_recv.mean,"
                             "time_stats.send_recv.median,time_stats.send_recv.std,rank,num_workers,size,collective,"
                             "devices_per_node,max_devices_per_node\n"
-                            "0,0,0,0,0.010,0,0,2,1024,send_recv,2,8\n1,0,0,0,0.011,0,0,2,65536,send_recv,2,8\n"
-                            "2,0,0,0,0.020,0,0,2,1048576,send_recv,2,8\n3,0,0,0,0.060,0,0,2,16777216,send_recv,2,8\n";
+                            // 10 us + s / 400 GB/s, in ms
+                            "0,0,0,0,0.010003,0,0,2,1024,send_recv,2,8\n1,0,0,0,0.010164,0,0,2,65536,send_recv,2,8\n"
+                            "2,0,0,0,0.012621,0,0,2,1048576,send_recv,2,8\n3,0,0,0,0.051943,0,0,2,16777216,send_recv,2,"
+                            "8\n";
   const fs::path dir = fs::temp_directory_path() / "xattn_fitter_formats";
   fs::create_directories(dir);
   std::ofstream(dir / "vidur.csv") << vidur;
@@ -104,8 +107,22 @@ TEST_CASE("calibrate: a table in each supported format writes its fabric's trans
     const FabricCosts& f = p.fabric(c.fabric);
     REQUIRE_FALSE(f.curve.empty());
     CHECK(f.curve.front().from.value() == 0);
-    // The curve is the one the fabric's bandwidth came from: its last segment's rate.
-    CHECK(f.curve.back().bandwidth.value() == Approx(f.bandwidth.value()).epsilon(1e-5));
+    // The curve gives back what was measured: each bulk point of the file, priced on its segment
+    // (latency + size / rate, as written), within 6% (the plain fixture's worst point is 5.5% off).
+    std::size_t priced = 0;
+    for (const Series& s : import_file(c.file, opt).series) {
+      if (s.measured != Measured::kTransfer || s.single_block || s.fabric != c.fabric) continue;
+      for (const Point& pt : s.points) {
+        const double size = pt.x[0];
+        const auto seg = std::prev(std::upper_bound(
+            f.curve.begin(), f.curve.end(), size, [](double x, const CurveSegment& k) { return x < k.from.value(); }));
+        const double t = seg->latency.value() + size / seg->bandwidth.value();
+        INFO(s.name << " at " << size << " B");
+        CHECK(t == Approx(pt.t_s).epsilon(0.06));
+        ++priced;
+      }
+    }
+    CHECK(priced >= 2);
   }
   fs::remove_all(dir);
 }
@@ -188,7 +205,9 @@ TEST_CASE("calibrate: the plain CSV fixture fits into a profile that reads back"
   const Profile p = load_profile(out.string());
   CHECK(p.fabric(core::FabricClass::kIbSpine).block_rate.value() ==
         p.fabric(core::FabricClass::kIbSameLeaf).block_rate.value());
-  CHECK(p.fabric(core::FabricClass::kIbSpine).block_rate.value() != 25e9); // fitted, not the base's
+  // The fixture's single-block rows span 1 KiB (16.04 us) to 256 KiB (26.49 us): 24.99 GB/s.
+  CHECK(p.fabric(core::FabricClass::kIbSpine).block_rate.value() ==
+        Approx((262144.0 - 1024) / (26.49e-6 - 16.04e-6)).epsilon(0.01));
   fs::remove(out);
 }
 

@@ -64,13 +64,14 @@ Measurements import_csv(const std::string& text, const std::string& name)
       if (!(bytes > 0) || !(t > 0)) core::fail(name, ln, 0, "", "bytes and latency must be greater than zero");
       // A table without a transport says nothing of who issued its transfers: the tables users
       // have (NCCL, MPI, nccl-tests, vidur) are host-launched, so it reads as proxy, as vidur's does.
-      const std::string transport = c_transport >= 0 && !cells[c_transport].empty() ? cells[c_transport] : "proxy";
+      const bool given = c_transport >= 0 && !cells[c_transport].empty();
+      defaulted = defaulted || !given;
+      const std::string transport = given ? cells[c_transport] : "proxy";
       const std::string dispatch = c_dispatch >= 0 ? cells[c_dispatch] : "";
       const auto tr = core::parse_transport(transport);
       if (!tr) core::fail(name, ln, 0, "transport", "expected gpu, proxy or nothing, got '" + transport + "'");
       if (!dispatch.empty() && dispatch != "single-block" && dispatch != "bulk")
         core::fail(name, ln, 0, "dispatch", "expected single-block, bulk or nothing, got '" + dispatch + "'");
-      if (c_transport < 0 || cells[c_transport].empty()) defaulted = true;
       const bool single = dispatch == "single-block";
       Series& s = series_named(m, transfer_series_name(f, tr, single), ln);
       s.fabric = f;

@@ -77,22 +77,20 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   if (x_in.size() != t_in.size() || x_in.size() < 2) throw std::domain_error("a fit needs at least two points");
   Sorted s = sort_and_scale(x_in, t_in);
   const std::size_t n = s.x.size();
-  const std::vector<double>& y = s.t;
 
   // cost(i, j): weighted SSE of one line over points [i, j); +inf where the segment is not allowed
   // (too few points, a cut between equal sizes, a degenerate or rejected line). It is recomputed
   // per segment count instead of stored: O(n²) memory would bound the sweep length. The sums are
   // taken about the segment's last size: about 0 they lose the digits that tell a flat segment
-  // from a falling one when its sizes are close together.
-  // A sweep shorter than a segment's least points is one line through all of them (nvbandwidth
-  // runs give a size or two).
+  // from a falling one when its sizes are close together. A sweep shorter than a segment's least
+  // points is one line through all of them (nvbandwidth runs give a size or two).
   const std::size_t min_pts =
       std::max<std::size_t>(2, std::min<std::size_t>(static_cast<std::size_t>(opt.min_points), n));
   auto can_cut = [&](std::size_t i) { return i == 0 || i == n || s.x[i] != s.x[i - 1]; };
   // A growing segment may be flat within the timer's resolution (quantised timings are): its line
   // must not fall by more than the noise floor across it.
   auto grows = [&](const Line& l, std::size_t from, std::size_t to) {
-    return l.slope * (s.x[to - 1] - s.x[from]) > -opt.noise_floor * y[to - 1];
+    return l.slope * (s.x[to - 1] - s.x[from]) > -opt.noise_floor * s.t[to - 1];
   };
   auto segment_cost = [&](const Moments& m, double origin, std::size_t from, std::size_t to) {
     try {
@@ -116,7 +114,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
       Moments m;
       const double origin = s.x[j - 1];
       for (std::size_t i = j; i-- > 0;) {
-        m.add(s.x[i] - origin, y[i]);
+        m.add(s.x[i] - origin, s.t[i]);
         if (j - i < min_pts || !can_cut(i) || !(best[k - 1][i] < kInf)) continue;
         double c = best[k - 1][i] + segment_cost(m, origin, i, j);
         if (c < best[k][j]) {
@@ -165,7 +163,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   auto line_of = [&](std::size_t from, std::size_t to, std::size_t skip) {
     std::vector<double> xs, ts;
     for (std::size_t i = from; i < to; ++i)
-      if (i != skip) xs.push_back(s.x[i]), ts.push_back(y[i]);
+      if (i != skip) xs.push_back(s.x[i]), ts.push_back(s.t[i]);
     const Line ls = fit_line(xs, ts);
     if (!opt.least_absolute) return ls;
     const Line lad = fit_line_lad(xs, ts);
@@ -175,7 +173,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   for (std::size_t k = 1; k < segments; ++k)
     breaks.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
   const SegmentFit fit =
-      fit_segments(s.x, y, starts, {opt.least_absolute, opt.growing, !opt.allow_negative_alpha, opt.noise_floor});
+      fit_segments(s.x, s.t, starts, {opt.least_absolute, opt.growing, !opt.allow_negative_alpha, opt.noise_floor});
   if (!fit.flat.empty()) {
     std::string which;
     for (std::size_t k : fit.flat)
@@ -200,7 +198,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     for (int b = 0; b < 200; ++b) {
       for (std::size_t i = 0; i < m; ++i) {
         const std::size_t j = from + rng() % m;
-        xs[i] = s.x[j], ts[i] = y[j];
+        xs[i] = s.x[j], ts[i] = s.t[j];
       }
       try {
         const Line ls = fit_line(xs, ts);
@@ -230,9 +228,8 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   // The curve, piece by piece. A segment starts at the midpoint between its first measured size
   // and the last one before it, unless the curve would fall there: then it starts where its line
   // meets the curve's in the unmeasured gap, or, where the measured times themselves fall (a
-  // protocol switch), the curve holds its level from the last size before the gap, rising by the
-  // noise floor only, until the segment's line catches up with it. A larger message is never
-  // priced faster than a smaller one, and every segment keeps its own line everywhere else.
+  // protocol switch), the curve holds a level or bridges the fall (below). A larger message is
+  // never priced faster than a smaller one, and every segment keeps its own line elsewhere.
   auto piece = [&](double from, const Line& line, const LineCovariance& b, const LineCovariance& c) {
     if (!pw.lines.empty()) pw.breakpoints.push_back(from);
     pw.lines.push_back(line);
@@ -240,7 +237,6 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     pw.analytic.push_back(c);
   };
   auto meet = [](const Line& a, const Line& b) { return (a.intercept - b.intercept) / (b.slope - a.slope); };
-  std::vector<const char*> how; // per flattened entry: held level or bridged
   piece(0, unscale(fit.lines[0], s), boot[0], analytic[0]);
   for (std::size_t k = 1; k < segments; ++k) {
     const Line l = unscale(fit.lines[k], s), prev = pw.lines.back();
@@ -275,12 +271,8 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
       double error = std::numeric_limits<double>::infinity();
       const char* how = "held level";
     };
-    auto hold_from = [&](double from, double level) {
-      Hold h;
-      h.from = from;
-      const double slope = std::min(0.5 * l.slope, opt.noise_floor * level / from);
-      h.line = {level - slope * from, slope};
-      h.to = std::ceil(meet(h.line, l));
+    // The relative error, over the two segments' points, of the curve with `h` between them.
+    auto scored = [&](Hold h) {
       h.error = 0;
       for (std::size_t i = starts[k - 1]; i < starts[k + 1]; ++i) {
         const double xi = x_orig[i];
@@ -288,6 +280,11 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
         h.error += std::abs(c - t_orig[i]) / t_orig[i];
       }
       return h;
+    };
+    auto hold_from = [&](double from, double level) {
+      const double slope = std::min(0.5 * l.slope, opt.noise_floor * level / from);
+      const Line line{level - slope * from, slope};
+      return scored({from, std::ceil(meet(line, l)), line});
     };
     const double up = std::max(std::floor(last) + 1, since + 1);
     Hold best = hold_from(up, prev(up));
@@ -302,21 +299,20 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
       for (std::size_t z = starts[k]; z < starts[k + 1]; ++z) {
         const double xa = x_orig[a], xz = x_orig[z];
         if (!(xa > since) || !(xz < end) || !(l(xz) > prev(xa))) continue;
-        Hold h;
-        h.how = "bridged";
-        h.from = xa, h.to = xz;
-        h.line.slope = (l(xz) - prev(xa)) / (xz - xa);
-        h.line.intercept = prev(xa) - h.line.slope * xa;
-        h.error = 0;
-        for (std::size_t i = starts[k - 1]; i < starts[k + 1]; ++i) {
-          const double xi = x_orig[i];
-          const double c = xi < h.from ? prev(xi) : xi < h.to ? h.line(xi) : l(xi);
-          h.error += std::abs(c - t_orig[i]) / t_orig[i];
-        }
+        const double slope = (l(xz) - prev(xa)) / (xz - xa);
+        const Hold h = scored({xa, xz, {prev(xa) - slope * xa, slope}, 0, "bridged"});
         if (h.error < best.error) best = h;
       }
-    pw.flattened.push_back({b, best.from, std::min(best.to, end), 0, (prev(b) - l(b)) / prev(b), 0});
-    how.push_back(best.how);
+    Flattened f{b, best.from, std::min(best.to, end), 0, (prev(b) - l(b)) / prev(b), 0};
+    for (std::size_t i = 0; i < n; ++i) // the points priced on the held or bridging piece
+      if (x_orig[i] >= f.from_B && x_orig[i] < f.to_B) {
+        ++f.points;
+        f.max_change = std::max(f.max_change, std::abs(best.line(x_orig[i]) - t_orig[i]) / t_orig[i]);
+      }
+    pw.flattened.push_back(f);
+    pw.adjustments.push_back(std::string(best.how) + " from " + std::to_string(std::llround(f.from_B)) + "B to " +
+                             std::to_string(std::llround(f.to_B)) + "B: the measured times fall by " + percent(f.fell) +
+                             " there");
     piece(best.from, best.line, {}, {});
     if (best.to < end) piece(best.to, l, boot[k], analytic[k]);
   }
@@ -326,17 +322,6 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     pw.counts.push_back(static_cast<std::size_t>(
         std::count_if(x_orig.begin(), x_orig.end(), [&](double xi) { return xi >= lo && xi < hi; })));
   }
-  for (Flattened& f : pw.flattened) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (x_orig[i] >= f.from_B && x_orig[i] < f.to_B) {
-        ++f.points;
-        f.max_change = std::max(f.max_change, std::abs(pw(x_orig[i]) - t_orig[i]) / t_orig[i]);
-      }
-    pw.adjustments.push_back(std::string(how[static_cast<std::size_t>(&f - pw.flattened.data())]) + " from " +
-                             std::to_string(std::llround(f.from_B)) + "B to " + std::to_string(std::llround(f.to_B)) +
-                             "B: the measured times fall by " + percent(f.fell) + " there");
-  }
-
   std::vector<std::size_t> seg_of(n);
   for (std::size_t k = 0; k < segments; ++k)
     for (std::size_t i = starts[k]; i < starts[k + 1]; ++i)

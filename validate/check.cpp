@@ -2,7 +2,6 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
 
 #include <fmt/format.h>
 

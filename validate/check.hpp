@@ -9,7 +9,6 @@
 #pragma once
 
 #include "calibrate/fitter.hpp"
-#include "calibrate/importers.hpp"
 #include "validate/validator.hpp"
 
 #include <cstdint>
