@@ -329,7 +329,10 @@ Profile read_profile(const core::Document& doc)
           .error("block_rate", "differs from ib-spine's block_rate (" + core::format_rate(spine) +
                                    "): one thread block dispatches both IB classes at one rate");
   }
-  p.fabric(core::FabricClass::kSameGpu) = {Seconds(0), Seconds(0), BytesPerSec(1e30), BytesPerSec(1e30), Seconds(0)};
+  FabricCosts& same_gpu = p.fabric(core::FabricClass::kSameGpu);
+  same_gpu = FabricCosts{};
+  same_gpu.block_rate = BytesPerSec(1e30);
+  same_gpu.bandwidth = BytesPerSec(1e30);
 
   core::Section dispatch = top.section("dispatch");
   p.route_blocks = dispatch.count("route_blocks");
