@@ -79,16 +79,43 @@ const core::Schema kDispatchSchema{
      .check = Check::kPositive},
 };
 
+const core::Schema kGpuSchema{
+    {.key = "sm_count", .kind = FieldKind::kInteger, .meaning = "streaming multiprocessors", .check = Check::kPositive},
+    {.key = "hbm_bandwidth", .dim = Dimension::kBytesPerSec, .meaning = "peak HBM bandwidth", .check = Check::kPositive},
+    {.key = "bf16", .dim = Dimension::kFlopsPerSec, .meaning = "dense BF16 tensor peak", .check = Check::kPositive},
+    {.key = "fp8", .dim = Dimension::kFlopsPerSec, .meaning = "dense FP8 tensor peak", .check = Check::kPositive},
+    {.key = "memory_efficiency",
+     .dim = Dimension::kCount,
+     .meaning = "share of hbm_bandwidth a memory-bound kernel reaches",
+     .check = Check::kPositive},
+    {.key = "attention_efficiency",
+     .dim = Dimension::kCount,
+     .meaning = "share of bf16 a compute-bound attention kernel reaches",
+     .check = Check::kPositive},
+    {.key = "gemm_efficiency",
+     .dim = Dimension::kCount,
+     .meaning = "share of fp8 a large FP8 GEMM reaches",
+     .check = Check::kPositive},
+    {.key = "launch", .dim = Dimension::kSeconds, .meaning = "launch and tail of one kernel"},
+};
+
 const core::Schema kHolderSchema{
-    {.key = "kernel_fixed", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: fixed time"},
-    {.key = "kernel_per_token", .dim = Dimension::kSeconds, .meaning = "partial-attention kernel: per cached token"},
+    {.key = "kernel_fixed",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured partial-attention kernel: fixed time (default: the gpu roofline)"},
+    {.key = "kernel_per_token",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured partial-attention kernel: per cached token"},
     {.key = "kernel_per_token_row",
      .dim = Dimension::kSeconds,
-     .meaning = "partial-attention kernel: per token x query row"},
+     .def = kNoDefault,
+     .meaning = "measured partial-attention kernel: per token x query row"},
     {.key = "compute_concurrency",
      .kind = FieldKind::kInteger,
-     .def = "8",
-     .meaning = "kernels one GPU runs at full speed at once (compute elbow)",
+     .def = kNoDefault,
+     .meaning = "measured: kernels one GPU runs at full speed at once (default: kernels share the SMs they fill)",
      .check = Check::kPositive},
     {.key = "copy_streams",
      .kind = FieldKind::kInteger,
@@ -98,19 +125,34 @@ const core::Schema kHolderSchema{
 };
 
 const core::Schema kMergeSchema{
-    {.key = "fixed", .dim = Dimension::kSeconds, .meaning = "online-softmax merge: fixed time"},
-    {.key = "per_row", .dim = Dimension::kSeconds, .meaning = "online-softmax merge: per partial row"},
+    {.key = "fixed",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured online-softmax merge: fixed time (default: the gpu roofline)"},
+    {.key = "per_row",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured online-softmax merge: per partial row"},
 };
 
 const core::Schema kSpliceSchema{
-    {.key = "fixed", .dim = Dimension::kSeconds, .meaning = "splice (position re-adaptation) per contiguous run"},
-    {.key = "per_token", .dim = Dimension::kSeconds, .meaning = "splice per token re-rotated"},
+    {.key = "fixed",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured splice (position re-adaptation) per contiguous run, each layer (default: the gpu roofline)"},
+    {.key = "per_token", .dim = Dimension::kSeconds, .def = kNoDefault, .meaning = "measured splice per token re-rotated"},
+    {.key = "insert",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
+     .meaning = "roofline splice: host-side insertion of one contiguous run into the block table (a measured "
+                "splice contains it)"},
 };
 
 const core::Schema kPrefillSchema{
     {.key = "tokens_per_s",
      .dim = Dimension::kCount,
-     .meaning = "re-prefill rate of one instance, tokens per second, all layers",
+     .def = kNoDefault,
+     .meaning = "measured re-prefill rate of one instance, tokens per second, all layers (default: the gpu roofline)",
      .check = Check::kPositive},
 };
 
@@ -194,6 +236,10 @@ const core::Schema kProfileSchema{
     {.key = "extends", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "base profile (name or path)"},
     {.key = "fabrics", .kind = FieldKind::kSection, .meaning = "per fabric class costs", .sub = &kFabricsSchema},
     {.key = "dispatch", .kind = FieldKind::kSection, .meaning = "thread blocks per transfer", .sub = &kDispatchSchema},
+    {.key = "gpu",
+     .kind = FieldKind::kSection,
+     .meaning = "the GPU's peaks and efficiencies: the roofline of every kernel not measured below",
+     .sub = &kGpuSchema},
     {.key = "holder", .kind = FieldKind::kSection, .meaning = "attention kernel and elbows", .sub = &kHolderSchema},
     {.key = "merge", .kind = FieldKind::kSection, .meaning = "online-softmax merge", .sub = &kMergeSchema},
     {.key = "splice", .kind = FieldKind::kSection, .meaning = "fetch's position re-adaptation", .sub = &kSpliceSchema},
@@ -285,6 +331,19 @@ void read_curve(core::Section& s, FabricCosts& c)
   if (c.curve.empty()) s.error("transfer", "an empty curve: give at least one segment, or leave the key out");
 }
 
+// Whether the value under `key` enters any price: a measured group's values only when the profile
+// gives the group, the gpu's only when it has one (the roofline).
+bool prices(const Profile& p, std::string_view key)
+{
+  if (key.starts_with("gpu.")) return p.gpu.given();
+  if (key.starts_with("holder.kernel_")) return p.measured.kernel;
+  if (key.starts_with("merge.")) return p.measured.merge;
+  if (key == "splice.fixed" || key == "splice.per_token") return p.measured.splice;
+  if (key == "splice.insert") return !p.measured.splice;
+  if (key.starts_with("prefill.")) return p.measured.prefill;
+  return true;
+}
+
 } // namespace
 
 const core::Schema& profile_schema()
@@ -338,22 +397,59 @@ Profile read_profile(const core::Document& doc)
   p.route_blocks = dispatch.count("route_blocks");
   p.fetch_blocks = dispatch.count("fetch_blocks");
 
+  const bool has_gpu = top.has("gpu");
+  if (has_gpu) {
+    core::Section g = top.section("gpu");
+    p.gpu.sm_count = g.count("sm_count");
+    p.gpu.hbm = g.rate("hbm_bandwidth");
+    p.gpu.bf16 = g.flops("bf16");
+    p.gpu.fp8 = g.flops("fp8");
+    p.gpu.memory_efficiency = g.number("memory_efficiency");
+    p.gpu.attention_efficiency = g.number("attention_efficiency");
+    p.gpu.gemm_efficiency = g.number("gemm_efficiency");
+    p.gpu.launch = g.seconds("launch");
+    for (auto [k, v] : {std::pair{"memory_efficiency", p.gpu.memory_efficiency},
+                        std::pair{"attention_efficiency", p.gpu.attention_efficiency},
+                        std::pair{"gemm_efficiency", p.gpu.gemm_efficiency}})
+      if (v > 1) g.error(k, "an efficiency is a share of the peak: at most 1");
+  }
+  // A group of measured costs is given whole or not at all; without it the roofline prices that
+  // kernel, which needs the gpu section.
+  auto group = [&](core::Section& s, std::initializer_list<const char*> keys, const char* what) {
+    std::size_t given = 0;
+    for (const char* k : keys)
+      given += s.has(k) ? 1 : 0;
+    if (given > 0 && given < keys.size())
+      for (const char* k : keys)
+        if (!s.has(k)) s.error(k, std::string("missing: the measured ") + what + " is given whole or not at all");
+    if (given == 0 && !has_gpu)
+      s.error(*keys.begin(), std::string("missing: without a gpu section (the roofline) the ") + what +
+                                 " must be given as measured");
+    return given == keys.size();
+  };
   core::Section holder = top.section("holder");
+  p.measured.kernel = group(holder, {"kernel_fixed", "kernel_per_token", "kernel_per_token_row"}, "attention kernel");
   p.kernel_fixed = holder.seconds("kernel_fixed");
   p.kernel_per_token = holder.seconds("kernel_per_token");
   p.kernel_per_token_row = holder.seconds("kernel_per_token_row");
-  p.compute_concurrency = holder.count("compute_concurrency");
+  p.measured.concurrency = group(holder, {"compute_concurrency"}, "compute concurrency");
+  p.compute_concurrency = p.measured.concurrency ? holder.count("compute_concurrency") : 0;
   p.copy_streams = holder.count("copy_streams");
 
   core::Section merge_s = top.section("merge");
+  p.measured.merge = group(merge_s, {"fixed", "per_row"}, "merge");
   p.merge_fixed = merge_s.seconds("fixed");
   p.merge_per_row = merge_s.seconds("per_row");
 
   core::Section splice = top.section("splice");
+  p.measured.splice = group(splice, {"fixed", "per_token"}, "splice");
   p.splice_fixed = splice.seconds("fixed");
   p.splice_per_token = splice.seconds("per_token");
+  p.splice_insert = splice.seconds("insert");
 
-  p.prefill_tokens_per_s = top.section("prefill").number("tokens_per_s");
+  core::Section prefill = top.section("prefill");
+  p.measured.prefill = group(prefill, {"tokens_per_s"}, "re-prefill rate");
+  p.prefill_tokens_per_s = p.measured.prefill ? prefill.number("tokens_per_s") : 0;
   p.host_overhead = top.section("host").seconds("overhead");
   p.step_other = top.section("step").seconds("other_compute");
   for (auto& [fit_name, f] : top.named_sections("fit")) {
@@ -383,6 +479,11 @@ Profile read_profile(const core::Document& doc)
     const std::string source = u.string("source");
     if (!is_uncertain_key(key))
       u.error("", "'" + key + "' is not a profile value that can carry an uncertainty");
+    else if (!prices(p, key))
+      u.error("", "'" + key + "' prices nothing in this profile (" +
+                      (key.starts_with("gpu.") ? std::string("it has no gpu section")
+                                               : std::string("the roofline prices that kernel")) +
+                      "): its spread would change no result");
     else if (rel > 1)
       u.error("relative", "a relative standard deviation above 1 (100%) is not a measurement's spread");
     p.uncertainty.push_back({key, rel, source});

@@ -85,6 +85,29 @@ struct FitRecord {
   std::vector<std::string> adjustments;
 };
 
+/// A GPU's peaks and the shares of them its kernels reach: the roofline that prices every kernel
+/// the profile does not give as a measured cost (sim/model/pricing.hpp). sm_count 0: not given.
+struct GpuSpec {
+  int sm_count = 0;
+  BytesPerSec hbm;                 ///< peak HBM bandwidth
+  core::FlopsPerSec bf16, fp8;     ///< dense tensor-core peaks
+  double memory_efficiency = 0;    ///< share of `hbm` a memory-bound kernel reaches
+  double attention_efficiency = 0; ///< share of `bf16` a compute-bound attention kernel reaches
+  double gemm_efficiency = 0;      ///< share of `fp8` a large FP8 GEMM reaches
+  Seconds launch;                  ///< launch and tail of one kernel (overlaps other kernels' work)
+  bool given() const { return sm_count > 0; }
+};
+
+/// Which costs the profile gives as measured figures of one implementation (a prototype's, or
+/// `xattn calibrate fit`'s): each replaces the roofline for its kernel.
+struct MeasuredCosts {
+  bool kernel = false;      ///< holder.kernel_*: the attention kernel's line
+  bool merge = false;       ///< merge.*
+  bool splice = false;      ///< splice.fixed, splice.per_token
+  bool prefill = false;     ///< prefill.tokens_per_s
+  bool concurrency = false; ///< holder.compute_concurrency: each kernel takes 1/n of the GPU
+};
+
 struct Profile {
   std::string name;
   std::string file; ///< where it was read from ("" if built in code)
@@ -96,11 +119,15 @@ struct Profile {
   int route_blocks = 1; ///< thread blocks that dispatch a routed query (1: single-block)
   int fetch_blocks = 1; ///< thread blocks (or copy-engine equivalent) that move a fetched chunk
 
+  GpuSpec gpu;
+  MeasuredCosts measured;
+
+  // Measured costs (each group given whole or not at all; see MeasuredCosts).
   // Partial-attention kernel (absorbed MLA decode): fixed + per_token * T + per_token_row * T * R.
   Seconds kernel_fixed;
   Seconds kernel_per_token;
   Seconds kernel_per_token_row;
-  int compute_concurrency = 8; ///< kernels a GPU runs at full speed at once (compute elbow)
+  int compute_concurrency = 0; ///< measured: kernels a GPU runs at full speed at once (compute elbow)
   int copy_streams = 8;        ///< staging-copy stream pool per holder (copy elbow)
 
   Seconds merge_fixed;   ///< online-softmax merge launch
@@ -108,6 +135,8 @@ struct Profile {
 
   Seconds splice_fixed;     ///< per contiguous run re-adapted (RoPE re-rotation, cache insert)
   Seconds splice_per_token; ///< per token re-rotated
+  /// Roofline splice: host-side insertion of one contiguous run into the cache's block table.
+  Seconds splice_insert;
 
   double prefill_tokens_per_s = 0; ///< re-prefill rate of one instance, all layers
   Seconds host_overhead;           ///< host-side dispatch per exchange (0 for a GPU-driven path)
@@ -134,5 +163,7 @@ Profile read_profile(const core::Document& doc);
 
 /// The default profile's preset name.
 inline constexpr std::string_view kDefaultProfile = "h100-ndr200-ibgda";
+/// The paper's research prototype, as measured (what `xattn validate --paper` reproduces).
+inline constexpr std::string_view kPaperProfile = "paper-prototype";
 
 } // namespace xattn::calibrate

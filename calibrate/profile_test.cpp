@@ -33,13 +33,37 @@ TEST_CASE("profile: the default preset loads and carries the paper's constants")
   CHECK(p.fabric(core::FabricClass::kNvlink).bandwidth.value() == Approx(376e9));
   CHECK(p.fabric(core::FabricClass::kNvlink).nominal().value() == Approx(450e9));
   CHECK(p.fabric(core::FabricClass::kNvlink).curve.empty());
-  CHECK(p.splice_fixed.value() == Approx(3e-3));
-  CHECK(p.compute_concurrency == 8);
+  // Production: every kernel by the roofline of an H100 SXM5, none measured.
+  CHECK(p.gpu.sm_count == 132);
+  CHECK(p.gpu.hbm.value() == Approx(3.35e12));
+  CHECK(p.gpu.bf16.value() == Approx(989e12));
+  CHECK(p.gpu.memory_efficiency == Approx(3000.0 / 3350).epsilon(1e-3)); // FlashMLA's 3000 GB/s
+  CHECK(p.gpu.attention_efficiency == Approx(580.0 / 989).epsilon(1e-3)); // FlashMLA's 580 TFLOPS
+  CHECK(p.gpu.gemm_efficiency == Approx(1520.0 / 1979).epsilon(1e-3));    // DeepGEMM's 1520 TFLOPS
+  CHECK_FALSE(p.measured.kernel);
+  CHECK_FALSE(p.measured.splice);
+  CHECK_FALSE(p.measured.prefill);
+  CHECK_FALSE(p.measured.concurrency);
   CHECK(p.copy_streams == 8);
   // The proxy probe is derived so that a 2 KB fetch is 40% faster device-initiated.
   double gpu = ib.probe_gpu.value() + 2048 / 25e9;
   double proxy = ib.probe_proxy.value() + 2048 / 25e9;
   CHECK(1.0 - gpu / proxy == Approx(0.40).margin(0.005));
+}
+
+TEST_CASE("profile: the paper's prototype is the default profile's fabric with its own measured costs")
+{
+  calibrate::Profile p = calibrate::load_profile(calibrate::kPaperProfile);
+  CHECK(p.name == "paper-prototype");
+  CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6));
+  CHECK(p.measured.kernel);
+  CHECK(p.measured.merge);
+  CHECK(p.measured.splice);
+  CHECK(p.measured.prefill);
+  CHECK(p.measured.concurrency);
+  CHECK(p.splice_fixed.value() == Approx(3e-3));
+  CHECK(p.compute_concurrency == 8);
+  CHECK(p.prefill_tokens_per_s == Approx(5000));
 }
 
 TEST_CASE("profile: the Blackwell presets carry NVLink 5, HBM3e and NDR-400 datasheet rates and their deratings")
@@ -57,26 +81,27 @@ TEST_CASE("profile: the Blackwell presets carry NVLink 5, HBM3e and NDR-400 data
       CHECK(p.fabric(f).nominal().value() == Approx(400e9 / 8));
       CHECK(p.fabric(f).bandwidth.value() == Approx(0.92 * 50e9));
     }
-    // 1152 B of latent per token read from 8 TB/s HBM3e.
-    CHECK(p.kernel_per_token.value() == Approx(1152 / 8e12));
+    // HBM3e at 8 TB/s, 148 SMs; the efficiencies and the launch are the H100's.
+    CHECK(p.gpu.hbm.value() == Approx(8e12));
+    CHECK(p.gpu.sm_count == 148);
+    CHECK(p.gpu.memory_efficiency == Approx(0.895));
     // Inherited from the H100 profile: the paper's probe and one thread block's rate.
     CHECK(p.fabric(core::FabricClass::kIbSpine).probe_gpu.value() == Approx(16e-6));
     CHECK(p.fabric(core::FabricClass::kNvlink).block_rate.value() == Approx(25e9));
-    CHECK(p.splice_fixed.value() == Approx(3e-3));
+    CHECK_FALSE(p.measured.splice);
   }
-  // 2 x (576 + 512) flop per token and row at 40% of the dense bf16 rate: 2.25 PFLOP/s (B200),
-  // 2.5 PFLOP/s (GB200); prefill 2 x 37e9 flop per token at 37% of it.
+  // Dense tensor peaks: 2.25 PFLOP/s BF16 and 4.5 FP8 (B200), 2.5 and 5 (GB200).
   calibrate::Profile b200 = calibrate::load_profile("b200-ndr400-ibgda");
-  CHECK(b200.kernel_per_token_row.value() == Approx(2 * 1088 / (0.4 * 2.25e15)).epsilon(0.01));
-  CHECK(b200.prefill_tokens_per_s == Approx(0.37 * 2.25e15 / 74e9));
+  CHECK(b200.gpu.bf16.value() == Approx(2.25e15));
+  CHECK(b200.gpu.fp8.value() == Approx(4.5e15));
   calibrate::Profile gb200 = calibrate::load_profile("gb200-nvl72-ibgda");
-  CHECK(gb200.kernel_per_token_row.value() == Approx(2 * 1088 / (0.4 * 2.5e15)).epsilon(0.01));
-  CHECK(gb200.prefill_tokens_per_s == Approx(0.37 * 2.5e15 / 74e9));
+  CHECK(gb200.gpu.bf16.value() == Approx(2.5e15));
+  CHECK(gb200.gpu.fp8.value() == Approx(5e15));
 }
 
 TEST_CASE("profile: extends overrides only what the child sets")
 {
-  fs::path child = write_tmp("child.yaml", "name: mine\nextends: h100-ndr200-ibgda\nsplice:\n  fixed: 1ms\n");
+  fs::path child = write_tmp("child.yaml", "name: mine\nextends: paper-prototype\nsplice:\n  fixed: 1ms\n");
   calibrate::Profile p = calibrate::load_profile(child.string());
   CHECK(p.name == "mine");
   CHECK(p.splice_fixed.value() == Approx(1e-3));
@@ -130,7 +155,7 @@ TEST_CASE("profile: bad values point at the child's line and column")
 
 TEST_CASE("profile: a profile without a base must give every cost")
 {
-  fs::path p = write_tmp("thin.yaml", "name: thin\nprefill: {tokens_per_s: 0}\n");
+  fs::path p = write_tmp("thin.yaml", "name: thin\nprefill: {tokens_per_s: 0}\nholder: {kernel_fixed: 2us}\n");
   std::string what;
   try {
     calibrate::load_profile(p.string());
@@ -139,7 +164,21 @@ TEST_CASE("profile: a profile without a base must give every cost")
   }
   CHECK_THAT(what, Contains("fabrics.nvlink.probe_gpu: missing required key"));
   CHECK_THAT(what, Contains("prefill.tokens_per_s: must be greater than zero"));
-  CHECK_THAT(what, Contains("splice.fixed: missing required key"));
+  // Without a gpu section every kernel must be measured; a measured kernel is given whole.
+  CHECK_THAT(what, Contains("splice.fixed: missing: without a gpu section (the roofline) the splice must be given"));
+  CHECK_THAT(what, Contains("holder.kernel_per_token: missing: the measured attention kernel is given whole"));
+  CHECK_THAT(what, Contains("merge.fixed: missing: without a gpu section"));
+}
+
+TEST_CASE("profile: a spread on a value that prices nothing, or an efficiency above 1, is an error")
+{
+  fs::path a = write_tmp("spread.yaml", "name: s\nextends: h100-ndr200-ibgda\nuncertainty:\n"
+                                        "  splice.fixed: {relative: 0.1, source: x}\n");
+  CHECK_THROWS_WITH(calibrate::load_profile(a.string()),
+                    Contains("'splice.fixed' prices nothing in this profile (the roofline prices that kernel)"));
+  fs::path b = write_tmp("eff.yaml", "name: e\nextends: h100-ndr200-ibgda\ngpu: {memory_efficiency: 1.2}\n");
+  CHECK_THROWS_WITH(calibrate::load_profile(b.string()),
+                    Contains("gpu.memory_efficiency: an efficiency is a share of the peak: at most 1"));
 }
 
 TEST_CASE("profile: unknown preset names list the known ones")

@@ -63,6 +63,16 @@ const std::vector<Param>& params()
     seconds("merge.per_row", &Profile::merge_per_row);
     seconds("splice.fixed", &Profile::splice_fixed);
     seconds("splice.per_token", &Profile::splice_per_token);
+    seconds("splice.insert", &Profile::splice_insert);
+    v.push_back({"gpu.launch", [](const Profile& p) { return p.gpu.launch.value(); },
+                 [](Profile& p, double x) { p.gpu.launch = Seconds(x); }});
+    auto share = [&v](std::string key, double GpuSpec::*m) {
+      v.push_back({std::move(key), [m](const Profile& p) { return p.gpu.*m; },
+                   [m](Profile& p, double x) { p.gpu.*m = std::min(1.0, x); }});
+    };
+    share("gpu.memory_efficiency", &GpuSpec::memory_efficiency);
+    share("gpu.attention_efficiency", &GpuSpec::attention_efficiency);
+    share("gpu.gemm_efficiency", &GpuSpec::gemm_efficiency);
     seconds("host.overhead", &Profile::host_overhead);
     seconds("step.other_compute", &Profile::step_other);
     v.push_back({"prefill.tokens_per_s", [](const Profile& p) { return p.prefill_tokens_per_s; },

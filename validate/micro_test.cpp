@@ -1,5 +1,5 @@
-// Micro-scenarios through the engine against hand computations from the default profile's
-// published constants (the paper's: 16 us IBGDA probe, 25 GB/s NDR-200, one block per decode query).
+// Micro-scenarios through the engine against hand computations from the paper prototype's
+// published constants (16 us IBGDA probe, 25 GB/s NDR-200, one block per decode query, its kernel line).
 #include "validate/micro.hpp"
 
 #include "sim/core/error.hpp"
@@ -22,7 +22,7 @@ TEST_CASE("validate: a lone transfer micro-scenario is probe + bytes / link rate
 
 TEST_CASE("validate: a routed decode call micro-scenario matches the hand-computed round trip")
 {
-  MicroRunner run("h100-ndr200-ibgda");
+  MicroRunner run("paper-prototype");
   Micro m;
   m.rows = 256, m.chunk_tokens = 2048;
   const double q = 256 * 1152.0, a = 256 * 1028.0;

@@ -1,5 +1,7 @@
 #include "workloads/corpus.hpp"
 
+#include "sim/core/check.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -47,6 +49,11 @@ const core::Schema kCorpusSchema{
      .meaning = "HBM per holder for corpus KV",
      .check = Check::kPositive,
      .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
+    {.key = "position_aligned",
+     .kind = FieldKind::kBool,
+     .def = "false",
+     .meaning = "a moved chunk keeps the positions it was cached at (prefix-chained reuse, as Mooncake's hash_ids): "
+                "the splice re-rotates nothing"},
     {.key = "prescan",
      .kind = FieldKind::kBool,
      .def = "true",
@@ -82,6 +89,7 @@ CorpusConfig read_corpus(core::Section& s)
   c.seed = static_cast<std::uint64_t>(s.integer("seed"));
   c.holder_hbm = s.bytes("holder_hbm");
   c.prescan = s.boolean("prescan");
+  c.position_aligned = s.boolean("position_aligned");
   if (c.placement == PlacementStrategy::kHotReplicated && c.replicas > c.holders)
     s.error("replicas", "cannot exceed holders (" + std::to_string(c.holders) + ")");
   if ((c.placement == PlacementStrategy::kHotReplicated || c.placement == PlacementStrategy::kContiguous) && !c.prescan)
@@ -112,6 +120,13 @@ std::optional<std::uint64_t> Corpus::find(std::uint64_t block) const
   auto it = index_.find(block);
   if (it == index_.end()) return std::nullopt;
   return it->second / per_chunk_;
+}
+
+std::int64_t Corpus::place_in_chunk(std::uint64_t block) const
+{
+  auto it = index_.find(block);
+  XATTN_CHECK(it != index_.end(), "the place of a block never seen");
+  return static_cast<std::int64_t>(it->second % per_chunk_);
 }
 
 void Corpus::add(const Request& r)

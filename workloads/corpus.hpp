@@ -25,6 +25,7 @@ struct CorpusConfig {
   std::uint64_t seed = 1;
   core::Bytes holder_hbm{80e9}; ///< HBM each holder may spend on corpus KV, B
   bool prescan = true;          ///< count references in a first pass (needed by contiguous and hot-replicated)
+  bool position_aligned = false; ///< moved chunks keep their cached positions: nothing to re-rotate
 };
 
 const core::Schema& corpus_schema();
@@ -41,6 +42,8 @@ public:
   std::uint64_t chunk_of(std::uint64_t block);
   /// The chunk of a block already seen.
   std::optional<std::uint64_t> find(std::uint64_t block) const;
+  /// The place of a block already seen within its chunk (0 for the chunk's first block).
+  std::int64_t place_in_chunk(std::uint64_t block) const;
   /// Assigns every block of a request (in prompt order).
   void add(const Request& r);
   std::uint64_t blocks() const { return next_; }

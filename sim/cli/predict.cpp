@@ -2,6 +2,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/model/confidence.hpp"
+#include "sim/model/pricing.hpp"
 #include "sim/model/sweep.hpp"
 #include "topologies/topology.hpp"
 
@@ -61,6 +62,8 @@ void add_predict(CLI::App& app, Action& action)
   on_run(sub, action, [o, sub] {
     sim::ModelSpec model = sim::load_model(o->model);
     calibrate::Profile profile = calibrate::load_profile(o->profile);
+    if (std::string missing = sim::missing_dimensions(model, profile); !missing.empty())
+      core::fail("command line", 0, 0, "--model", missing);
     sim::PredictRequest req = o->req;
     req.fabric = *core::parse_fabric(o->fabric);
     req.transport = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;

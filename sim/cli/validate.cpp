@@ -24,7 +24,7 @@ namespace
 {
 struct ValidateOptions {
   std::string measured;
-  std::string profile = std::string(calibrate::kDefaultProfile);
+  std::string profile; ///< "": the default profile, or the paper's prototype with --paper
   std::string topology;
   double max_mape = -1;
   std::string out;
@@ -45,7 +45,7 @@ int run_measured(const ValidateOptions& o)
   if (!o.fabric.empty()) imp.fabric = core::parse_fabric(o.fabric);
   imp.inter_node_fabric = *core::parse_fabric(o.inter_node);
   validate::MeasuredData data = validate::read_measured(o.measured, imp);
-  validate::MicroRunner runner(o.profile, o.topology);
+  validate::MicroRunner runner(o.profile.empty() ? std::string(calibrate::kDefaultProfile) : o.profile, o.topology);
   validate::ValidationReport r = validate::validate_measured(data, runner, true);
   r.topology = o.topology;
   const std::string out = o.out.empty() ? "out/validate/" + std::filesystem::path(o.measured).stem().string() : o.out;
@@ -61,7 +61,7 @@ int run_measured(const ValidateOptions& o)
 int run_paper(const ValidateOptions& o)
 {
   validate::Reference ref = validate::load_reference(o.reference);
-  validate::MicroRunner runner(o.profile, o.topology);
+  validate::MicroRunner runner(o.profile.empty() ? std::string(calibrate::kPaperProfile) : o.profile, o.topology);
   auto results = validate::check_paper(ref, runner);
   std::cout << "xattn validate --paper: " << ref.source << "\nprofile " << runner.profile_path() << ", "
             << (o.topology.empty() ? "nominal topologies from the profile" : "topology " + o.topology) << "; "
@@ -92,7 +92,9 @@ void add_validate(CLI::App& app, Action& action)
                                              "scenario's expected outputs");
   sub->add_option("MEASURED", o->measured,
                   "Measured data: xattn CSV/JSONL (validate/README.md) or any `calibrate fit` input format");
-  sub->add_option("--profile", o->profile, "Calibration profile preset name or file")->capture_default_str();
+  sub->add_option("--profile", o->profile,
+                  "Calibration profile preset name or file (default: " + std::string(calibrate::kDefaultProfile) +
+                      "; with --paper, the paper's own prototype, " + std::string(calibrate::kPaperProfile) + ")");
   sub->add_option("--topology", o->topology, "Topology preset or file (default: nominal paths from the profile)");
   sub->add_option("--max-mape", o->max_mape, "Fail (exit 1) when the overall MAPE is above this many percent")
       ->check(CLI::NonNegativeNumber);

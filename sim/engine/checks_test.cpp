@@ -20,7 +20,10 @@ using Catch::Contains;
 
 TEST_CASE("engine checks: a holder's compute and copy streams refuse what cannot happen")
 {
-  CHECK_THROWS_WITH(ComputeUnit(0), Contains("sim/engine/compute.cpp") && Contains("check failed: slots > 0"));
+  ComputeUnit gpu;
+  CHECK_THROWS_WITH(gpu.submit(1e-6, 0, [] {}),
+                    Contains("sim/engine/compute.cpp") && Contains("check failed: share > 0 && share <= 1"));
+  CHECK_THROWS_WITH(gpu.submit(1e-6, 1.5, [] {}), Contains("a kernel occupies a share of its GPU in (0, 1]"));
   CHECK_THROWS_AS(StreamPool(0), core::InternalError);
   StreamPool pool(2);
   CHECK_THROWS_WITH(pool.release(), Contains("a copy stream released that was not acquired"));

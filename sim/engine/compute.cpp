@@ -9,11 +9,6 @@
 namespace xattn::sim::engine
 {
 
-ComputeUnit::ComputeUnit(int slots) : slots_(slots)
-{
-  XATTN_CHECK(slots > 0, "a GPU runs at least one kernel at a time");
-}
-
 StreamPool::StreamPool(int streams) : streams_(streams), free_(streams)
 {
   XATTN_CHECK(streams > 0, "a holder has at least one copy stream");
@@ -21,8 +16,7 @@ StreamPool::StreamPool(int streams) : streams_(streams), free_(streams)
 
 double ComputeUnit::rate() const
 {
-  const auto n = static_cast<double>(active_.size());
-  return n <= slots_ ? 1.0 : slots_ / n;
+  return shares_ <= 1.0 ? 1.0 : 1.0 / shares_;
 }
 
 void ComputeUnit::advance()
@@ -51,13 +45,16 @@ void ComputeUnit::reschedule()
   });
 }
 
-void ComputeUnit::submit(double work_s, std::function<void()> done)
+void ComputeUnit::submit(double work_s, double share, std::function<void()> done)
 {
   XATTN_CHECK(work_s >= 0 && std::isfinite(work_s), "a kernel takes a finite, non-negative time");
+  XATTN_CHECK(share > 0 && share <= 1, "a kernel occupies a share of its GPU in (0, 1]");
   advance();
-  active_.push_back({work_s, now(), work_s, std::move(done)});
+  active_.push_back({work_s, now(), work_s, share, std::move(done)});
+  shares_ += share;
   ++stats_.kernels;
   stats_.work_s += work_s;
+  stats_.gpu_s += work_s * share;
   stats_.max_concurrent = std::max(stats_.max_concurrent, static_cast<int>(active_.size()));
   reschedule();
 }
@@ -87,6 +84,10 @@ void ComputeUnit::on_next()
     *least = std::move(active_.back());
     active_.pop_back();
   }
+  // Summed afresh, not decremented: the sum of the kernels left stays exact.
+  shares_ = 0;
+  for (const Kernel& k : active_)
+    shares_ += k.share;
   reschedule();
   for (auto& f : finished)
     f();

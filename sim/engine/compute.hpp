@@ -1,7 +1,9 @@
-// A GPU's compute as the holder elbow needs it (docs/architecture.md): up to `slots` kernels run at
-// full speed at once; past that they share the GPU equally (processor sharing: each of n kernels
-// runs at slots / n of full speed), exactly as a SimGrid host with `slots` cores shares its
-// executions. Kept as our own event-driven model because each kernel is two timer events here,
+// A GPU's compute as its kernels share it (docs/architecture.md): each kernel occupies a share of
+// the GPU (the SMs its grid fills; a measured profile's 1 / compute_concurrency) and runs at its
+// own full speed while the shares of the kernels running sum to at most 1; past that every kernel
+// slows by the same factor, 1 / (sum of shares), so the GPU never does more than one GPU's work
+// (processor sharing, as a SimGrid host shares its executions: equal shares of 1/n reproduce a host
+// with n cores). Kept as our own event-driven model because each kernel is two timer events here,
 // against a SimGrid exec's far higher cost at millions of kernels.
 //
 // Also the staging-copy pool: K streams, first come first served.
@@ -21,6 +23,7 @@ struct ComputeStats {
   std::uint64_t kernels = 0;
   double busy_s = 0;  ///< time with at least one kernel running
   double work_s = 0;  ///< sum of kernels' full-speed durations
+  double gpu_s = 0;   ///< GPU time the kernels used: the sum of full-speed duration x share
   double delay_s = 0; ///< sum over kernels of (finish - submit - work): sharing delay
   int max_concurrent = 0;
 };
@@ -28,17 +31,16 @@ struct ComputeStats {
 class ComputeUnit
 {
 public:
-  /// REQUIRES: slots > 0.
-  explicit ComputeUnit(int slots);
-  /// Starts a kernel of `work_s` seconds at full speed now; `done` runs when it finishes.
-  /// REQUIRES: work_s >= 0, finite.
-  void submit(double work_s, std::function<void()> done);
+  ComputeUnit() = default;
+  /// Starts a kernel of `work_s` seconds at full speed, occupying `share` of the GPU, now; `done`
+  /// runs when it finishes. REQUIRES: work_s >= 0, finite; 0 < share <= 1.
+  void submit(double work_s, double share, std::function<void()> done);
   const ComputeStats& stats() const { return stats_; }
   int running() const { return static_cast<int>(active_.size()); }
 
 private:
   struct Kernel {
-    double remaining, submitted, work;
+    double remaining, submitted, work, share;
     std::function<void()> done;
   };
   double rate() const;
@@ -46,8 +48,8 @@ private:
   void reschedule();
   void on_next();
 
-  int slots_;
   std::vector<Kernel> active_;
+  double shares_ = 0; ///< sum of the running kernels' shares
   double last_ = 0;
   TimerHandle next_ = nullptr;
   ComputeStats stats_;

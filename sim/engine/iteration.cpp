@@ -28,7 +28,7 @@ struct Exchange {
 struct Move {
   int holder = 0;
   bool prefill = false;
-  double tokens = 0; ///< moved or re-prefilled
+  double tokens = 0; ///< moved or re-prefilled (from the start of its chunk)
   int runs = 1;
   std::vector<std::uint64_t> keys;   ///< cache entries it fills
   double key_bytes = 0;              ///< bytes of each entry (all layers)
@@ -104,7 +104,7 @@ struct IterationSteps {
   CallRef call_ref(int op, int rank) const;
   /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
   void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
-  Options options() const { return {sc().transport, sc().what_if.collapsed_response}; }
+  Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
   ExchangePrice price(const Exchange& e, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
@@ -124,10 +124,20 @@ struct IterationSteps {
                       sim.net_->path_cost(them, me), sim.net_->path_cost(me, them), options());
   }
   double exchange_idle(const Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
+  /// One round's share of a re-prefill, on one GPU of the requester.
+  double prefill_round(const Move& mv) const
+  {
+    return prefill_time(sc().model, sc().profile, mv.tokens, 0, sc().tp).value() / plan->rounds;
+  }
   double move_idle(const Move& mv) const
   {
-    if (mv.prefill) return prefill_time(sc().profile, mv.tokens).value() / plan->rounds;
+    if (mv.prefill) return prefill_round(mv);
     return plan->scale * price(mv, 0).idle().value();
+  }
+  /// What a move keeps the requester's GPU busy with, one after another with its other moves.
+  double move_serial(const Move& mv) const
+  {
+    return mv.prefill ? prefill_round(mv) : plan->scale * price(mv, 0).splice.value();
   }
 };
 
@@ -165,7 +175,8 @@ void IterationSteps::build()
     if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
     plan->batch.push_back(a.get());
   }
-  bool any_local = false, any_merge = false;
+  bool any_merge = false;
+  double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
   std::vector<std::uint64_t> selected;
   struct Need {
     std::uint64_t chunk;
@@ -212,8 +223,21 @@ void IterationSteps::build()
         ++q->cached;
         continue;
       }
+      // A selected block is re-prefilled with the tokens before it in its chunk (its run).
+      double span = n.tokens;
+      if (sparse) {
+        std::int64_t last = 0;
+        for (std::uint64_t k : n.keys)
+          last = std::max(last, sim.corpus_->place_in_chunk(k));
+        span = static_cast<double>(last + 1) * bt;
+      }
       const NeedView view{
-          sim, in, *q, n.chunk, {rows_q, n.tokens, 1, n.runs, sparse, sc().transport}, holder_gpu(h, 0)};
+          sim,
+          in,
+          *q,
+          n.chunk,
+          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp, span},
+          holder_gpu(h, 0)};
       const Primitive choice = sim.policy_->decide(view);
       if (choice == Primitive::kRoute) {
         const void* owner = sc().what_if.batching ? nullptr : q;
@@ -253,6 +277,7 @@ void IterationSteps::build()
       mv.holder = h;
       mv.prefill = prefill;
       mv.tokens = sparse ? n.tokens : static_cast<double>(sc().corpus.chunk_tokens);
+      if (prefill) mv.tokens = sparse ? span : mv.tokens; // from the chunk's start: the others attended, not kept
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
@@ -260,28 +285,30 @@ void IterationSteps::build()
       plan->moves.push_back(std::move(mv));
     }
     if (local_tokens > 0) {
-      any_local = true;
-      plan->local_work += local_attention(p, local_tokens, rows_q).value();
+      local_rows += rows_q;
+      local_tokens_all += local_tokens;
+      local_token_rows += local_tokens * rows_q;
     }
     const double partials =
         static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
     if (!routed_holders.empty()) {
       any_merge = true;
-      plan->merge_work += merge_rows_time(p, partials, rows_q).value();
+      plan->merge_work += merge_rows_time(m, p, partials, rows_q).value();
     }
   }
   // One attention launch and one merge launch per iteration for the whole batch.
-  if (any_local) plan->local_work += exchange_kernel_time(p, 1, 0, 0).value();
-  if (any_merge) plan->merge_work += merge_time(p, 0, 0).value();
+  if (local_tokens_all > 0)
+    plan->local_work = attention_kernel(m, p, 1, local_rows, local_tokens_all, local_token_rows).time().value();
+  if (any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
 
-  double round_bound = 0, splices = 0;
+  double round_bound = 0, serial = 0;
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {
     round_bound = std::max(round_bound, move_idle(mv));
-    if (!mv.prefill) splices += plan->scale * splice_time(p, mv.runs, mv.tokens).value();
+    serial += move_serial(mv);
   }
-  round_bound = std::max(round_bound, splices); // splices run one after another
+  round_bound = std::max(round_bound, serial); // splices and re-prefills run one after another
   round_bound += plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
   if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
@@ -330,18 +357,20 @@ void IterationSteps::launch_exchange(int op, int rank)
   IterationSteps self = *this;
   Timeline* tl = timeline();
   const double start = stamp(tl);
-  // Query out (its fixed delays fused into the same event), the holder's kernel, answer back.
-  send(me, them, x.query * L, x.query_flow, x.after_query * L, [=]() mutable {
+  // Query out (its fixed delays and the kernel's launch fused into the same event), the holder's
+  // kernel, answer back.
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [=]() mutable {
     const double arrived = stamp(tl);
     int lane = 0;
     if (tl != nullptr) {
       const CallRef c = self.call_ref(op, rank);
-      tl->leg(Leg::kQuery, c, start, arrived - (x.after_query * L).value(), (x.query * L).value());
-      tl->leg(Leg::kProbe, c, arrived - (x.after_query * L).value(), arrived);
+      const double probed = arrived - (x.kernel.launch * L).value();
+      tl->leg(Leg::kQuery, c, start, probed - (x.after_query * L).value(), (x.query * L).value());
+      tl->leg(Leg::kProbe, c, probed - (x.after_query * L).value(), probed);
       lane = tl->holder_begin(Leg::kKernel, c);
       tl->queue(Leg::kKernel, them, gpu->running() + 1);
     }
-    gpu->submit((x.compute * L).value(), [=]() mutable {
+    gpu->submit((x.kernel.work * L).value(), x.kernel.share, [=]() mutable {
       const double computed = stamp(tl);
       if (tl != nullptr) {
         tl->holder_end(Leg::kKernel, self.call_ref(op, rank), lane, arrived);
@@ -366,11 +395,16 @@ void IterationSteps::launch_move(int op, int rank)
   IterationSteps self = *this;
   Timeline* tl = timeline();
   const double start = stamp(tl);
+  // The requester's GPU runs its splices and re-prefills one after another.
+  double* free_at = &instance().compute_free_at[rank];
   if (mv.prefill) {
-    after(prefill_time(sc().profile, mv.tokens).value() / plan->rounds, [self, tl, op, rank, start]() mutable {
+    const double begin = std::max(now(), *free_at);
+    *free_at = begin + prefill_round(mv);
+    instance().compute_busy[rank] += *free_at - begin;
+    after(*free_at - now(), [self, tl, op, rank, start, begin]() mutable {
       if (tl != nullptr) {
         const CallRef c = self.call_ref(op, rank);
-        tl->leg(Leg::kPrefill, c, start, now());
+        tl->leg(Leg::kPrefill, c, begin, now());
         tl->call(Primitive::kLocal, c, start, 0);
       }
       self.op_done();
@@ -382,7 +416,7 @@ void IterationSteps::launch_move(int op, int rank)
   const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
-  double* free_at = &instance().splice_free_at[rank];
+  double* busy = &instance().compute_busy[rank];
   auto gather = [=]() mutable {
     if (tl != nullptr && x.index)
       tl->leg(Leg::kIndex, self.call_ref(op, rank), start, now(), ((x.index_query + x.ids) * L).value());
@@ -400,6 +434,7 @@ void IterationSteps::launch_move(int op, int rank)
           const double probed = now();
           const double begin = std::max(probed, *free_at);
           *free_at = begin + (x.splice * L).value();
+          *busy += *free_at - begin;
           after(*free_at - now(), [=]() mutable {
             if (tl != nullptr) {
               const CallRef c = self.call_ref(op, rank);
@@ -434,6 +469,8 @@ void IterationSteps::round_done()
   const bool last = plan->round + 1 >= plan->rounds;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
+  for (double& busy : instance().compute_busy)
+    busy += tail;
   IterationSteps self = *this;
   const double begin = stamp(timeline());
   after(tail, [self, begin]() mutable {

@@ -65,20 +65,20 @@ sim::Flow one_block()
   return {core::BytesPerSec(25e9), 1.0, false, 1};
 }
 
-TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
+TEST_CASE("engine parts: a holder runs its kernels at full speed while their shares fit, then shares")
 {
   auto e = make_engine();
   one_host();
-  // Two slots, three kernels of 1 s at t = 0: all share at 2/3 speed until... each needs 1 s of
-  // work at 2/3 s per s: all three finish at 1.5 s.
-  ComputeUnit gpu(2);
+  // Three kernels of 1 s, each taking half the GPU, at t = 0: their shares sum to 1.5, so each runs
+  // at 1 / 1.5 = 2/3 speed, and all three finish at 1.5 s.
+  ComputeUnit gpu;
   std::vector<double> done;
   after(0.0, [&] {
     for (int i = 0; i < 3; ++i)
-      gpu.submit(1.0, [&] { done.push_back(now()); });
+      gpu.submit(1.0, 0.5, [&] { done.push_back(now()); });
   });
   // A fourth kernel of 0.5 s alone later runs at full speed.
-  after(10.0, [&] { gpu.submit(0.5, [&] { done.push_back(now()); }); });
+  after(10.0, [&] { gpu.submit(0.5, 0.5, [&] { done.push_back(now()); }); });
   e->run();
   REQUIRE(done.size() == 4);
   CHECK(done[0] == Approx(1.5));
@@ -86,18 +86,46 @@ TEST_CASE("engine parts: a holder runs its slots at full speed, then shares")
   CHECK(done[3] == Approx(10.5));
   CHECK(gpu.stats().max_concurrent == 3);
   CHECK(gpu.stats().delay_s == Approx(3 * 0.5));
+  CHECK(gpu.stats().gpu_s == Approx(3 * 0.5 + 0.25));
+}
+
+TEST_CASE("engine parts: sixteen kernels that each fill an eighth of the SMs take twice one's time")
+{
+  auto e = make_engine();
+  one_host();
+  // Alone, a kernel of 1 ms on 1/8 of the SMs takes 1 ms. Sixteen at once ask for 16/8 = 2 GPUs:
+  // each gets half its speed and all end at 2 ms, the GPU busy 2 ms for 2 ms of its time.
+  ComputeUnit gpu;
+  double alone = 0;
+  std::vector<double> done;
+  after(0.0, [&] {
+    const double t0 = now();
+    gpu.submit(1e-3, 1.0 / 8, [&, t0] { alone = now() - t0; });
+  });
+  after(1.0, [&] {
+    const double t0 = now();
+    for (int i = 0; i < 16; ++i)
+      gpu.submit(1e-3, 1.0 / 8, [&, t0] { done.push_back(now() - t0); });
+  });
+  e->run();
+  REQUIRE(done.size() == 16);
+  CHECK(alone == Approx(1e-3));
+  for (double d : done)
+    CHECK(d == Approx(2 * 1e-3));
+  CHECK(gpu.stats().gpu_s == Approx(17 * 1e-3 / 8));
+  CHECK(gpu.stats().busy_s == Approx(3e-3));
 }
 
 TEST_CASE("engine parts: kernels arriving mid-way slow the running ones down")
 {
   auto e = make_engine();
   one_host();
-  ComputeUnit gpu(1);
+  ComputeUnit gpu;
   double a = 0, b = 0;
-  after(0.0, [&] { gpu.submit(1.0, [&] { a = now(); }); });
+  after(0.0, [&] { gpu.submit(1.0, 1.0, [&] { a = now(); }); });
   // At 0.5 s the first has 0.5 s left; both then run at half speed: the first ends at 1.5 s, the
   // second has done 0.5 of its 1.0 s then and finishes alone at 2.0 s.
-  after(0.5, [&] { gpu.submit(1.0, [&] { b = now(); }); });
+  after(0.5, [&] { gpu.submit(1.0, 1.0, [&] { b = now(); }); });
   e->run();
   CHECK(a == Approx(1.5));
   CHECK(b == Approx(2.0));

@@ -61,6 +61,7 @@ json invariants(const Invariants& v)
           {"unfinished", v.unfinished},
           {"bytes_accounted", v.bytes_accounted},
           {"caches_within_budget", v.caches_within_budget},
+          {"gpus_within_wall", v.gpus_within_wall},
           {"simgrid_bytes_handed", v.simgrid_bytes_handed},
           {"simgrid_bytes_completed", v.simgrid_bytes_completed},
           {"step_bound_violations", v.step_bound_violations},
@@ -75,6 +76,7 @@ Invariants invariants(const json& j)
   v.unfinished = j.value("unfinished", std::uint64_t{0});
   v.bytes_accounted = j.value("bytes_accounted", v.ok);
   v.caches_within_budget = j.value("caches_within_budget", true); // not checked before it was written
+  v.gpus_within_wall = j.value("gpus_within_wall", true);         // likewise
   v.simgrid_bytes_handed = j.value("simgrid_bytes_handed", 0.0);
   v.simgrid_bytes_completed = j.value("simgrid_bytes_completed", 0.0);
   v.step_bound_violations = j.value("step_bound_violations", std::uint64_t{0});

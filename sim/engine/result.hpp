@@ -68,10 +68,12 @@ inline constexpr std::string_view kRequestsFinished = "all_requests_finished";
 inline constexpr std::string_view kBytesAccounted = "bytes_accounted";
 inline constexpr std::string_view kStepBounds = "step_bounds";
 inline constexpr std::string_view kCachesWithinBudget = "caches_within_budget";
+inline constexpr std::string_view kGpusWithinWall = "gpus_within_wall";
 
 /// The invariants one simulation checked (docs/architecture.md, "Invariants").
 struct Invariants {
-  bool ok = true, all_requests_finished = true, bytes_accounted = true, caches_within_budget = true;
+  bool ok = true, all_requests_finished = true, bytes_accounted = true, caches_within_budget = true,
+       gpus_within_wall = true;
   std::uint64_t unfinished = 0, step_bound_violations = 0;
   double simgrid_bytes_handed = 0, simgrid_bytes_completed = 0;
   std::vector<std::string> problems; ///< "NAME: what", the first few

@@ -131,6 +131,25 @@ PolicyResult Simulation::results()
                                                    std::to_string(in->cache->peak()) + " bytes, over its budget of " +
                                                    std::to_string(in->cache->budget()) + " (engine.cache_budget)"));
   }
+  // No GPU computed for longer than the run lasted: a holder's kernels used at most one GPU's
+  // time (the sum of their full-speed durations x shares), a requester's own work ran one piece
+  // at a time. Within rounding of the sums.
+  bool gpus_ok = true;
+  const double wall = now();
+  auto within = [&](double used, const std::string& gpu) {
+    if (used <= wall * (1 + 1e-9) + 1e-12) return;
+    gpus_ok = false;
+    if (inv.problems.size() < 10)
+      inv.problems.push_back(invariant_problem(kGpusWithinWall, gpu + " computed for " + std::to_string(used) +
+                                                                    " s of GPU time in a run of " +
+                                                                    std::to_string(wall) + " s"));
+  };
+  for (std::size_t i = 0; i < sc_.holders.size(); ++i)
+    within(holder_compute_[i]->stats().gpu_s, "holder " + sc_.topology->gpu_name(sc_.holders[i]));
+  for (const auto& in : instances_)
+    for (std::size_t k = 0; k < in->gpus.size(); ++k)
+      within(in->compute_busy[k], "requester " + sc_.topology->gpu_name(in->gpus[k]));
+  inv.gpus_within_wall = gpus_ok;
   inv.all_requests_finished = unfinished == 0;
   inv.unfinished = unfinished;
   inv.bytes_accounted = bytes_ok;

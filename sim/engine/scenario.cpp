@@ -1,6 +1,7 @@
 #include "sim/engine/scenario.hpp"
 #include "sim/engine/run_size.hpp"
 
+#include "sim/model/pricing.hpp"
 #include "sim/policy/policy.hpp"
 
 #include "sim/core/memory.hpp"
@@ -444,6 +445,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   if (!top.has("policies"))
     for (const policy::PolicyInfo& p : policy::registry())
       sc.policies.emplace_back(p.name);
+  // Only route and fetch never price a re-prefill.
+  const bool prices_local = std::any_of(sc.policies.begin(), sc.policies.end(),
+                                        [](const std::string& p) { return p != "route" && p != "fetch"; });
+  if (prices_local && !sc.profile.name.empty() && sc.model.layers > 0)
+    if (std::string missing = missing_dimensions(sc.model, sc.profile); !missing.empty()) top.error("model", missing);
 
   core::Section eng = top.section("engine");
   sc.granularity = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;

@@ -88,7 +88,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
   for (std::size_t i = 0; i < sc.holders.size(); ++i) {
     holder_index_of_gpu_[sc.holders[i]] = static_cast<int>(i);
-    holder_compute_.push_back(std::make_unique<ComputeUnit>(sc.profile.compute_concurrency));
+    holder_compute_.push_back(std::make_unique<ComputeUnit>());
     holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
   }
   for (int i = 0; i < sc.requester_instances(); ++i) {
@@ -96,7 +96,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     in->index = i;
     in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
     in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
-    in->splice_free_at.assign(sc.tp, 0.0);
+    in->compute_free_at.assign(sc.tp, 0.0);
+    in->compute_busy.assign(sc.tp, 0.0);
     instances_.push_back(std::move(in));
   }
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)

@@ -71,7 +71,8 @@ struct Simulation::Instance {
   std::deque<std::unique_ptr<Active>> active; ///< arrival order
   std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
   bool busy = false;
-  std::vector<double> splice_free_at; ///< per rank: splices run one after another on the GPU
+  std::vector<double> compute_free_at; ///< per rank: its splices and re-prefills run one after another
+  std::vector<double> compute_busy;    ///< per rank: time its GPU computed (splices, re-prefills, tails)
 };
 
 } // namespace xattn::sim::engine

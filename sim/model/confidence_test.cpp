@@ -68,10 +68,10 @@ double relative_spread(const calibrate::Profile& p, const std::string& key)
 
 } // namespace
 
-TEST_CASE("confidence: the default profile gives an interval per cost and a stable decision far from break-even")
+TEST_CASE("confidence: the paper prototype gives an interval per cost and a stable decision far from break-even")
 {
   const ModelSpec m = load_model("deepseek-v3");
-  const calibrate::Profile p = calibrate::load_profile("h100-ndr200-ibgda");
+  const calibrate::Profile p = calibrate::load_profile("paper-prototype");
   const Prediction point = predict(m, p, decode_call(0));
   const PredictionSpread far = predict_spread(m, p, decode_call(0), std::nullopt);
   REQUIRE(far.draws == 2000);

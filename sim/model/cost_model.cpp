@@ -30,8 +30,8 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const double per_holder = s.tokens / h;
   const double decoded = s.rows / m.heads; // tokens decoded in this call
   const Seconds lat = leg_latency(p, path);
-  const Seconds attend = kernel_time(p, s.tokens, s.rows);
-  const Options o{s.transport, true};
+  const Seconds attend = kernel_time(m, p, s.tokens, s.rows);
+  const Options o{s.transport, true, s.aligned};
 
   // Route: the same exchange with each holder, in parallel through the requester's link.
   const ExchangePrice e =
@@ -39,9 +39,9 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   CallCost c;
   c.route.probe = probe(p, path.fabric, s.transport, e.query);
   c.route.transfer = parallel_transfer(e.query, h, e.query_flow, path, lat);
-  c.route.compute = e.compute;
+  c.route.compute = e.kernel.time();
   c.route.ret = parallel_transfer(e.answer, h, e.answer_flow, path, lat);
-  c.route.merge = merge_time(p, h, s.rows);
+  c.route.merge = merge_time(m, p, h, s.rows);
   c.route.host = p.host_overhead;
   c.route_wire = (e.query + e.answer) * static_cast<double>(h);
 
@@ -55,12 +55,13 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
     c.fetch_wire = (mv.index_query + mv.ids) * static_cast<double>(h);
   }
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
-  c.fetch.splice = splice_time(p, s.runs, s.tokens);
+  c.fetch.splice = splice_time(m, p, s.runs, s.tokens, s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
   c.fetch_wire += mv.bytes * static_cast<double>(h);
 
-  c.local.prefill = prefill_time(p, s.tokens) / static_cast<double>(m.layers);
+  const double prefilled = s.prefill_tokens > 0 ? s.prefill_tokens : s.tokens;
+  c.local.prefill = prefill_time(m, p, prefilled, 0, s.gpus) / static_cast<double>(m.layers);
   c.local.compute = attend;
 
   c.reuse = attend;

@@ -31,6 +31,8 @@ calibrate::Profile hand_profile()
   p.splice_fixed = core::Seconds(3e-3);
   p.splice_per_token = core::Seconds(0.17e-9);
   p.prefill_tokens_per_s = 5000;
+  p.compute_concurrency = 8;
+  p.measured = {.kernel = true, .merge = true, .splice = true, .prefill = true, .concurrency = true};
   return p;
 }
 

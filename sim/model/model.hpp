@@ -38,6 +38,10 @@ struct ModelSpec {
   int rope_dim = 0;
   KvDtype kv_dtype = KvDtype::kBf16;
   IndexSpec index;
+  /// Parameters one token's forward pass multiplies by (MoE: the activated ones); 0: not given.
+  double active_parameters = 0;
+  int qk_nope_head_dim = 0; ///< per head, query/key dims without RoPE (prefill's unabsorbed attention)
+  int v_head_dim = 0;       ///< per head, value dims
 
   /// Latent KV of one token in one layer: (rank + rope) x 2 B in bf16 (1152 B for 512 + 64);
   /// rank x 1 B + rank/128 x 4 B + rope x 2 B in FlashMLA fp8 (656 B).

@@ -10,9 +10,11 @@ using Catch::Matchers::Contains;
 
 namespace
 {
+// The paper's prototype: these cases check its published decisions (a 3 ms splice, break-even
+// near 80 later steps).
 struct Fixture {
   sim::ModelSpec model = sim::load_model("deepseek-v3");
-  calibrate::Profile profile = calibrate::load_profile(calibrate::kDefaultProfile);
+  calibrate::Profile profile = calibrate::load_profile(calibrate::kPaperProfile);
 };
 double sum_breakdown(const nlohmann::json& b)
 {
@@ -45,6 +47,22 @@ TEST_CASE("predict: the issue's decode case routes in tens of microseconds")
   CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "fetch");
   r.reuse = std::floor(n);
   CHECK(sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile)["decision"] == "route");
+}
+
+TEST_CASE("predict: under the production profile the splice is microseconds and fetch breaks even within a few steps")
+{
+  Fixture f;
+  f.profile = calibrate::load_profile(calibrate::kDefaultProfile);
+  sim::PredictRequest r;
+  r.fabric = core::FabricClass::kIbSpine;
+  r.mq = 256;
+  r.ct = 4096;
+  nlohmann::json j = sim::to_json(sim::predict(f.model, f.profile, r), f.model, f.profile);
+  // One layer: a 3 us launch, 4096 x 256 B of RoPE dims at 3.35 TB/s x 0.895, 20 us / 61 of insertion.
+  CHECK(j["breakdown_s"]["fetch"]["splice"].get<double>() ==
+        Approx(3e-6 + 4096 * 256 / (3.35e12 * 0.895) + 20e-6 / 61).epsilon(1e-9));
+  CHECK(j["decision"] == "route");
+  CHECK(j["break_even_reuse"].get<double>() < 10);
 }
 
 TEST_CASE("predict: layers scale every term, and the break-even does not move")

@@ -1,6 +1,7 @@
 #include "sim/model/pricing.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace xattn::sim
 {
@@ -64,44 +65,103 @@ Seconds parallel_transfer(Bytes bytes_each, int holders, const Flow& f, const Pa
   return latency + bytes_each / (capacity * f.factor);
 }
 
-Seconds kernel_time(const Profile& p, double tokens, double rows)
+namespace
 {
-  return exchange_kernel_time(p, 1, tokens, tokens * rows);
+
+// FlashMLA's decode tile: a thread block takes 64 query rows against 64 cached tokens at a time
+// (deepseek-ai/FlashMLA, block_size_m and the page block size).
+constexpr double kTileRows = 64, kTileTokens = 64;
+
+// The whole GPU's roofline time of a kernel that moves `bytes` and does `flops` at `peak` x
+// `efficiency`.
+Seconds roofline(const calibrate::GpuSpec& g, Bytes bytes, double flops, core::FlopsPerSec peak, double efficiency)
+{
+  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
 }
 
-Seconds exchange_kernel_time(const Profile& p, double fixed_launches, double tokens, double token_rows)
+// FLOPs of absorbed MLA decode per (cached token, query row): the scores over rank + rope values,
+// the output over rank values, a multiply and an add each.
+double attention_flops_per_token_row(const ModelSpec& m)
 {
-  return p.kernel_fixed * fixed_launches + p.kernel_per_token * tokens + p.kernel_per_token_row * token_rows;
+  return 2.0 * (2.0 * m.kv_lora_rank + m.rope_dim);
 }
 
-Seconds merge_time(const Profile& p, double partials, double rows)
+} // namespace
+
+Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, double rows, double tokens,
+                        double token_rows)
 {
-  return p.merge_fixed + merge_rows_time(p, partials, rows);
+  Kernel k;
+  if (p.measured.kernel) {
+    k.work = p.kernel_fixed * launches + p.kernel_per_token * tokens + p.kernel_per_token_row * token_rows;
+  } else {
+    const calibrate::GpuSpec& g = p.gpu;
+    k.launch = g.launch * launches;
+    const Bytes bytes = m.latent_per_token() * tokens + (m.query_row() + m.output_row()) * rows;
+    const Seconds whole = roofline(g, bytes, attention_flops_per_token_row(m) * token_rows, g.bf16, g.attention_efficiency);
+    const double tiles = std::ceil(token_rows / (kTileRows * kTileTokens));
+    k.share = std::clamp(tiles / g.sm_count, 1.0 / g.sm_count, 1.0);
+    k.work = whole / k.share;
+  }
+  if (p.measured.concurrency) k.share = 1.0 / p.compute_concurrency;
+  return k;
 }
 
-Seconds merge_rows_time(const Profile& p, double partials, double rows)
+Seconds kernel_time(const ModelSpec& m, const Profile& p, double tokens, double rows)
 {
-  return p.merge_per_row * (partials * rows);
+  return attention_kernel(m, p, 1, rows, tokens, tokens * rows).time();
 }
 
-Seconds splice_time(const Profile& p, double runs, double tokens)
+Seconds merge_time(const ModelSpec& m, const Profile& p, double partials, double rows)
 {
-  return p.splice_fixed * runs + p.splice_per_token * tokens;
+  return (p.measured.merge ? p.merge_fixed : p.gpu.launch) + merge_rows_time(m, p, partials, rows);
 }
 
-Seconds prefill_time(const Profile& p, double tokens)
+Seconds merge_rows_time(const ModelSpec& m, const Profile& p, double partials, double rows)
 {
-  return Seconds(tokens / p.prefill_tokens_per_s);
+  if (p.measured.merge) return p.merge_per_row * (partials * rows);
+  // Memory-bound: every partial row read, the merged row written.
+  if (partials <= 0) return Seconds(0);
+  return m.output_row() * ((partials + 1) * rows) / (p.gpu.hbm * p.gpu.memory_efficiency);
 }
 
-Seconds local_attention(const Profile& p, double tokens, double rows)
+Seconds splice_time(const ModelSpec& m, const Profile& p, double runs, double tokens, bool aligned)
 {
-  return exchange_kernel_time(p, 0, tokens, tokens * rows);
+  if (p.measured.splice) return p.splice_fixed * runs + p.splice_per_token * tokens;
+  const Seconds insert = p.splice_insert * (runs / m.layers);
+  if (aligned || tokens <= 0) return insert;
+  // The RoPE part of each token's latent is bf16 in every layout: read, rotated, written.
+  const Bytes rotated = Bytes(2.0 * 2.0 * m.rope_dim * tokens);
+  return p.gpu.launch + rotated / (p.gpu.hbm * p.gpu.memory_efficiency) + insert;
+}
+
+Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, int gpus)
+{
+  if (p.measured.prefill) return Seconds(tokens / p.prefill_tokens_per_s);
+  if (tokens <= 0) return Seconds(0);
+  const calibrate::GpuSpec& g = p.gpu;
+  const double n = std::max(1, gpus);
+  // GEMMs: a multiply and an add per active parameter and token, FP8, compute-bound at a chunk's
+  // thousands of tokens. Attention: each token against the tokens before it and itself (causal),
+  // per head the scores over qk_nope + rope dims and the output over v dims.
+  const double gemm = 2.0 * m.active_parameters * tokens;
+  const double pairs = tokens * before + tokens * (tokens + 1) / 2;
+  const double attention =
+      2.0 * m.layers * m.heads * (m.qk_nope_head_dim + m.rope_dim + m.v_head_dim) * pairs;
+  return Seconds(gemm / (g.fp8.value() * g.gemm_efficiency * n)) +
+         Seconds(attention / (g.bf16.value() * g.attention_efficiency * n)) + g.launch * m.layers;
+}
+
+std::string missing_dimensions(const ModelSpec& m, const Profile& p)
+{
+  if (p.measured.prefill || (m.active_parameters > 0 && m.qk_nope_head_dim > 0 && m.v_head_dim > 0)) return "";
+  return "model '" + m.name + "' lacks active_parameters, qk_nope_head_dim or v_head_dim, which profile '" + p.name +
+         "' needs to price a re-prefill by its roofline (or give the profile a measured prefill.tokens_per_s)";
 }
 
 Seconds ExchangePrice::idle() const
 {
-  return query / query_flow.rate + after_query + compute + answer / answer_flow.rate + after_answer;
+  return query / query_flow.rate + after_query + kernel.time() + answer / answer_flow.rate + after_answer;
 }
 
 ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const ExchangeShape& s, const PathCost& out,
@@ -115,7 +175,7 @@ ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const Exchang
   e.query_flow = flow(p, out, e.query, p.route_blocks);
   e.answer_flow = flow(p, back, e.answer, p.route_blocks);
   e.after_query = probe(p, out.fabric, o.transport, e.query) + leg_latency(p, out) + p.host_overhead;
-  e.compute = exchange_kernel_time(p, s.launches, s.tokens, s.token_rows);
+  e.kernel = attention_kernel(m, p, s.launches, s.rows, s.tokens, s.token_rows);
   e.after_answer =
       leg_latency(p, back) + (o.collapsed_response ? Seconds(0) : probe(p, back.fabric, o.transport, e.answer));
   return e;
@@ -135,7 +195,7 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
   mv.bytes = m.latent_per_token() * tokens;
   mv.chunk_flow = flow(p, in, mv.bytes, p.fetch_blocks);
   mv.after_chunk = probe(p, in.fabric, o.transport, mv.bytes) + leg_latency(p, in) + p.host_overhead;
-  mv.splice = splice_time(p, runs, tokens);
+  mv.splice = splice_time(m, p, runs, tokens, o.aligned);
   mv.index = sparse;
   if (sparse) {
     // One extra round trip for block ids: the indexer query out, the top-k ids (4 B each) back.

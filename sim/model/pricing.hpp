@@ -11,6 +11,8 @@
 #include "sim/core/fabric.hpp"
 #include "sim/model/model.hpp"
 
+#include <string>
+
 namespace xattn::sim
 {
 
@@ -61,19 +63,44 @@ Seconds leg_latency(const Profile& p, const PathCost& path);
 /// capacity, where the holders share the requester's lanes evenly. `latency` is the leg's.
 Seconds parallel_transfer(Bytes bytes_each, int holders, const Flow& f, const PathCost& path, Seconds latency);
 
-/// A partial-attention kernel over `tokens` cached tokens for `rows` query rows, one layer.
-Seconds kernel_time(const Profile& p, double tokens, double rows);
-/// Several requests' kernels on one holder in one exchange: `fixed_launches` launches (one when
-/// the kernel is amortised over the exchange), `tokens` and `token_rows` summed over requests.
-Seconds exchange_kernel_time(const Profile& p, double fixed_launches, double tokens, double token_rows);
+/// A kernel as one GPU runs it (docs/cost-path.md, "Kernels"). Each kernel is priced by the
+/// roofline, max(bytes / (HBM x memory_efficiency), FLOPs / (peak x efficiency)), from the model's
+/// dimensions and the profile's gpu section, unless the profile gives that kernel's measured cost
+/// (Profile::measured), which then replaces it.
+struct Kernel {
+  Seconds launch;   ///< launch and tail: other kernels' work overlaps it
+  Seconds work;     ///< alone on its GPU, at its share of it
+  double share = 1; ///< the part of the GPU it occupies: concurrent kernels share the whole
+  Seconds time() const { return launch + work; }
+};
+/// The partial-attention kernel (absorbed MLA decode) of one exchange, one layer: `launches`
+/// launches, `rows` query rows, over `tokens` cached tokens (summed over requests) and
+/// `token_rows` (the sum over requests of tokens x query rows). A roofline kernel occupies the SMs its tiles fill (64 query
+/// rows x 64 tokens per thread block, FlashMLA's tile) and does the whole GPU's roofline work in
+/// 1 / share of the time; a measured one takes 1 / compute_concurrency of the GPU at its measured time.
+Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, double rows, double tokens,
+                        double token_rows);
+/// `attention_kernel` for `rows` rows over `tokens` tokens, one launch, alone: its time.
+Seconds kernel_time(const ModelSpec& m, const Profile& p, double tokens, double rows);
 /// The online-softmax merge of `partials` partial results of `rows` rows each: one launch plus
 /// merge_rows_time (the per-row part, which a batched merge sums over requests).
-Seconds merge_time(const Profile& p, double partials, double rows);
-Seconds merge_rows_time(const Profile& p, double partials, double rows);
-/// The splice of `runs` contiguous runs totalling `tokens` tokens.
-Seconds splice_time(const Profile& p, double runs, double tokens);
-/// A re-prefill of `tokens` tokens, all layers.
-Seconds prefill_time(const Profile& p, double tokens);
+Seconds merge_time(const ModelSpec& m, const Profile& p, double partials, double rows);
+Seconds merge_rows_time(const ModelSpec& m, const Profile& p, double partials, double rows);
+/// The splice of `runs` contiguous runs totalling `tokens` tokens, one layer: re-rotate the RoPE
+/// dimensions of each token (read and written at HBM speed, one launch per layer) and insert each
+/// run into the block table (the profile's host-side `splice.insert`, spread over the layers).
+/// A run that keeps its positions (`aligned`: prefix-chained reuse) has nothing to re-rotate.
+/// A measured splice (the paper's prototype) is fixed x runs + per_token x tokens, every layer.
+Seconds splice_time(const ModelSpec& m, const Profile& p, double runs, double tokens, bool aligned);
+/// A re-prefill of `tokens` tokens after `before` tokens of the same run (all layers) on an
+/// instance of `gpus` GPUs: the forward pass's GEMMs (2 x active parameters per token, FP8) and
+/// its causal attention over the tokens before each one (BF16), one launch per layer. A measured
+/// rate (prefill.tokens_per_s, one instance) replaces it.
+Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, int gpus);
+
+/// What `m` lacks for `p` to price it: "" when nothing (a roofline re-prefill needs the model's
+/// active parameters and prefill head dimensions), else the problem, for the caller to report.
+std::string missing_dimensions(const ModelSpec& m, const Profile& p);
 
 /// What travels in one routed exchange with one holder, one layer.
 struct ExchangeShape {
@@ -87,6 +114,7 @@ struct ExchangeShape {
 struct Options {
   core::Transport transport = core::Transport::kGpu;
   bool collapsed_response = true; ///< the holder's kernel sends the answer: no second probe
+  bool aligned = false;           ///< moved runs keep their positions: the splice re-rotates nothing
 };
 
 /// One routed exchange, one layer: query out, kernel, answer back.
@@ -94,7 +122,7 @@ struct ExchangePrice {
   Bytes query, answer;
   Flow query_flow, answer_flow;
   Seconds after_query;  ///< probe + the out leg's latency + host overhead, once the query arrived
-  Seconds compute;      ///< the holder's kernel at full speed
+  Kernel kernel;        ///< the holder's kernel
   Seconds after_answer; ///< the back leg's latency (and a second probe without collapsed response)
   /// Alone on an idle path: both transfers, the fixed delays and the kernel.
   Seconds idle() const;
@@ -122,9 +150,5 @@ struct MovePrice {
 /// queries.
 MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, bool sparse, double decoded,
                      const PathCost& in, const PathCost& out, const Options& o);
-
-/// Attention of `rows` rows over `tokens` tokens already on the requester (its cache or its own
-/// chunks), the kernel launch excluded (one per iteration: Profile::kernel_fixed).
-Seconds local_attention(const Profile& p, double tokens, double rows);
 
 } // namespace xattn::sim
