@@ -54,15 +54,18 @@ RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, Pol
 
 std::string comparison_table(const RunResult& result)
 {
-  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", "policy", "requests",
-                                "steps", "step mean", "step p99", "req p50", "wire bytes", "route/fetch/local", "ok");
+  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", "policy",
+                                "requests", "steps", "step mean", "step p99", "req p50", "wire bytes",
+                                "route/fetch/local", "ok", "busiest (share of the run)");
   for (const auto& [name, p] : result.policies) {
     const Decisions& d = p.decisions;
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}\n", name, p.requests, p.steps,
-                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+    const std::string busiest =
+        p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", name, p.requests,
+                       p.steps, human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
                        human_seconds(p.request_latency_s.p50),
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
-                       fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO");
+                       fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO", busiest);
   }
   if (!result.ensemble) return out;
   // The spread over the members: median +- half the 5-95 range.

@@ -125,6 +125,7 @@ json to_json(const PolicyResult& r)
             {"simulated_time_s", r.simulated_time_s},
             {"engine", fields_json(r.engine, kEngineFields)},
             {"skipped_trace_entries", r.skipped_trace_entries},
+            {"busiest", {{"resource", r.busiest}, {"share", r.busiest_share}}},
             {"invariants", invariants(r.invariants)}};
   if (r.partial) {
     j["partial"] = true;
@@ -151,6 +152,9 @@ PolicyResult policy_result(const json& j)
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
   r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
+  const json busiest = section(j, "busiest");
+  r.busiest = busiest.value("resource", std::string());
+  r.busiest_share = busiest.value("share", 0.0);
   if (j.contains("invariants")) r.invariants = invariants(j["invariants"]);
   r.partial = j.value("partial", false);
   return r;

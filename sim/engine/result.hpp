@@ -90,6 +90,11 @@ struct PolicyResult {
   double simulated_time_s = 0;
   EngineCounters engine;
   std::uint64_t skipped_trace_entries = 0;
+  /// The busiest resource of the run and the share of the run it was busy (holder kernels' GPU
+  /// time, a requester's own compute, or the bytes a link direction carried at its bandwidth):
+  /// near 1, its queue grew. "" when nothing was busy.
+  std::string busiest;
+  double busiest_share = 0;
   Invariants invariants;
   /// Stopped part-way (a signal, the memory guard): the figures so far. In summary.interrupted.json
   /// only; `requests` counts the requests done (also written as "requests_done").

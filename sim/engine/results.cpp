@@ -144,11 +144,30 @@ PolicyResult Simulation::results()
                                                                     " s of GPU time in a run of " +
                                                                     std::to_string(wall) + " s"));
   };
-  for (std::size_t i = 0; i < sc_.holders.size(); ++i)
-    within(holder_compute_[i]->stats().gpu_s, "holder " + sc_.topology->gpu_name(sc_.holders[i]));
+  // The busiest resource: where a queue grows when its share of the run nears 1.
+  auto busiest = [&](double used, auto name) {
+    const double share = used / std::max(wall, 1e-12);
+    if (share > r.busiest_share) r.busiest_share = share, r.busiest = name();
+  };
+  for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
+    const double used = holder_compute_[i]->stats().gpu_s;
+    within(used, "holder " + sc_.topology->gpu_name(sc_.holders[i]));
+    busiest(used, [&] { return "holder " + sc_.topology->gpu_name(sc_.holders[i]) + " kernels"; });
+  }
   for (const auto& in : instances_)
-    for (std::size_t k = 0; k < in->gpus.size(); ++k)
+    for (std::size_t k = 0; k < in->gpus.size(); ++k) {
       within(in->compute_busy[k], "requester " + sc_.topology->gpu_name(in->gpus[k]));
+      busiest(in->compute_busy[k], [&] { return "requester " + sc_.topology->gpu_name(in->gpus[k]) + " compute"; });
+    }
+  {
+    const auto& bytes = net_->link_bytes();
+    for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
+      for (int d = 0; d < 2; ++d) {
+        const topo::Link& l = sc_.topology->link(id);
+        busiest(bytes[2 * id + d] / l.bandwidth.value(),
+                [&] { return "link " + l.name + (d == 0 ? " up" : " down"); });
+      }
+  }
   inv.gpus_within_wall = gpus_ok;
   inv.all_requests_finished = unfinished == 0;
   inv.unfinished = unfinished;
