@@ -265,7 +265,7 @@ std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptio
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (!single[i] || single[j]) continue;
       for (const auto& entry : out[i].sets) {
-        const std::string& key = entry.first;  // a named variable: a lambda may not capture a binding
+        const std::string& key = entry.first; // a named variable: a lambda may not capture a binding
         auto& sets = out[j].sets;
         auto it = std::find_if(sets.begin(), sets.end(), [&](const auto& kv) { return kv.first == key; });
         if (!is_probe(key) || it == sets.end()) continue;

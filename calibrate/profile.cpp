@@ -81,7 +81,10 @@ const core::Schema kDispatchSchema{
 
 const core::Schema kGpuSchema{
     {.key = "sm_count", .kind = FieldKind::kInteger, .meaning = "streaming multiprocessors", .check = Check::kPositive},
-    {.key = "hbm_bandwidth", .dim = Dimension::kBytesPerSec, .meaning = "peak HBM bandwidth", .check = Check::kPositive},
+    {.key = "hbm_bandwidth",
+     .dim = Dimension::kBytesPerSec,
+     .meaning = "peak HBM bandwidth",
+     .check = Check::kPositive},
     {.key = "bf16", .dim = Dimension::kFlopsPerSec, .meaning = "dense BF16 tensor peak", .check = Check::kPositive},
     {.key = "fp8", .dim = Dimension::kFlopsPerSec, .meaning = "dense FP8 tensor peak", .check = Check::kPositive},
     {.key = "memory_efficiency",
@@ -140,7 +143,10 @@ const core::Schema kSpliceSchema{
      .dim = Dimension::kSeconds,
      .def = kNoDefault,
      .meaning = "measured splice (position re-adaptation) per contiguous run, each layer (default: the gpu roofline)"},
-    {.key = "per_token", .dim = Dimension::kSeconds, .def = kNoDefault, .meaning = "measured splice per token re-rotated"},
+    {.key = "per_token",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "measured splice per token re-rotated"},
     {.key = "insert",
      .dim = Dimension::kSeconds,
      .def = "0us",
@@ -423,8 +429,8 @@ Profile read_profile(const core::Document& doc)
       for (const char* k : keys)
         if (!s.has(k)) s.error(k, std::string("missing: the measured ") + what + " is given whole or not at all");
     if (given == 0 && !has_gpu)
-      s.error(*keys.begin(), std::string("missing: without a gpu section (the roofline) the ") + what +
-                                 " must be given as measured");
+      s.error(*keys.begin(),
+              std::string("missing: without a gpu section (the roofline) the ") + what + " must be given as measured");
     return given == keys.size();
   };
   core::Section holder = top.section("holder");

@@ -37,7 +37,7 @@ TEST_CASE("profile: the default preset loads and carries the paper's constants")
   CHECK(p.gpu.sm_count == 132);
   CHECK(p.gpu.hbm.value() == Approx(3.35e12));
   CHECK(p.gpu.bf16.value() == Approx(989e12));
-  CHECK(p.gpu.memory_efficiency == Approx(3000.0 / 3350).epsilon(1e-3)); // FlashMLA's 3000 GB/s
+  CHECK(p.gpu.memory_efficiency == Approx(3000.0 / 3350).epsilon(1e-3));  // FlashMLA's 3000 GB/s
   CHECK(p.gpu.attention_efficiency == Approx(580.0 / 989).epsilon(1e-3)); // FlashMLA's 580 TFLOPS
   CHECK(p.gpu.gemm_efficiency == Approx(1520.0 / 1979).epsilon(1e-3));    // DeepGEMM's 1520 TFLOPS
   CHECK_FALSE(p.measured.kernel);

@@ -23,8 +23,8 @@ struct CorpusConfig {
   std::int64_t replicas = 2;  ///< hot-replicated: holders per hot chunk
   double hot_fraction = 0.05; ///< hot-replicated: share of chunks (most referenced) replicated
   std::uint64_t seed = 1;
-  core::Bytes holder_hbm{80e9}; ///< HBM each holder may spend on corpus KV, B
-  bool prescan = true;          ///< count references in a first pass (needed by contiguous and hot-replicated)
+  core::Bytes holder_hbm{80e9};  ///< HBM each holder may spend on corpus KV, B
+  bool prescan = true;           ///< count references in a first pass (needed by contiguous and hot-replicated)
   bool position_aligned = false; ///< moved chunks keep their cached positions: nothing to re-rotate
 };
 

@@ -59,10 +59,9 @@ std::string comparison_table(const RunResult& result)
                                 "route/fetch/local", "ok", "busiest (share of the run)");
   for (const auto& [name, p] : result.policies) {
     const Decisions& d = p.decisions;
-    const std::string busiest =
-        p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", name, p.requests,
-                       p.steps, human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+    const std::string busiest = p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", name, p.requests, p.steps,
+                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
                        human_seconds(p.request_latency_s.p50),
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO", busiest);

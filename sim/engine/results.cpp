@@ -164,8 +164,7 @@ PolicyResult Simulation::results()
     for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
       for (int d = 0; d < 2; ++d) {
         const topo::Link& l = sc_.topology->link(id);
-        busiest(bytes[2 * id + d] / l.bandwidth.value(),
-                [&] { return "link " + l.name + (d == 0 ? " up" : " down"); });
+        busiest(bytes[2 * id + d] / l.bandwidth.value(), [&] { return "link " + l.name + (d == 0 ? " up" : " down"); });
       }
   }
   inv.gpus_within_wall = gpus_ok;

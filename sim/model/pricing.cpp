@@ -98,7 +98,8 @@ Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, d
     const calibrate::GpuSpec& g = p.gpu;
     k.launch = g.launch * launches;
     const Bytes bytes = m.latent_per_token() * tokens + (m.query_row() + m.output_row()) * rows;
-    const Seconds whole = roofline(g, bytes, attention_flops_per_token_row(m) * token_rows, g.bf16, g.attention_efficiency);
+    const Seconds whole =
+        roofline(g, bytes, attention_flops_per_token_row(m) * token_rows, g.bf16, g.attention_efficiency);
     const double tiles = std::ceil(token_rows / (kTileRows * kTileTokens));
     k.share = std::clamp(tiles / g.sm_count, 1.0 / g.sm_count, 1.0);
     k.work = whole / k.share;
@@ -146,8 +147,7 @@ Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double
   // per head the scores over qk_nope + rope dims and the output over v dims.
   const double gemm = 2.0 * m.active_parameters * tokens;
   const double pairs = tokens * before + tokens * (tokens + 1) / 2;
-  const double attention =
-      2.0 * m.layers * m.heads * (m.qk_nope_head_dim + m.rope_dim + m.v_head_dim) * pairs;
+  const double attention = 2.0 * m.layers * m.heads * (m.qk_nope_head_dim + m.rope_dim + m.v_head_dim) * pairs;
   return Seconds(gemm / (g.fp8.value() * g.gemm_efficiency * n)) +
          Seconds(attention / (g.bf16.value() * g.attention_efficiency * n)) + g.launch * m.layers;
 }
