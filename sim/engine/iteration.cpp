@@ -276,8 +276,8 @@ void IterationSteps::build()
       Move mv;
       mv.holder = h;
       mv.prefill = prefill;
-      mv.tokens = sparse ? n.tokens : static_cast<double>(sc().corpus.chunk_tokens);
-      if (prefill) mv.tokens = sparse ? span : mv.tokens; // from the chunk's start: the others attended, not kept
+      // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
+      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : n.tokens;
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;

@@ -18,6 +18,24 @@ calibrate::CurveSegment segment(const calibrate::FabricCosts& f, core::Transport
   return {k.from, f.probe(t) + (k.latency - f.curve.front().latency), k.bandwidth};
 }
 
+// FlashMLA's decode tile: a thread block takes 64 query rows against 64 cached tokens at a time
+// (deepseek-ai/FlashMLA, block_size_m and the page block size).
+constexpr double kTileRows = 64, kTileTokens = 64;
+
+// The whole GPU's roofline time of a kernel that moves `bytes` and does `flops` at `peak` x
+// `efficiency`.
+Seconds roofline(const calibrate::GpuSpec& g, Bytes bytes, double flops, core::FlopsPerSec peak, double efficiency)
+{
+  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
+}
+
+// FLOPs of absorbed MLA decode per (cached token, query row): the scores over rank + rope values,
+// the output over rank values, a multiply and an add each.
+double attention_flops_per_token_row(const ModelSpec& m)
+{
+  return 2.0 * (2.0 * m.kv_lora_rank + m.rope_dim);
+}
+
 } // namespace
 
 PathCost nominal_path(const Profile& p, core::FabricClass f)
@@ -64,29 +82,6 @@ Seconds parallel_transfer(Bytes bytes_each, int holders, const Flow& f, const Pa
   const BytesPerSec capacity = std::min(f.rate / f.factor, path.bottleneck / static_cast<double>(sharing));
   return latency + bytes_each / (capacity * f.factor);
 }
-
-namespace
-{
-
-// FlashMLA's decode tile: a thread block takes 64 query rows against 64 cached tokens at a time
-// (deepseek-ai/FlashMLA, block_size_m and the page block size).
-constexpr double kTileRows = 64, kTileTokens = 64;
-
-// The whole GPU's roofline time of a kernel that moves `bytes` and does `flops` at `peak` x
-// `efficiency`.
-Seconds roofline(const calibrate::GpuSpec& g, Bytes bytes, double flops, core::FlopsPerSec peak, double efficiency)
-{
-  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
-}
-
-// FLOPs of absorbed MLA decode per (cached token, query row): the scores over rank + rope values,
-// the output over rank values, a multiply and an add each.
-double attention_flops_per_token_row(const ModelSpec& m)
-{
-  return 2.0 * (2.0 * m.kv_lora_rank + m.rope_dim);
-}
-
-} // namespace
 
 Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, double rows, double tokens,
                         double token_rows)
