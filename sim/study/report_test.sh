@@ -3,6 +3,8 @@
 # every plot beside it; a missing python3-matplotlib gives a clear message. With Debian's
 # chromium, the page is rendered headless and the screenshot must show the plots (not a blank
 # page). The run is an ensemble (--ensemble 4): its plots carry 5-95% bands over the profile draws.
+# It runs route, fetch and local (and predicate) so that every plot colour the screenshot check
+# looks for is in the data: the three policies' CDF lines and decision bars are blue, red, green.
 # Skips (exit 77) where matplotlib or chromium is absent, after the checks that need neither.
 # Usage: report_test.sh XATTN
 set -euo pipefail
@@ -12,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$xattn" run "$here/../../scenarios/quickstart.yaml" --out "$work/run" --quiet --set workload.generator.requests=60 \
-  --policy route --policy fetch --policy predicate --ensemble 4
+  --policy route --policy fetch --policy local --policy predicate --ensemble 4
 
 # Without matplotlib: a clear message naming the package, exit 2, no page.
 rc=0
