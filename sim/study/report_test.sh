@@ -39,7 +39,7 @@ q = list(csv.DictReader(open(sys.argv[1] + "/step_quantiles.csv")))
 assert q and all(r["ensemble_p5"] and r["ensemble_p95"] for r in q), "a CDF quantile without its band"
 assert all(float(r["ensemble_p5"]) <= float(r["ensemble_p95"]) for r in q)
 e = list(csv.DictReader(open(sys.argv[1] + "/ensemble.csv")))
-assert len(e) == 9 and all(float(r["p5"]) <= float(r["p50"]) <= float(r["p95"]) for r in e), "ensemble bands"
+assert len(e) == 4 * 3 and all(float(r["p5"]) <= float(r["p50"]) <= float(r["p95"]) for r in e), "ensemble bands (4 policies x 3 headline figures)"
 print("bands:", len(q), "CDF quantiles,", len(e), "ensemble figures")
 PY
 for f in step_cdf step_quantiles decisions ensemble link_utilisation holder_load crossover; do
