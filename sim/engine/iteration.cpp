@@ -33,6 +33,8 @@ struct Move {
   std::vector<std::uint64_t> keys;   ///< cache entries it fills
   double key_bytes = 0;              ///< bytes of each entry (all layers)
   std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
+  bool background = false;           ///< a fetch the iteration does not wait for (engine.fetch: background)
+  int ranks_left = 0;                ///< background: the requester's GPUs it has not landed on yet
 };
 
 struct Plan {
@@ -55,9 +57,11 @@ struct Plan {
 class NeedView final : public policy::Need
 {
 public:
+  /// `queued`: the requester GPU's work already planned this step before a new splice or
+  /// re-prefill could start (the iteration's own, serial), s.
   NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
-           CallShape shape, topo::GpuId holder)
-      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder)
+           CallShape shape, topo::GpuId holder, double queued)
+      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued)
   {
   }
   int instance() const override { return in_.index; }
@@ -73,6 +77,7 @@ private:
   std::uint64_t chunk_;
   CallShape shape_;
   topo::GpuId holder_;
+  double queued_;
 };
 
 // The time now when a timeline records it, else nothing read: without one, its hooks cost the
@@ -98,10 +103,15 @@ struct IterationSteps {
   void round_done();
   void finish();
   void launch_exchange(int op, int rank);
-  void launch_move(int op, int rank);
+  /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
+  void launch_move(int op, int rank, double L);
+  /// Ends move `op` on one rank: the iteration's operation, or a background fetch's landing.
+  void move_done(int op);
   Timeline* timeline() const { return sim.timeline_.get(); }
   /// Call `op` (the exchanges, then the moves) of rank `rank` as the timeline names it.
   CallRef call_ref(int op, int rank) const;
+  /// Move `m`'s number among all of the iteration's calls.
+  int move_op(int m) const { return static_cast<int>(plan->exchanges.size()) + m; }
   /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
   void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
   Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
@@ -144,7 +154,14 @@ struct IterationSteps {
 CallCost NeedView::price() const
 {
   const Scenario& sc = sim_.scenario();
-  return price_call(sc.model, sc.profile, shape_, sim_.path_cost(in_.gpus[0], holder_));
+  CallCost c = price_call(sc.model, sc.profile, shape_, sim_.path_cost(in_.gpus[0], holder_));
+  // A splice or re-prefill starts when the requester's GPU has done the ones queued before it
+  // (still running from earlier steps, or planned in this one): that wait, once per step, is
+  // this call's (one layer's) share of it.
+  const double backlog = (std::max(0.0, in_.compute_free_at[0] - now()) + queued_) / sc.model.layers;
+  c.fetch.splice += Seconds(backlog);
+  c.local.prefill += Seconds(backlog);
+  return c;
 }
 
 double NeedView::expected_reuse() const
@@ -185,6 +202,7 @@ void IterationSteps::build()
     std::vector<std::uint64_t> keys;
   };
   std::vector<Need> needs;
+  double planned_serial = 0; // splices and re-prefills planned so far, one after another
   for (Simulation::Active* q : plan->batch) {
     if (q->first_start < 0) q->first_start = plan->start;
     needs.clear();
@@ -237,9 +255,10 @@ void IterationSteps::build()
           *q,
           n.chunk,
           {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp, span},
-          holder_gpu(h, 0)};
-      const Primitive choice = sim.policy_->decide(view);
-      if (choice == Primitive::kRoute) {
+          holder_gpu(h, 0),
+          planned_serial};
+      // The call goes to the holder this step (routed, or served there while its chunk is fetched).
+      auto route = [&] {
         const void* owner = sc().what_if.batching ? nullptr : q;
         auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),
                                [&](const Exchange& e) { return e.holder == h && e.owner == owner; });
@@ -257,13 +276,29 @@ void IterationSteps::build()
         }
         it->tokens += n.tokens;
         it->token_rows += n.tokens * rows_q;
+      };
+      const bool in_flight =
+          std::any_of(n.keys.begin(), n.keys.end(), [&](std::uint64_t k) { return in.in_flight.count(k) != 0; });
+      const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
+      if (choice == Primitive::kRoute) {
+        route();
         ++sim.decisions_route_;
         ++q->routed;
         continue;
       }
-      // Fetch and local fill the cache; both attend locally this step.
-      local_tokens += n.tokens;
+      // Fetch and local fill the cache. Both attend locally this step, except a background fetch:
+      // its call is routed until the chunk lands. A fetch that the closed form says lands before
+      // a routed call would return is waited for, as a serving engine would.
       const bool prefill = choice == Primitive::kLocal;
+      bool background = !prefill && !sc().fetch_blocking;
+      if (background) {
+        const CallCost c = view.price();
+        background = c.fetch.total() > c.route.total();
+      }
+      if (background)
+        route();
+      else
+        local_tokens += n.tokens;
       (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
       ++(prefill ? q->prefilled : q->fetched);
       auto dup = std::find_if(plan->moves.begin(), plan->moves.end(), [&](const Move& mv) {
@@ -281,7 +316,11 @@ void IterationSteps::build()
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
+      mv.background = background;
+      mv.ranks_left = sc().tp;
+      if (background) in.in_flight.insert(n.keys.begin(), n.keys.end());
       if (timeline()) mv.served.push_back(q->id);
+      if (!mv.background) planned_serial += move_serial(mv);
       plan->moves.push_back(std::move(mv));
     }
     if (local_tokens > 0) {
@@ -305,6 +344,7 @@ void IterationSteps::build()
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {
+    if (mv.background) continue; // the step does not wait for it
     round_bound = std::max(round_bound, move_idle(mv));
     serial += move_serial(mv);
   }
@@ -316,15 +356,25 @@ void IterationSteps::build()
 
 void IterationSteps::run_round()
 {
-  const int ops = static_cast<int>(plan->exchanges.size() + plan->moves.size());
-  for (int op = 0; op < ops; ++op)
+  // The iteration's own operations first (counted outstanding), then, once, the background fetches
+  // with all of their layers.
+  const auto exchanges = static_cast<int>(plan->exchanges.size());
+  const auto moves = static_cast<int>(plan->moves.size());
+  for (int op = 0; op < exchanges + moves; ++op) {
+    if (op >= exchanges && plan->moves[op - exchanges].background) continue;
     for (int k = 0; k < sc().tp; ++k) {
       ++plan->outstanding;
-      if (op < static_cast<int>(plan->exchanges.size()))
+      if (op < exchanges)
         launch_exchange(op, k);
       else
-        launch_move(op, k);
+        launch_move(op - exchanges, k, plan->scale);
     }
+  }
+  if (plan->round == 0)
+    for (int op = 0; op < moves; ++op)
+      if (plan->moves[op].background)
+        for (int k = 0; k < sc().tp; ++k)
+          launch_move(op, k, sc().model.layers);
   if (plan->outstanding == 0) round_done();
 }
 
@@ -389,9 +439,9 @@ void IterationSteps::launch_exchange(int op, int rank)
   });
 }
 
-void IterationSteps::launch_move(int op, int rank)
+void IterationSteps::launch_move(int op, int rank, double L)
 {
-  const Move& mv = plan->moves[static_cast<std::size_t>(op) - plan->exchanges.size()];
+  const Move& mv = plan->moves[op];
   IterationSteps self = *this;
   Timeline* tl = timeline();
   const double start = stamp(tl);
@@ -403,33 +453,33 @@ void IterationSteps::launch_move(int op, int rank)
     instance().compute_busy[rank] += *free_at - begin;
     after(*free_at - now(), [self, tl, op, rank, start, begin]() mutable {
       if (tl != nullptr) {
-        const CallRef c = self.call_ref(op, rank);
+        const CallRef c = self.call_ref(self.move_op(op), rank);
         tl->leg(Leg::kPrefill, c, begin, now());
         tl->call(Primitive::kLocal, c, start, 0);
       }
-      self.op_done();
+      self.move_done(op);
     });
     return;
   }
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
   const MovePrice x = price(mv, rank);
-  const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
   double* busy = &instance().compute_busy[rank];
   auto gather = [=]() mutable {
     if (tl != nullptr && x.index)
-      tl->leg(Leg::kIndex, self.call_ref(op, rank), start, now(), ((x.index_query + x.ids) * L).value());
+      tl->leg(Leg::kIndex, self.call_ref(self.move_op(op), rank), start, now(), ((x.index_query + x.ids) * L).value());
     pool->acquire([=]() mutable {
       const double granted = stamp(tl);
-      const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(op, rank)) : 0;
+      const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
       if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
       // The copy stream is free when the bytes have moved; the splice follows on the requester,
       // one splice at a time per GPU (one per contiguous run, summed).
       self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
         pool->release();
         const double copied = stamp(tl);
-        if (tl != nullptr) tl->holder_end(Leg::kCopy, self.call_ref(op, rank), lane, granted, (x.bytes * L).value());
+        if (tl != nullptr)
+          tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
         after((x.after_chunk * L).value(), [=]() mutable {
           const double probed = now();
           const double begin = std::max(probed, *free_at);
@@ -437,12 +487,12 @@ void IterationSteps::launch_move(int op, int rank)
           *busy += *free_at - begin;
           after(*free_at - now(), [=]() mutable {
             if (tl != nullptr) {
-              const CallRef c = self.call_ref(op, rank);
+              const CallRef c = self.call_ref(self.move_op(op), rank);
               tl->leg(Leg::kProbe, c, copied, probed);
               tl->leg(Leg::kSplice, c, begin, now());
               tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
             }
-            self.op_done();
+            self.move_done(op);
           });
         });
       });
@@ -458,6 +508,22 @@ void IterationSteps::launch_move(int op, int rank)
        [=]() mutable { self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather); });
 }
 
+void IterationSteps::move_done(int op)
+{
+  Move& mv = plan->moves[op];
+  if (!mv.background) {
+    op_done();
+    return;
+  }
+  if (--mv.ranks_left > 0) return;
+  // Landed on every GPU of the requester: its calls attend it locally from the next step.
+  Simulation::Instance& in = instance();
+  for (std::uint64_t k : mv.keys) {
+    in.in_flight.erase(k);
+    in.cache->insert(k, mv.key_bytes);
+  }
+}
+
 void IterationSteps::op_done()
 {
   XATTN_CHECK(plan->outstanding > 0, "an operation of an iteration completed twice");
@@ -469,11 +535,20 @@ void IterationSteps::round_done()
   const bool last = plan->round + 1 >= plan->rounds;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
-  for (double& busy : instance().compute_busy)
-    busy += tail;
+  // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
+  // iteration's own moves have ended by now).
+  Simulation::Instance& in = instance();
+  const double t = now();
+  double wait = 0;
+  for (double free_at : in.compute_free_at)
+    wait = std::max(wait, free_at - t);
+  for (std::size_t k = 0; k < in.compute_free_at.size(); ++k) {
+    in.compute_busy[k] += tail;
+    in.compute_free_at[k] = std::max(in.compute_free_at[k], t + wait + tail);
+  }
   IterationSteps self = *this;
-  const double begin = stamp(timeline());
-  after(tail, [self, begin]() mutable {
+  const double begin = timeline() != nullptr ? t + wait : 0.0;
+  after(wait + tail, [self, begin]() mutable {
     if (Timeline* tl = self.timeline())
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
@@ -492,8 +567,9 @@ void IterationSteps::finish()
   core::memory_guard().tick();
   Simulation::Instance& in = instance();
   for (const Move& mv : plan->moves)
-    for (std::uint64_t k : mv.keys)
-      in.cache->insert(k, mv.key_bytes);
+    if (!mv.background)
+      for (std::uint64_t k : mv.keys)
+        in.cache->insert(k, mv.key_bytes);
   const double t = now();
   const double step = t - plan->start;
   // SimGrid solves max-min to a relative precision of 1e-5 (maxmin/precision): a shared transfer

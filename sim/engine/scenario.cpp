@@ -113,6 +113,13 @@ const core::Schema kEngineSchema{
      .def = "16GB",
      .meaning = "HBM per requester GPU for fetched chunks (LRU)",
      .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
+    {.key = "fetch",
+     .kind = FieldKind::kChoice,
+     .def = "blocking",
+     .meaning = "blocking: the step waits for every fetch and its splice; background: it waits only for a fetch "
+                "served sooner than a routed call, and otherwise goes on while the chunk is in flight (its calls "
+                "routed until it lands)",
+     .choices = "background|blocking"},
     {.key = "fast_path",
      .kind = FieldKind::kBool,
      .def = "true",
@@ -456,6 +463,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.transport = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
   sc.max_batch = eng.count("max_batch");
   sc.cache_budget = eng.bytes("cache_budget");
+  sc.fetch_blocking = eng.choice("fetch") == "blocking";
   sc.fast_path = eng.boolean("fast_path");
   sc.requester_nics_node = eng.choice("requester_nics") == "node";
   if (sc.requester_nics_node && sc.topology && !sc.topology->can_stripe()) {

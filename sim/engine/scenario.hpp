@@ -63,6 +63,9 @@ struct Scenario {
   core::Transport transport = core::Transport::kGpu;
   int max_batch = 64;
   core::Bytes cache_budget{16e9}; ///< per requester GPU: fetched and re-prefilled chunks (LRU)
+  /// engine.fetch: blocking (the default) makes a step wait for the chunks it fetches;
+  /// background moves the slow ones behind the step, their calls routed until they land.
+  bool fetch_blocking = true;
   bool fast_path = true;
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.

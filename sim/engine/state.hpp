@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <unordered_set>
 
 namespace xattn::sim::engine
 {
@@ -71,8 +72,9 @@ struct Simulation::Instance {
   std::deque<std::unique_ptr<Active>> active; ///< arrival order
   std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
   bool busy = false;
-  std::vector<double> compute_free_at; ///< per rank: its splices and re-prefills run one after another
-  std::vector<double> compute_busy;    ///< per rank: time its GPU computed (splices, re-prefills, tails)
+  std::unordered_set<std::uint64_t> in_flight; ///< cache keys fetched in the background, not landed yet
+  std::vector<double> compute_free_at;         ///< per rank: its splices and re-prefills run one after another
+  std::vector<double> compute_busy;            ///< per rank: time its GPU computed (splices, re-prefills, tails)
 };
 
 } // namespace xattn::sim::engine

@@ -29,7 +29,9 @@ public:
   virtual int instance() const = 0;
   /// The chunk (corpus index).
   virtual std::uint64_t chunk() const = 0;
-  /// The closed form of serving this need on its path, one attention call (one layer).
+  /// The closed form of serving this need on its path, one attention call (one layer). Fetch's
+  /// splice and local's re-prefill include their wait for the requester's GPU (its queued splices
+  /// and re-prefills), a layer's share of it.
   virtual CallCost price() const = 0;
   /// Later calls expected to attend these tokens again, estimated online from what finished
   /// requests did (no knowledge of the future).

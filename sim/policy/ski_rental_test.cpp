@@ -75,9 +75,11 @@ TEST_CASE("ski-rental: at most twice the offline oracle on the sequence that hur
   // One request, one 2048-token chunk across the spine, n decode steps. The adversary ends the
   // request right after ski-rental buys: it paid (n - 1) routes and a fetch, the oracle (which
   // knows n) only n routes. The paper's prototype: its 3 ms splice makes fetch dear enough that
-  // the oracle never buys.
+  // the oracle never buys. The fetch blocks the step (engine.fetch): the bound is about paying
+  // for a purchase, and a background fetch's step pays a route instead.
   const std::string scen = "name: ski\n"
                            "profile: paper-prototype\n"
+                           "engine: {fetch: blocking}\n"
                            "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
                            "topology: testbed-ndr200\n"
                            "instances: {requesters: [node0.gpu0], holders: [node2.gpu3]}\n"
