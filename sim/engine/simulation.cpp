@@ -1,6 +1,7 @@
 #include "sim/engine/simulation.hpp"
 
 #include "sim/engine/clock.hpp"
+#include "sim/engine/future.hpp"
 #include "sim/engine/iteration.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
@@ -61,8 +62,10 @@ CorpusPlan plan_corpus(const Scenario& sc)
 }
 
 Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
-    : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt))
+    : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt)),
+      homes_(sc.requester_instances())
 {
+  if (policy::find(policy)->offline) future_ = std::make_unique<FutureReads>(sc, plan);
   int argc = 2;
   const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
   engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
@@ -133,22 +136,13 @@ void Simulation::schedule_next_arrival()
   after(std::max(0.0, pending_.arrival.value() - now()), [this] { on_arrival(); });
 }
 
-int Simulation::requester_for(const workloads::Request& r)
-{
-  // A session stays on one requester; sub-agents spread over requesters round-robin.
-  auto& homes = r.is_subagent() ? subagent_home_ : home_;
-  auto [it, fresh] = homes.try_emplace(r.is_subagent() ? r.agent : r.session, 0);
-  if (fresh) it->second = next_home_++ % static_cast<int>(instances_.size());
-  return it->second;
-}
-
 void Simulation::on_arrival()
 {
   XATTN_CHECK(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12,
               "a request arrives at the time the stream gave it");
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
-  const int inst = requester_for(pending_);
+  const int inst = homes_.of(pending_);
   a->home = inst;
   Instance& in = *instances_[inst];
   if (a->steps_total <= 0) {
@@ -237,6 +231,7 @@ double Simulation::reuse_estimate(const Instance& in, const Active& a, std::uint
     reuse += std::max(0.0, remaining) * other->select_probability;
   }
   (void)a;
+  if (oracle && future_) reuse += future_->after(in.index, chunk, arrived_);
   return std::max(0.0, reuse);
 }
 

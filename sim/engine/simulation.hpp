@@ -7,6 +7,7 @@
 
 #include "sim/engine/cache.hpp"
 #include "sim/engine/compute.hpp"
+#include "sim/engine/homes.hpp"
 #include "sim/engine/network.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
@@ -50,6 +51,8 @@ struct SimulationOptions {
   bool catch_signals = false;
 };
 
+class FutureReads; // future.hpp
+
 class Simulation
 {
 public:
@@ -68,8 +71,9 @@ public:
   struct Instance; ///< a requester instance (state.hpp)
 
   const Scenario& scenario() const { return sc_; }
-  /// Later calls of `in`'s active requests expected to attend chunk `key`: online (finished
-  /// requests' mean output length) or, with `oracle`, from each request's true remaining steps.
+  /// Later calls expected to attend chunk `key` on `in`: online, its active requests' (finished
+  /// requests' mean output length); with `oracle`, their true remaining steps plus every read
+  /// that requests yet to arrive on `in` will make (future.hpp).
   double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
   /// The path between two GPUs as the cost model sees it (relayed where the requester stripes).
   PathCost path_cost(topo::GpuId from, topo::GpuId to);
@@ -80,7 +84,6 @@ private:
 
   void schedule_next_arrival();
   void on_arrival();
-  int requester_for(const workloads::Request& r);
   void start_iteration(int inst);
   void finish_iteration(int inst);
   void record_finished(Active& a, double finish);
@@ -104,9 +107,8 @@ private:
   workloads::Request pending_;
   bool pending_live_ = false;
   std::vector<std::unique_ptr<Instance>> instances_;
-  std::unordered_map<std::uint64_t, int> home_;          ///< session -> requester instance
-  std::unordered_map<std::uint64_t, int> subagent_home_; ///< sub-agent -> requester instance
-  int next_home_ = 0;
+  Homes homes_;
+  std::unique_ptr<FutureReads> future_; ///< offline policies only
   FILE* requests_csv_ = nullptr;
   std::unique_ptr<Timeline> timeline_; ///< null unless a timeline was asked for
 

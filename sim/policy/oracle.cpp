@@ -4,8 +4,11 @@ namespace xattn::sim::policy
 {
 namespace
 {
-// The predicate told each request's true remaining steps: what the closed form decides with a
-// perfect reuse forecast. An offline bound for the deployable policies, not one itself.
+// The predicate told the true future reads of the chunk on its requester: each live request's
+// remaining steps and every step of the requests yet to arrive there (sim/engine/future.hpp).
+// What the closed form decides with a perfect reuse forecast: an offline reference for the
+// deployable policies. It is not a proven bound: it decides greedily, call by call, and knows
+// neither the cache's evictions nor the contention its choices cause.
 class OraclePolicy final : public Policy
 {
 public:
@@ -15,7 +18,7 @@ public:
 
 PolicyInfo info_oracle()
 {
-  return {"oracle", "the predicate with each request's true remaining steps (offline: reads the trace's future)", true,
+  return {"oracle", "the predicate with the true future reads of each chunk (offline: reads the trace's future)", true,
           [] { return std::unique_ptr<Policy>(new OraclePolicy); }};
 }
 
