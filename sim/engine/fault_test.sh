@@ -46,6 +46,12 @@ step-too-short)
   policy=route code=1 key='"step_bound_violations": [1-9]'
   line='^xattn: invariant failed: route: step_bounds: a step lasted [0-9.e-]+ s, below its idle closed form'
   ;;
+prefill-overlap)
+  # Always re-prefill keeps the requester's GPU busy the whole run (the quickstart's busiest
+  # resource): re-prefills that overlap compute more GPU time than the run lasts.
+  policy=local code=1 key='"gpus_within_wall": false'
+  line='^xattn: invariant failed: local: gpus_within_wall: requester node0.gpu[0-9]+ computed for [0-9.]+ s of GPU time in a run of [0-9.]+ s'
+  ;;
 *) fail "no expected outcome for this fault: add one to $0 (every fault of sim/core/fault.hpp has a test)" ;;
 esac
 

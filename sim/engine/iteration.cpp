@@ -448,7 +448,9 @@ void IterationSteps::launch_move(int op, int rank, double L)
   // The requester's GPU runs its splices and re-prefills one after another.
   double* free_at = &instance().compute_free_at[rank];
   if (mv.prefill) {
-    const double begin = std::max(now(), *free_at);
+    static bool overlap = false; // the fault, from its pass on: every re-prefill starts at once
+    overlap = overlap || XATTN_FAULT(kPrefillOverlap);
+    const double begin = overlap ? now() : std::max(now(), *free_at);
     *free_at = begin + prefill_round(mv);
     instance().compute_busy[rank] += *free_at - begin;
     after(*free_at - now(), [self, tl, op, rank, start, begin]() mutable {

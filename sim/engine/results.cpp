@@ -136,10 +136,11 @@ PolicyResult Simulation::results()
   // at a time. Within rounding of the sums.
   bool gpus_ok = true;
   const double wall = now();
+  int gpu_problems = 0; // listed up to 10, whatever other invariants listed before
   auto within = [&](double used, const std::string& gpu) {
     if (used <= wall * (1 + 1e-9) + 1e-12) return;
     gpus_ok = false;
-    if (inv.problems.size() < 10)
+    if (gpu_problems++ < 10)
       inv.problems.push_back(invariant_problem(kGpusWithinWall, gpu + " computed for " + std::to_string(used) +
                                                                     " s of GPU time in a run of " +
                                                                     std::to_string(wall) + " s"));
