@@ -26,8 +26,9 @@
   X(kEventInPast, "event-in-past", "an iteration schedules its end before the present (time goes backwards)")          \
   X(kCacheOverBudget, "cache-over-budget", "a requester's cache takes an entry without evicting to make room")         \
   X(kBytesLost, "bytes-lost", "a finished transfer reports half its payload arrived")                                  \
-  X(kStepTooShort, "step-too-short", "an iteration drops its exchanges and moves after its bound is priced")          \
-  X(kPrefillOverlap, "prefill-overlap", "from its pass on, every re-prefill starts at once, before its GPU's earlier work ends")
+  X(kStepTooShort, "step-too-short", "an iteration drops its exchanges and moves after its bound is priced")           \
+  X(kPrefillOverlap, "prefill-overlap",                                                                                \
+    "from its pass on, every re-prefill starts at once, before its GPU's earlier work ends")
 
 namespace xattn::core
 {
