@@ -145,7 +145,7 @@ struct IterationSteps {
     return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sim.net_->path_cost(them, me), options());
   }
   /// Every rank selects for the whole batch (the indexer is small: replicated, not split).
-  ExchangePrice price(const Select& s, int rank) const
+  SelectPrice price(const Select& s, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
     return price_select(sc().model, sc().profile, {s.decoded, s.tokens, s.candidates}, sim.net_->path_cost(me, them),
@@ -432,19 +432,19 @@ void IterationSteps::launch_select(int op, int rank)
 {
   const Select& s = plan->selects[op];
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
-  const ExchangePrice x = price(s, rank);
+  const SelectPrice x = price(s, rank);
   const double L = plan->scale;
   ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
   IterationSteps self = *this;
   Timeline* tl = timeline();
   const double start = stamp(tl);
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [=]() mutable {
-    gpu->submit((x.kernel.work * L).value(), x.kernel.share, [=]() mutable {
-      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.scan.launch) * L, [=]() mutable {
+    gpu->submit((x.scan.work * L).value(), x.scan.share, [=]() mutable {
+      self.send(them, me, x.candidates * L, x.candidates_flow, x.after_candidates * L, [=]() mutable {
         if (tl != nullptr) {
           const Select& sel = self.plan->selects[op];
           tl->leg(Leg::kIndex, {self.plan->iteration, me, them, op, &sel.served}, start, now(),
-                  ((x.query + x.answer) * L).value());
+                  ((x.query + x.candidates) * L).value());
         }
         XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
         if (--self.plan->selecting == 0) self.run_calls();

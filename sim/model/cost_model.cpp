@@ -41,11 +41,11 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   Bytes select_wire(0);
   if (s.sparse) {
     const double scanned = (s.scanned > 0 ? s.scanned : s.tokens) / h;
-    const ExchangePrice x = price_select(
+    const SelectPrice x = price_select(
         m, p, {decoded, scanned * decoded, std::min<double>(m.index.topk, scanned) * decoded}, path, path, o);
     select = probe(p, path.fabric, s.transport, x.query) + parallel_transfer(x.query, h, x.query_flow, path, lat) +
-             x.kernel.time() + parallel_transfer(x.answer, h, x.answer_flow, path, lat);
-    select_wire = (x.query + x.answer) * static_cast<double>(h);
+             x.scan.time() + parallel_transfer(x.candidates, h, x.candidates_flow, path, lat);
+    select_wire = (x.query + x.candidates) * static_cast<double>(h);
   }
   // Route: the same exchange with each holder, in parallel through the requester's link.
   const ExchangePrice e = price_exchange(m, p, {s.rows, per_holder, per_holder * s.rows, 1, s.sparse}, path, path, o);

@@ -175,6 +175,25 @@ Kernel index_scan_kernel(const ModelSpec& m, const Profile& p, double decoded, d
   return k;
 }
 
+Seconds SelectPrice::idle() const
+{
+  return query / query_flow.rate + after_query + scan.time() + candidates / candidates_flow.rate + after_candidates;
+}
+
+SelectPrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
+                         const PathCost& back, const Options& o)
+{
+  SelectPrice x;
+  x.query = m.index_query_per_token() * s.decoded;
+  x.candidates = Bytes(8.0 * s.candidates);
+  x.query_flow = flow(p, out, x.query, p.route_blocks);
+  x.candidates_flow = flow(p, back, x.candidates, p.route_blocks);
+  x.after_query = probe(p, out.fabric, o.transport, x.query) + leg_latency(p, out);
+  x.scan = index_scan_kernel(m, p, s.decoded, s.tokens);
+  x.after_candidates = leg_latency(p, back);
+  return x;
+}
+
 Seconds ExchangePrice::idle() const
 {
   return query / query_flow.rate + after_query + kernel.time() + answer / answer_flow.rate + after_answer;
@@ -199,20 +218,6 @@ ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const Exchang
 Seconds MovePrice::idle() const
 {
   return bytes / chunk_flow.rate + after_chunk + splice;
-}
-
-ExchangePrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
-                           const PathCost& back, const Options& o)
-{
-  ExchangePrice x;
-  x.query = m.index_query_per_token() * s.decoded;
-  x.answer = Bytes(8.0 * s.candidates); // an fp32 score and a 4 B id per candidate
-  x.query_flow = flow(p, out, x.query, p.route_blocks);
-  x.answer_flow = flow(p, back, x.answer, p.route_blocks);
-  x.after_query = probe(p, out.fabric, o.transport, x.query) + leg_latency(p, out);
-  x.kernel = index_scan_kernel(m, p, s.decoded, s.tokens);
-  x.after_answer = leg_latency(p, back);
-  return x;
 }
 
 MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, const PathCost& in,

@@ -128,6 +128,16 @@ struct SelectShape {
   double tokens = 0;     ///< context tokens the holder scans, summed over the queries
   double candidates = 0; ///< candidates returned, summed over the queries (each min(topk, its tokens))
 };
+struct SelectPrice {
+  Bytes query, candidates;
+  Flow query_flow, candidates_flow;
+  Seconds after_query; ///< probe + the out leg's latency, once the queries arrived
+  Kernel scan;
+  Seconds after_candidates; ///< the back leg's latency
+  Seconds idle() const;
+};
+SelectPrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
+                         const PathCost& back, const Options& o);
 
 /// What travels in one routed exchange with one holder, one layer.
 struct ExchangeShape {
@@ -150,11 +160,6 @@ struct ExchangePrice {
 };
 ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const ExchangeShape& s, const PathCost& out,
                              const PathCost& back, const Options& o);
-/// The selection's first phase with one holder, as the same round trip: its query is the
-/// indexer queries, its kernel the scan, its answer the candidates (no host overhead: the
-/// requester's engine sends it with the step's calls).
-ExchangePrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
-                           const PathCost& back, const Options& o);
 
 /// One fetched piece (a chunk, or one holder's selected blocks), one layer. Under selection the
 /// blocks' ids are known from the selection's first phase (price_select).
