@@ -213,7 +213,6 @@ void IterationSteps::build()
   bool any_merge = false;
   double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
   std::vector<std::uint64_t> selected;
-  std::vector<std::uint32_t> layers_of;
   struct Need {
     std::uint64_t chunk;
     double tokens;
@@ -227,18 +226,14 @@ void IterationSteps::build()
     if (sparse) plan_select(*q);
     needs.clear();
     if (q->selector) {
-      // Each layer selects its own blocks: a need's tokens are what one layer attends on average,
-      // its keys every block any layer selected (a fetch moves each with all of its layers).
-      q->selector->select_layers(q->rng, m.layers, selected, layers_of);
-      for (std::size_t i = 0; i < selected.size(); ++i) {
-        const std::uint64_t b = selected[i];
+      q->selector->select(q->rng, selected);
+      for (std::uint64_t b : selected) {
         const std::uint64_t c = sim.corpus_->chunk_of(b);
-        const double tokens = bt * layers_of[i] / m.layers;
         auto it = std::find_if(needs.begin(), needs.end(), [c](const Need& n) { return n.chunk == c; });
         if (it == needs.end())
-          needs.push_back({c, tokens, 1, {b}});
+          needs.push_back({c, bt, 1, {b}});
         else {
-          it->tokens += tokens;
+          it->tokens += bt;
           ++it->runs;
           it->keys.push_back(b);
         }
@@ -273,14 +268,14 @@ void IterationSteps::build()
           last = std::max(last, sim.corpus_->place_in_chunk(k));
         span = static_cast<double>(last + 1) * bt;
       }
-      const NeedView view{sim,
-                          in,
-                          *q,
-                          n.chunk,
-                          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
-                           span, 0, sparse ? bt * n.runs : 0},
-                          holder_gpu(h, 0),
-                          planned_serial};
+      const NeedView view{
+          sim,
+          in,
+          *q,
+          n.chunk,
+          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp, span},
+          holder_gpu(h, 0),
+          planned_serial};
       // The call goes to the holder this step (routed, or served there while its chunk is fetched).
       auto route = [&] {
         const void* owner = sc().what_if.batching ? nullptr : q;
@@ -335,7 +330,7 @@ void IterationSteps::build()
       mv.holder = h;
       mv.prefill = prefill;
       // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
-      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : bt * n.runs;
+      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : n.tokens;
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;

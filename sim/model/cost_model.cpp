@@ -59,13 +59,12 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   c.route_wire = (e.query + e.answer) * static_cast<double>(h) + select_wire;
 
   // Fetch: each holder's share moved in parallel, then every run spliced, then local attention.
-  const double moved = s.moved > 0 ? s.moved : s.tokens;
-  const MovePrice mv = price_move(m, p, moved / h, s.runs, path, o);
+  const MovePrice mv = price_move(m, p, per_holder, s.runs, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
   c.fetch.index = select;
   c.fetch_wire = select_wire;
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
-  c.fetch.splice = splice_time(m, p, s.runs, moved, s.aligned);
+  c.fetch.splice = splice_time(m, p, s.runs, s.tokens, s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
   c.fetch_wire += mv.bytes * static_cast<double>(h);

@@ -36,9 +36,6 @@ struct CallShape {
   double prefill_tokens = 0;
   /// Sparse: context tokens the holders' indexers scan to select, over all holders. 0: `tokens`.
   double scanned = 0;
-  /// Sparse: tokens a fetch moves and splices, over all holders: every block any layer selected,
-  /// while `tokens` is what one layer attends. 0: `tokens`.
-  double moved = 0;
 };
 
 /// The terms of one primitive's cost; total() is their sum.
