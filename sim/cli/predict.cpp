@@ -68,8 +68,6 @@ void add_predict(CLI::App& app, Action& action)
     req.fabric = *core::parse_fabric(o->fabric);
     req.transport = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
     if (sub->count("--blocks") > 0) req.blocks = o->blocks;
-    if (std::string missing = sim::missing_for_selection(model, profile); req.blocks > 0 && !missing.empty())
-      core::fail("command line", 0, 0, "--blocks", missing);
     std::optional<sim::PathCost> path;
     if (!o->topology.empty()) {
       auto file = core::resolve_preset(o->topology, "topologies");

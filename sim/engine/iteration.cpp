@@ -17,17 +17,10 @@ namespace xattn::sim::engine
 namespace
 {
 
-// The selection's first phase with one holder (DSA): the batch's indexer queries, scanned there.
-struct Select {
-  int holder = 0;
-  double decoded = 0, tokens = 0, candidates = 0;
-  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
-};
-
 struct Exchange {
   int holder = 0;
   const void* owner = nullptr; ///< the request, when batching is off
-  double rows = 0, tokens = 0, token_rows = 0;
+  double rows = 0, tokens = 0, token_rows = 0, decoded = 0;
   int requests = 0;
   std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
 };
@@ -51,14 +44,11 @@ struct Plan {
   int round = 0, rounds = 1;
   double scale = 1; ///< layers per exchange (step granularity: all of them)
   std::vector<Simulation::Active*> batch;
-  std::vector<Select> selects; ///< the selection's first phase, before the exchanges and moves
-  int selecting = 0;           ///< its operations still running
   std::vector<Exchange> exchanges;
   std::vector<Move> moves;
-  double local_scan_queries = 0, local_scan_tokens = 0; ///< the requester's own indexer scan (its GPU's chunks)
-  double local_work = 0;                                ///< requester attention per layer, s
-  double merge_work = 0;                                ///< requester merge per layer, s
-  double lower_bound = 0;                               ///< the iteration's idle closed-form duration, s
+  double local_work = 0;  ///< requester attention per layer, s
+  double merge_work = 0;  ///< requester merge per layer, s
+  double lower_bound = 0; ///< the iteration's idle closed-form duration, s
   int outstanding = 0;
 };
 
@@ -108,12 +98,7 @@ struct IterationSteps {
   topo::GpuId holder_gpu(int holder, int rank) const { return sc().holders[holder * sc().tp + rank]; }
 
   void build();
-  /// Adds the selection's first phase of request `q` (sparse): every holder of its context.
-  void plan_select(const Simulation::Active& q);
   void run_round();
-  void launch_select(int op, int rank);
-  /// The exchanges and moves of a round, once its selection (if any) is done.
-  void run_calls();
   void op_done();
   void round_done();
   void finish();
@@ -133,7 +118,10 @@ struct IterationSteps {
   ExchangePrice price(const Exchange& e, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-    const ExchangeShape shape{e.rows, e.tokens, e.token_rows,
+    const ExchangeShape shape{e.rows,
+                              e.decoded / sc().tp,
+                              e.tokens,
+                              e.token_rows,
                               sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
                               sc().selection.sparse};
     return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
@@ -142,14 +130,8 @@ struct IterationSteps {
   MovePrice price(const Move& mv, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sim.net_->path_cost(them, me), options());
-  }
-  /// Every rank selects for the whole batch (the indexer is small: replicated, not split).
-  SelectPrice price(const Select& s, int rank) const
-  {
-    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
-    return price_select(sc().model, sc().profile, {s.decoded, s.tokens, s.candidates}, sim.net_->path_cost(me, them),
-                        sim.net_->path_cost(them, me), options());
+    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sc().selection.sparse, 1.0 / sc().tp,
+                      sim.net_->path_cost(them, me), sim.net_->path_cost(me, them), options());
   }
   double exchange_idle(const Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
   /// One round's share of a re-prefill, on one GPU of the requester.
@@ -223,7 +205,6 @@ void IterationSteps::build()
   double planned_serial = 0; // splices and re-prefills planned so far, one after another
   for (Simulation::Active* q : plan->batch) {
     if (q->first_start < 0) q->first_start = plan->start;
-    if (sparse) plan_select(*q);
     needs.clear();
     if (q->selector) {
       q->selector->select(q->rng, selected);
@@ -289,6 +270,7 @@ void IterationSteps::build()
         if (std::find(routed_holders.begin(), routed_holders.end(), h) == routed_holders.end()) {
           routed_holders.push_back(h);
           it->rows += rows_q;
+          it->decoded += 1;
           ++it->requests;
           if (timeline()) it->served.push_back(q->id);
         }
@@ -353,17 +335,12 @@ void IterationSteps::build()
       plan->merge_work += merge_rows_time(m, p, partials, rows_q).value();
     }
   }
-  // One attention launch and one merge launch per iteration for the whole batch; under selection,
-  // the indexer's scan of the context on the requester's own GPU first.
+  // One attention launch and one merge launch per iteration for the whole batch.
   if (local_tokens_all > 0)
     plan->local_work = attention_kernel(m, p, 1, local_rows, local_tokens_all, local_token_rows).time().value();
-  if (plan->local_scan_tokens > 0)
-    plan->local_work += index_scan_kernel(m, p, plan->local_scan_queries, plan->local_scan_tokens).time().value();
   if (any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
 
-  double round_bound = 0, serial = 0, select_bound = 0;
-  for (const Select& s : plan->selects)
-    select_bound = std::max(select_bound, plan->scale * price(s, 0).idle().value());
+  double round_bound = 0, serial = 0;
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {
@@ -372,83 +349,12 @@ void IterationSteps::build()
     serial += move_serial(mv);
   }
   round_bound = std::max(round_bound, serial); // splices and re-prefills run one after another
-  round_bound += select_bound + plan->scale * (plan->local_work + plan->merge_work);
+  round_bound += plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
   if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
 }
 
-void IterationSteps::plan_select(const Simulation::Active& q)
-{
-  thread_local std::vector<std::pair<int, double>> on; // holder, the request's context tokens there
-  on.clear();
-  for (std::size_t i = 0; i < q.chunks.size(); ++i) {
-    const int h = sim.choose_holder(plan->inst, q.chunks[i]);
-    auto it = std::find_if(on.begin(), on.end(), [h](const std::pair<int, double>& e) { return e.first == h; });
-    if (it == on.end())
-      on.emplace_back(h, q.chunk_tokens[i]);
-    else
-      it->second += q.chunk_tokens[i];
-  }
-  const double topk = sc().model.index.topk;
-  for (const std::pair<int, double>& e : on) {
-    const int h = e.first;
-    if (holder_gpu(h, 0) == instance().gpus[0]) { // scanned by the requester's own indexer
-      plan->local_scan_queries += 1;
-      plan->local_scan_tokens += e.second;
-      continue;
-    }
-    auto s = std::find_if(plan->selects.begin(), plan->selects.end(), [h](const Select& x) { return x.holder == h; });
-    if (s == plan->selects.end()) {
-      s = plan->selects.emplace(plan->selects.end());
-      s->holder = h;
-    }
-    s->decoded += 1;
-    s->tokens += e.second;
-    s->candidates += std::min(topk, e.second);
-    if (timeline()) s->served.push_back(q.id);
-  }
-}
-
 void IterationSteps::run_round()
-{
-  if (plan->selects.empty()) {
-    run_calls();
-    return;
-  }
-  // The selection first: the indexer queries to every holder of the batch's context, their scans,
-  // the candidates back; the calls once all of them answered.
-  plan->selecting = static_cast<int>(plan->selects.size()) * sc().tp;
-  for (int op = 0; op < static_cast<int>(plan->selects.size()); ++op)
-    for (int k = 0; k < sc().tp; ++k)
-      launch_select(op, k);
-}
-
-void IterationSteps::launch_select(int op, int rank)
-{
-  const Select& s = plan->selects[op];
-  const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
-  const SelectPrice x = price(s, rank);
-  const double L = plan->scale;
-  ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
-  IterationSteps self = *this;
-  Timeline* tl = timeline();
-  const double start = stamp(tl);
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.scan.launch) * L, [=]() mutable {
-    gpu->submit((x.scan.work * L).value(), x.scan.share, [=]() mutable {
-      self.send(them, me, x.candidates * L, x.candidates_flow, x.after_candidates * L, [=]() mutable {
-        if (tl != nullptr) {
-          const Select& sel = self.plan->selects[op];
-          tl->leg(Leg::kIndex, {self.plan->iteration, me, them, op, &sel.served}, start, now(),
-                  ((x.query + x.candidates) * L).value());
-        }
-        XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
-        if (--self.plan->selecting == 0) self.run_calls();
-      });
-    });
-  });
-}
-
-void IterationSteps::run_calls()
 {
   // The iteration's own operations first (counted outstanding), then, once, the background fetches
   // with all of their layers.
@@ -562,35 +468,46 @@ void IterationSteps::launch_move(int op, int rank, double L)
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
   double* busy = &instance().compute_busy[rank];
-  pool->acquire([=]() mutable {
-    const double granted = stamp(tl);
-    const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
-    if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
-    // The copy stream is free when the bytes have moved; the splice follows on the requester,
-    // one splice at a time per GPU (one per contiguous run, summed).
-    self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
-      pool->release();
-      const double copied = stamp(tl);
-      if (tl != nullptr)
-        tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
-      after((x.after_chunk * L).value(), [=]() mutable {
-        const double probed = now();
-        const double begin = std::max(probed, *free_at);
-        *free_at = begin + (x.splice * L).value();
-        *busy += *free_at - begin;
-        after(*free_at - now(), [=]() mutable {
-          if (tl != nullptr) {
-            const CallRef c = self.call_ref(self.move_op(op), rank);
-            tl->leg(Leg::kProbe, c, copied, probed);
-            tl->leg(Leg::kSplice, c, begin, now());
-            tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
-          }
-          self.move_done(op);
+  auto gather = [=]() mutable {
+    if (tl != nullptr && x.index)
+      tl->leg(Leg::kIndex, self.call_ref(self.move_op(op), rank), start, now(), ((x.index_query + x.ids) * L).value());
+    pool->acquire([=]() mutable {
+      const double granted = stamp(tl);
+      const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
+      if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
+      // The copy stream is free when the bytes have moved; the splice follows on the requester,
+      // one splice at a time per GPU (one per contiguous run, summed).
+      self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
+        pool->release();
+        const double copied = stamp(tl);
+        if (tl != nullptr)
+          tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
+        after((x.after_chunk * L).value(), [=]() mutable {
+          const double probed = now();
+          const double begin = std::max(probed, *free_at);
+          *free_at = begin + (x.splice * L).value();
+          *busy += *free_at - begin;
+          after(*free_at - now(), [=]() mutable {
+            if (tl != nullptr) {
+              const CallRef c = self.call_ref(self.move_op(op), rank);
+              tl->leg(Leg::kProbe, c, copied, probed);
+              tl->leg(Leg::kSplice, c, begin, now());
+              tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
+            }
+            self.move_done(op);
+          });
         });
       });
     });
-  });
-  if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
+    if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
+  };
+  if (!x.index) {
+    gather();
+    return;
+  }
+  // Under selection the block ids come first: the indexer query out, the ids back.
+  send(me, them, x.index_query * L, x.index_query_flow, x.after_index_query * L,
+       [=]() mutable { self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather); });
 }
 
 void IterationSteps::move_done(int op)

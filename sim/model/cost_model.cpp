@@ -33,36 +33,27 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const Seconds attend = kernel_time(m, p, s.tokens, s.rows);
   const Options o{s.transport, true, s.aligned};
 
-  CallCost c;
-  // Under selection, first the top-k: each holder scans its share of the context and returns its
-  // candidates. Every primitive waits for it, and so does a later call attending moved KV (the
-  // index keys stay with the holder).
-  Seconds select(0);
-  Bytes select_wire(0);
-  if (s.sparse) {
-    const double scanned = (s.scanned > 0 ? s.scanned : s.tokens) / h;
-    const SelectPrice x = price_select(
-        m, p, {decoded, scanned * decoded, std::min<double>(m.index.topk, scanned) * decoded}, path, path, o);
-    select = probe(p, path.fabric, s.transport, x.query) + parallel_transfer(x.query, h, x.query_flow, path, lat) +
-             x.scan.time() + parallel_transfer(x.candidates, h, x.candidates_flow, path, lat);
-    select_wire = (x.query + x.candidates) * static_cast<double>(h);
-  }
   // Route: the same exchange with each holder, in parallel through the requester's link.
-  const ExchangePrice e = price_exchange(m, p, {s.rows, per_holder, per_holder * s.rows, 1, s.sparse}, path, path, o);
+  const ExchangePrice e =
+      price_exchange(m, p, {s.rows, decoded, per_holder, per_holder * s.rows, 1, s.sparse}, path, path, o);
+  CallCost c;
   c.route.probe = probe(p, path.fabric, s.transport, e.query);
   c.route.transfer = parallel_transfer(e.query, h, e.query_flow, path, lat);
   c.route.compute = e.kernel.time();
   c.route.ret = parallel_transfer(e.answer, h, e.answer_flow, path, lat);
   c.route.merge = merge_time(m, p, h, s.rows);
   c.route.host = p.host_overhead;
-  c.route.index = select;
-  c.route_wire = (e.query + e.answer) * static_cast<double>(h) + select_wire;
+  c.route_wire = (e.query + e.answer) * static_cast<double>(h);
 
   // Fetch: each holder's share moved in parallel, then every run spliced, then local attention.
-  const MovePrice mv = price_move(m, p, per_holder, s.runs, path, o);
+  const MovePrice mv = price_move(m, p, per_holder, s.runs, s.sparse, decoded, path, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
-  c.fetch.index = select;
-  c.fetch_wire = select_wire;
+  if (mv.index) {
+    c.fetch.index = probe(p, path.fabric, s.transport, mv.index_query) +
+                    parallel_transfer(mv.index_query, h, mv.index_query_flow, path, lat) +
+                    parallel_transfer(mv.ids, h, mv.ids_flow, path, lat);
+    c.fetch_wire = (mv.index_query + mv.ids) * static_cast<double>(h);
+  }
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
   c.fetch.splice = splice_time(m, p, s.runs, s.tokens, s.aligned);
   c.fetch.compute = attend;
@@ -72,9 +63,8 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const double prefilled = s.prefill_tokens > 0 ? s.prefill_tokens : s.tokens;
   c.local.prefill = prefill_time(m, p, prefilled, 0, s.gpus) / static_cast<double>(m.layers);
   c.local.compute = attend;
-  c.local.index = select;
 
-  c.reuse = attend + select;
+  c.reuse = attend;
   return c;
 }
 

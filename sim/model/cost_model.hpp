@@ -34,8 +34,6 @@ struct CallShape {
   /// Tokens a re-prefill computes: a selected block needs the tokens before it in its run, so a
   /// sparse re-prefill spans from its chunk's start. 0: `tokens`.
   double prefill_tokens = 0;
-  /// Sparse: context tokens the holders' indexers scan to select, over all holders. 0: `tokens`.
-  double scanned = 0;
 };
 
 /// The terms of one primitive's cost; total() is their sum.
