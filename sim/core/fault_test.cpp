@@ -66,5 +66,5 @@ TEST_CASE("fault: every fault has a distinct name and says what it breaks")
     CHECK(!f.what.empty());
     CHECK(names.insert(f.name).second);
   }
-  CHECK(names.size() == 6);
+  CHECK(names.size() == 7);
 }
