@@ -36,7 +36,8 @@ public:
   /// Later calls expected to attend these tokens again, estimated online from what finished
   /// requests did (no knowledge of the future).
   virtual double expected_reuse() const = 0;
-  /// The same from the trace's true remaining steps: only an offline policy may read it.
+  /// The same from the trace's future (the live requests' true remaining steps and the reads of
+  /// the requests yet to arrive on this requester): only an offline policy may read it.
   virtual double true_reuse() const = 0;
 };
 
@@ -51,7 +52,7 @@ public:
 struct PolicyInfo {
   std::string_view name;
   std::string_view summary; ///< one line, for --describe and the docs
-  bool offline = false;     ///< reads the future (Need::true_reuse): a bound, not a deployable policy
+  bool offline = false;     ///< reads the future (Need::true_reuse): a reference, not a deployable policy
   std::unique_ptr<Policy> (*make)() = nullptr;
 };
 
