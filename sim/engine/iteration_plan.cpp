@@ -1,0 +1,216 @@
+#include "sim/engine/iteration_steps.hpp"
+
+#include "sim/core/fault.hpp"
+
+#include <algorithm>
+
+namespace xattn::sim::engine
+{
+using namespace iteration;
+
+CallCost NeedView::price() const
+{
+  const Scenario& sc = sim_.scenario();
+  CallCost c = price_call(sc.model, sc.profile, shape_, sim_.path_cost(in_.gpus[0], holder_));
+  // A splice or re-prefill starts when the requester's GPU has done the ones queued before it
+  // (still running from earlier steps, or planned in this one): that wait, once per step, is
+  // this call's (one layer's) share of it.
+  const double backlog = (std::max(0.0, in_.compute_free_at[0] - now()) + queued_) / sc.model.layers;
+  c.fetch.splice += Seconds(backlog);
+  c.local.prefill += Seconds(backlog);
+  return c;
+}
+
+double NeedView::expected_reuse() const
+{
+  return sim_.reuse_estimate(in_, q_, chunk_, false);
+}
+
+double NeedView::true_reuse() const
+{
+  return sim_.reuse_estimate(in_, q_, chunk_, true);
+}
+
+void IterationSteps::build()
+{
+  Simulation::Instance& in = instance();
+  const ModelSpec& m = sc().model;
+  const calibrate::Profile& p = sc().profile;
+  const bool sparse = sc().selection.sparse;
+  const double rows_q = static_cast<double>(m.heads) / sc().tp;
+  const double bt = static_cast<double>(sim.plan_.block_tokens);
+  const double latent_all = m.latent_per_token().value() * m.layers;
+  const bool step_mode = sc().granularity == Granularity::kStep;
+  plan->rounds = step_mode ? 1 : m.layers;
+  plan->scale = step_mode ? m.layers : 1.0;
+  plan->start = now();
+
+  for (auto& a : in.active) {
+    if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
+    plan->batch.push_back(a.get());
+  }
+  bool any_merge = false;
+  double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
+  std::vector<std::uint64_t> selected;
+  struct Need {
+    std::uint64_t chunk;
+    double tokens;
+    int runs;
+    std::vector<std::uint64_t> keys;
+  };
+  std::vector<Need> needs;
+  double planned_serial = 0; // splices and re-prefills planned so far, one after another
+  for (Simulation::Active* q : plan->batch) {
+    if (q->first_start < 0) q->first_start = plan->start;
+    needs.clear();
+    if (q->selector) {
+      q->selector->select(q->rng, selected);
+      for (std::uint64_t b : selected) {
+        const std::uint64_t c = sim.corpus_->chunk_of(b);
+        auto it = std::find_if(needs.begin(), needs.end(), [c](const Need& n) { return n.chunk == c; });
+        if (it == needs.end())
+          needs.push_back({c, bt, 1, {b}});
+        else {
+          it->tokens += bt;
+          ++it->runs;
+          it->keys.push_back(b);
+        }
+      }
+    } else {
+      for (std::size_t i = 0; i < q->chunks.size(); ++i)
+        needs.push_back({q->chunks[i], q->chunk_tokens[i], 1, {q->chunks[i]}});
+    }
+    double local_tokens = 0;
+    std::vector<int> routed_holders;
+    for (Need& n : needs) {
+      const int h = sim.choose_holder(plan->inst, n.chunk);
+      if (holder_gpu(h, 0) == in.gpus[0]) {
+        local_tokens += n.tokens;
+        ++sim.same_gpu_;
+        continue;
+      }
+      bool cached = true;
+      for (std::uint64_t k : n.keys)
+        cached = in.cache->touch(k) && cached;
+      if (cached) {
+        local_tokens += n.tokens;
+        ++sim.cached_hits_;
+        ++q->cached;
+        continue;
+      }
+      // A selected block is re-prefilled with the tokens before it in its chunk (its run).
+      double span = n.tokens;
+      if (sparse) {
+        std::int64_t last = 0;
+        for (std::uint64_t k : n.keys)
+          last = std::max(last, sim.corpus_->place_in_chunk(k));
+        span = static_cast<double>(last + 1) * bt;
+      }
+      const NeedView view{
+          sim,
+          in,
+          *q,
+          n.chunk,
+          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp, span},
+          holder_gpu(h, 0),
+          planned_serial};
+      // The call goes to the holder this step (routed, or served there while its chunk is fetched).
+      auto route = [&] {
+        const void* owner = sc().what_if.batching ? nullptr : q;
+        auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),
+                               [&](const Exchange& e) { return e.holder == h && e.owner == owner; });
+        if (it == plan->exchanges.end()) {
+          it = plan->exchanges.emplace(plan->exchanges.end());
+          it->holder = h;
+          it->owner = owner;
+        }
+        if (std::find(routed_holders.begin(), routed_holders.end(), h) == routed_holders.end()) {
+          routed_holders.push_back(h);
+          it->rows += rows_q;
+          it->decoded += 1;
+          ++it->requests;
+          if (timeline()) it->served.push_back(q->id);
+        }
+        it->tokens += n.tokens;
+        it->token_rows += n.tokens * rows_q;
+      };
+      // Only background fetches are ever in flight between steps: nothing to look up otherwise.
+      const bool in_flight = !in.in_flight.empty() && std::any_of(n.keys.begin(), n.keys.end(), [&](std::uint64_t k) {
+        return in.in_flight.count(k) != 0;
+      });
+      const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
+      if (choice == Primitive::kRoute) {
+        route();
+        ++sim.decisions_route_;
+        ++q->routed;
+        continue;
+      }
+      // Fetch and local fill the cache. Both attend locally this step, except a background fetch:
+      // its call is routed until the chunk lands. A fetch that the closed form says lands before
+      // a routed call would return is waited for, as a serving engine would.
+      const bool prefill = choice == Primitive::kLocal;
+      bool background = !prefill && !sc().fetch_blocking;
+      if (background) {
+        const CallCost c = view.price();
+        background = c.fetch.total() > c.route.total();
+      }
+      if (background)
+        route();
+      else
+        local_tokens += n.tokens;
+      (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
+      ++(prefill ? q->prefilled : q->fetched);
+      auto dup = std::find_if(plan->moves.begin(), plan->moves.end(), [&](const Move& mv) {
+        return mv.keys.front() == n.keys.front() && mv.prefill == prefill;
+      });
+      if (dup != plan->moves.end()) { // another request of the batch already moves it
+        if (timeline()) dup->served.push_back(q->id);
+        continue;
+      }
+      Move mv;
+      mv.holder = h;
+      mv.prefill = prefill;
+      // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
+      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : n.tokens;
+      mv.runs = n.runs;
+      mv.keys = n.keys;
+      mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
+      mv.background = background;
+      mv.ranks_left = sc().tp;
+      if (background) in.in_flight.insert(n.keys.begin(), n.keys.end());
+      if (timeline()) mv.served.push_back(q->id);
+      if (!mv.background) planned_serial += move_serial(mv);
+      plan->moves.push_back(std::move(mv));
+    }
+    if (local_tokens > 0) {
+      local_rows += rows_q;
+      local_tokens_all += local_tokens;
+      local_token_rows += local_tokens * rows_q;
+    }
+    const double partials =
+        static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
+    if (!routed_holders.empty()) {
+      any_merge = true;
+      plan->merge_work += merge_rows_time(m, p, partials, rows_q).value();
+    }
+  }
+  // One attention launch and one merge launch per iteration for the whole batch.
+  if (local_tokens_all > 0)
+    plan->local_work = attention_kernel(m, p, 1, local_rows, local_tokens_all, local_token_rows).time().value();
+  if (any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
+
+  double round_bound = 0, serial = 0;
+  for (const Exchange& e : plan->exchanges)
+    round_bound = std::max(round_bound, exchange_idle(e));
+  for (const Move& mv : plan->moves) {
+    if (mv.background) continue; // the step does not wait for it
+    round_bound = std::max(round_bound, move_idle(mv));
+    serial += move_serial(mv);
+  }
+  round_bound = std::max(round_bound, serial); // splices and re-prefills run one after another
+  round_bound += plan->scale * (plan->local_work + plan->merge_work);
+  plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
+  if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,154 @@
+// The inside of one decode iteration (iteration.hpp), shared by its planning (iteration_plan.cpp:
+// what each request of the batch needs and how the policy serves it) and its running
+// (iteration.cpp: the calls on the network, the holders' compute and the requester's clocks).
+// Internal to sim/engine.
+#pragma once
+
+#include "sim/engine/clock.hpp"
+#include "sim/engine/iteration.hpp"
+#include "sim/engine/state.hpp"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace xattn::sim::engine
+{
+namespace iteration
+{
+
+struct Exchange {
+  int holder = 0;
+  const void* owner = nullptr; ///< the request, when batching is off
+  double rows = 0, tokens = 0, token_rows = 0, decoded = 0;
+  int requests = 0;
+  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
+};
+
+struct Move {
+  int holder = 0;
+  bool prefill = false;
+  double tokens = 0; ///< moved or re-prefilled (from the start of its chunk)
+  int runs = 1;
+  std::vector<std::uint64_t> keys;   ///< cache entries it fills
+  double key_bytes = 0;              ///< bytes of each entry (all layers)
+  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
+  bool background = false;           ///< a fetch the iteration does not wait for (engine.fetch: background)
+  int ranks_left = 0;                ///< background: the requester's GPUs it has not landed on yet
+};
+
+struct Plan {
+  int inst = 0;
+  std::uint64_t iteration = 0; ///< the simulation's count of iterations when this one started
+  double start = 0;
+  int round = 0, rounds = 1;
+  double scale = 1; ///< layers per exchange (step granularity: all of them)
+  std::vector<Simulation::Active*> batch;
+  std::vector<Exchange> exchanges;
+  std::vector<Move> moves;
+  double local_work = 0;  ///< requester attention per layer, s
+  double merge_work = 0;  ///< requester merge per layer, s
+  double lower_bound = 0; ///< the iteration's idle closed-form duration, s
+  int outstanding = 0;
+};
+
+// What the policy may read about one need: its closed-form price on its path and the reuse
+// estimates. Priced only when the policy asks.
+class NeedView final : public policy::Need
+{
+public:
+  /// `queued`: the requester GPU's work already planned this step before a new splice or
+  /// re-prefill could start (the iteration's own, serial), s.
+  NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
+           CallShape shape, topo::GpuId holder, double queued)
+      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued)
+  {
+  }
+  int instance() const override { return in_.index; }
+  std::uint64_t chunk() const override { return chunk_; }
+  CallCost price() const override;
+  double expected_reuse() const override;
+  double true_reuse() const override;
+
+private:
+  Simulation& sim_;
+  const Simulation::Instance& in_;
+  const Simulation::Active& q_;
+  std::uint64_t chunk_;
+  CallShape shape_;
+  topo::GpuId holder_;
+  double queued_;
+};
+
+// The time now when a timeline records it, else nothing read: without one, its hooks cost the
+// branch on the pointer alone.
+inline double stamp(const Timeline* tl)
+{
+  return tl != nullptr ? now() : 0.0;
+}
+
+} // namespace iteration
+
+struct IterationSteps {
+  Simulation& sim;
+  std::shared_ptr<iteration::Plan> plan;
+
+  const Scenario& sc() const { return sim.sc_; }
+  Simulation::Instance& instance() const { return *sim.instances_[plan->inst]; }
+  topo::GpuId holder_gpu(int holder, int rank) const { return sc().holders[holder * sc().tp + rank]; }
+
+  void build();
+  void run_round();
+  void op_done();
+  void round_done();
+  void finish();
+  void launch_exchange(int op, int rank);
+  /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
+  void launch_move(int op, int rank, double L);
+  /// Ends move `op` on one rank: the iteration's operation, or a background fetch's landing.
+  void move_done(int op);
+  Timeline* timeline() const { return sim.timeline_.get(); }
+  /// Call `op` (the exchanges, then the moves) of rank `rank` as the timeline names it.
+  CallRef call_ref(int op, int rank) const;
+  /// Move `m`'s number among all of the iteration's calls.
+  int move_op(int m) const { return static_cast<int>(plan->exchanges.size()) + m; }
+  /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
+  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
+  Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
+  ExchangePrice price(const iteration::Exchange& e, int rank) const
+  {
+    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
+    const ExchangeShape shape{e.rows,
+                              e.decoded / sc().tp,
+                              e.tokens,
+                              e.token_rows,
+                              sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
+                              sc().selection.sparse};
+    return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
+                          options());
+  }
+  MovePrice price(const iteration::Move& mv, int rank) const
+  {
+    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
+    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sc().selection.sparse, 1.0 / sc().tp,
+                      sim.net_->path_cost(them, me), sim.net_->path_cost(me, them), options());
+  }
+  double exchange_idle(const iteration::Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
+  /// One round's share of a re-prefill, on one GPU of the requester.
+  double prefill_round(const iteration::Move& mv) const
+  {
+    return prefill_time(sc().model, sc().profile, mv.tokens, 0, sc().tp).value() / plan->rounds;
+  }
+  double move_idle(const iteration::Move& mv) const
+  {
+    if (mv.prefill) return prefill_round(mv);
+    return plan->scale * price(mv, 0).idle().value();
+  }
+  /// What a move keeps the requester's GPU busy with, one after another with its other moves.
+  double move_serial(const iteration::Move& mv) const
+  {
+    return mv.prefill ? prefill_round(mv) : plan->scale * price(mv, 0).splice.value();
+  }
+};
+
+} // namespace xattn::sim::engine
