@@ -199,3 +199,54 @@ TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-
   INFO("worst relative difference " << worst);
   CHECK(worst <= 1e-6);
 }
+
+// Two transfers fill GPU 0's NIC at their caps and end at 1 ms; at that very instant two more
+// start on the same NIC. SimGrid's answer, by hand: the first pair leaves the link at 1 ms, so the
+// second pair runs alone at its caps and ends 1 ms later. SimGrid's timers of one date fire in no
+// set order, so the newcomers may be placed before the network's own departures of that instant
+// (the network once gave them no rate then: the leavers still filled the link). The pattern runs
+// 64 times, each with other timers of the same date around it, so that both orders occur.
+TEST_CASE("network: transfers that start on a link the instant others there end run at once")
+{
+  int argc = 2;
+  const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
+  simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
+  const auto dir = std::filesystem::temp_directory_path() / ("xattn_instant_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "coupled.yaml") << kFabric;
+  const topo::Topology topo = topo::load_topology((dir / "coupled.yaml").string());
+  std::filesystem::remove_all(dir);
+  topo::HostSpec spec;
+  spec.copy_engine_hosts = true;
+  topo::Platform platform = topo::build_platform(topo, engine, spec);
+  for (auto* l : platform.links)
+    l->set_latency(0);
+  Network net(topo, platform, true);
+  const double nic = 25e9; // 200 Gb/s
+  const sim::Flow half{sim::BytesPerSec(nic / 2), 1, true, 1};
+  const double bytes = nic / 2 * 1e-3; // 1 ms at half the NIC
+  constexpr int kRounds = 64;
+  std::vector<std::vector<double>> ends(kRounds);
+  for (int k = 0; k < kRounds; ++k) {
+    const double base = 0.01 * k;
+    auto pair = [&, k](topo::GpuId a, topo::GpuId b) {
+      for (topo::GpuId dst : {a, b})
+        net.transfer(0, dst, bytes, half, 0, [&, k] { ends[k].push_back(now()); });
+    };
+    for (int other = 0; other < 7 * (k % 9); ++other)
+      at(base + (other % 2 == 0 ? 1e-3 : 0.5e-3), [] {});
+    if (k % 2 == 0) at(base + 1e-3, [=] { pair(18, 19); });
+    at(base, [=] { pair(16, 17); });
+    if (k % 2 == 1) at(base, [=] { after(1e-3, [=] { pair(18, 19); }); });
+    for (int other = 0; other < 5 * (k % 7); ++other)
+      at(base + 1e-3, [] {});
+  }
+  engine.run();
+  for (int k = 0; k < kRounds; ++k) {
+    INFO("round " << k);
+    REQUIRE(ends[k].size() == 4);
+    const double base = 0.01 * k;
+    for (int i = 0; i < 4; ++i)
+      CHECK(ends[k][i] - base == Approx(i < 2 ? 1e-3 : 2e-3).epsilon(1e-9));
+  }
+}

@@ -236,8 +236,13 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
 
 void Network::flush()
 {
-  flush_scheduled_ = false;
   const double t = now();
+  // SimGrid fires the timers of one date in no set order: this flush may come before the wake of
+  // flows whose last byte moves at this instant. They leave first, or the newcomers would find a
+  // link they fill and no rate. (Still scheduled meanwhile: what their callbacks send joins this
+  // flush.)
+  depart_due(t);
+  flush_scheduled_ = false;
   seeds_.clear();
   for (std::uint32_t id : pending_) {
     if (!fast_path_) {
@@ -307,7 +312,12 @@ void Network::refresh_top()
 
 void Network::wake()
 {
-  const double t = now();
+  depart_due(now());
+  rearm();
+}
+
+void Network::depart_due(double t)
+{
   while (!ends_.empty()) {
     refresh_top(); // its date may be earlier than its end (set_rate())
     if (ends_.top_date() > t) break;
@@ -315,7 +325,6 @@ void Network::wake()
     ends_.erase(id);
     depart(id);
   }
-  rearm();
 }
 
 void Network::attach(std::uint32_t id)

@@ -221,6 +221,7 @@ private:
   void refresh_top(); ///< moves the heap's top to its flow's end until they agree (set_rate())
   void rearm();
   void wake();
+  void depart_due(double t); ///< every flow whose last byte moves by `t` leaves
   void attach(std::uint32_t leg);
   void detach(std::uint32_t leg);
   void depart(std::uint32_t leg);
