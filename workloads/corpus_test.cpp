@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <numeric>
 #include <set>
 
 using namespace xattn::workloads;
@@ -165,6 +167,46 @@ TEST_CASE("workloads: sparse selection keeps k tokens' worth of blocks with loca
   Selector few(small, short_ctx, 512, nullptr); // 2048 / 512 = 4 blocks > 3: all of them
   few.select(rng, out);
   CHECK(out == short_ctx);
+}
+
+TEST_CASE("workloads: each layer selects its own top-k, keeping layer_overlap of the layer before")
+{
+  // No locality (nothing recent or hot) over 100,000 blocks: fresh draws almost never collide, so
+  // each of the 60 later layers adds (1 - overlap) x 32 new blocks: 32 x (1 + 60 x 0.15) = 320.
+  std::vector<std::uint64_t> context(100000);
+  for (std::uint64_t i = 0; i < context.size(); ++i)
+    context[i] = i;
+  SelectionConfig cfg;
+  cfg.recent_fraction = 0;
+  cfg.hot_fraction = 0;
+  cfg.layer_overlap = 0.85;
+  Selector sel(cfg, context, 64, nullptr);
+  Rng rng(7);
+  std::vector<std::uint64_t> out;
+  std::vector<std::uint32_t> layers_of;
+  double blocks = 0;
+  const int steps = 400;
+  for (int s = 0; s < steps; ++s) {
+    sel.select_layers(rng, 61, out, layers_of);
+    REQUIRE(out.size() == layers_of.size());
+    REQUIRE(std::is_sorted(out.begin(), out.end()));
+    // Every layer selects exactly 32 blocks.
+    REQUIRE(std::accumulate(layers_of.begin(), layers_of.end(), 0u) == 61u * 32);
+    REQUIRE(*std::max_element(layers_of.begin(), layers_of.end()) <= 61u);
+    blocks += static_cast<double>(out.size());
+  }
+  CHECK(blocks / steps == Approx(320).epsilon(0.02));
+  CHECK(sel.expected_union(61) == Approx(320));
+  // Overlap 1: one selection for all layers, as select() draws it.
+  cfg.layer_overlap = 1;
+  Selector same(cfg, context, 64, nullptr);
+  Rng a(9), b(9);
+  std::vector<std::uint64_t> one;
+  same.select_layers(a, 61, out, layers_of);
+  same.select(b, one);
+  CHECK(out == one);
+  CHECK(std::all_of(layers_of.begin(), layers_of.end(), [](std::uint32_t n) { return n == 61; }));
+  CHECK(same.expected_union(61) == 32);
 }
 
 TEST_CASE("workloads: holders touched per step grows with placement scatter")

@@ -21,6 +21,11 @@ struct SelectionConfig {
   double recent_fraction = 0.25;            ///< share of selected blocks from the recent window
   std::int64_t recent_window_tokens = 4096; ///< the recent window, tokens at the end of the context
   double hot_fraction = 0.25;               ///< share of selected blocks from hot blocks
+  /// Each layer selects its own top-k: the share of a layer's blocks the next layer keeps.
+  double layer_overlap = 0.85;
+  /// The indexer's keys are kept on the requester (a copy of its context's), not only with the KV
+  /// on the holders: the selection is scanned there, with no exchange.
+  bool index_on_requester = false;
 };
 
 const core::Schema& selection_schema();
@@ -38,14 +43,25 @@ public:
   void select(Rng& rng, std::vector<std::uint64_t>& out);
   /// Blocks per step.
   std::size_t per_step() const { return take_; }
+  /// One step of a model of `layers` layers, each selecting its own top-k: the first draws as
+  /// select() does; each later one keeps each block of the layer before with probability
+  /// layer_overlap and draws the rest afresh (the same locality model). `out`: the blocks any
+  /// layer selected, in context order; `layers_of[i]`: how many layers selected `out[i]`.
+  void select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& out, std::vector<std::uint32_t>& layers_of);
+  /// Expected blocks in select_layers' union, per_step() x (1 + (layers - 1) x (1 - overlap)) and
+  /// at most the context (a refreshed block taken as new: an upper estimate on short contexts).
+  double expected_union(int layers) const;
 
 private:
   bool pick(std::uint64_t pos);
+  /// One top-k draw into chosen_ (positions, unsorted).
+  void draw(Rng& rng);
   SelectionConfig cfg_;
   std::span<const std::uint64_t> context_;
   std::vector<std::uint32_t> hot_positions_;
   std::size_t take_ = 0, window_ = 0;
   std::vector<std::uint32_t> chosen_;
+  std::vector<std::uint32_t> layer_, all_; // select_layers' scratch: one layer's positions, every layer's
 };
 
 /// Distinct holders (primaries) among the chunks of `blocks`: the fan-out of one step, the

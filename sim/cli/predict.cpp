@@ -48,6 +48,9 @@ void add_predict(CLI::App& app, Action& action)
                   "engine.requester_nics: node)")
       ->capture_default_str();
   sub->add_option("--blocks", o->blocks, "Sparse selection: top-k tokens in this many contiguous runs");
+  sub->add_flag("--index-on-requester", o->req.index_on_requester,
+                "Sparse selection: the requester scans its own copy of the index keys (as selection.index_keys: "
+                "requester), no exchange with the holders");
   sub->add_option("--transport", o->transport, "Dispatch: gpu (device-initiated) or proxy (CPU proxy)")
       ->check(CLI::IsMember({"gpu", "proxy"}))
       ->capture_default_str();
@@ -68,6 +71,8 @@ void add_predict(CLI::App& app, Action& action)
     req.fabric = *core::parse_fabric(o->fabric);
     req.transport = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
     if (sub->count("--blocks") > 0) req.blocks = o->blocks;
+    if (std::string missing = sim::missing_for_selection(model, profile); req.blocks > 0 && !missing.empty())
+      core::fail("command line", 0, 0, "--blocks", missing);
     std::optional<sim::PathCost> path;
     if (!o->topology.empty()) {
       auto file = core::resolve_preset(o->topology, "topologies");

@@ -68,7 +68,7 @@ HandFabric hand(core::FabricClass f)
 }
 
 struct HandStep {
-  double route, fetch, sparse_fetch, local;
+  double route, fetch, sparse_route, sparse_fetch, local;
 };
 HandStep hand_step(const Pair& p)
 {
@@ -87,11 +87,18 @@ HandStep hand_step(const Pair& p)
   h.route = L * (query / rate(1) + f.probe + lat + kernel + answer / rate(1) + lat + 1e-6 + 0.5e-9 * rows);
   const double splice_one_run = 3e-3 + 0.17e-9 * tokens;
   h.fetch = L * (chunk / rate(32) + f.probe + lat + splice_one_run + kernel);
-  // DSA (DeepSeek-V3.2's indexer: 64 heads x 128 fp8 values per decoded token): the indexer query
-  // out and 2048 ids of 4 B back, then the 32 selected 64-token blocks, spliced one run each.
-  const double index_query = 64 * 128, ids = 4 * tokens;
-  h.sparse_fetch = L * (f.probe + index_query / rate(1) + lat + ids / rate(1) + lat + chunk / rate(32) + f.probe + lat +
-                        32 * 3e-3 + 0.17e-9 * tokens + kernel);
+  // DSA (DeepSeek-V3.2's indexer: 64 heads x 128 fp8 values per decoded token). First the
+  // selection: the indexer query out, the holder's scan of the 2048 tokens' index keys (128 fp8
+  // values and an fp32 scale each; memory-bound at the H100's 3.35 TB/s x 0.895, on 32 tiles of
+  // its 132 SMs, plus a 3 us launch: the prototype measured no scan), 2048 candidates of 8 B back.
+  // Then route sends the query rows with the 2048 selected ids (4 B each); fetch moves the 32
+  // selected 64-token blocks, spliced one run each.
+  const double index_query = 64 * 128, candidates = 8 * tokens, ids = 4 * tokens;
+  const double scan = 3e-6 + (tokens * 132 + index_query) / (3.35e12 * 0.895) * 132 / 32;
+  const double select = f.probe + index_query / rate(1) + lat + scan + candidates / rate(1) + lat;
+  h.sparse_route =
+      L * (select + (query + ids) / rate(1) + f.probe + lat + kernel + answer / rate(1) + lat + 1e-6 + 0.5e-9 * rows);
+  h.sparse_fetch = L * (select + chunk / rate(32) + f.probe + lat + 32 * 3e-3 + 0.17e-9 * tokens + kernel);
   h.local = tokens / 5000 + L * kernel;
   return h;
 }
@@ -128,9 +135,14 @@ TEST_CASE("engine: an idle step equals the hand-computed model for every primiti
       CHECK(s["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(61.0 * 2048 * 1152));
       CHECK(s["invariants"]["ok"].get<bool>());
       nlohmann::json sparse = run(scenario(p, "step", "dsv32", fast), trace);
+      CHECK(step_mean(sparse, "route") == Approx(h.sparse_route).epsilon(1e-6));
       CHECK(step_mean(sparse, "fetch") == Approx(h.sparse_fetch).epsilon(1e-6));
-      // The block-id round trip's bytes are on the wire too: 8 KiB of indexer query, 8 KiB of ids.
-      CHECK(sparse["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(61.0 * (2048 * 1152 + 8192 + 8192)));
+      // The selection's bytes are on the wire too: 8 KiB of indexer query, 16 KiB of candidates;
+      // and the routed query carries 8 KiB of ids.
+      const double select_bytes = 8192 + 16384;
+      CHECK(sparse["policies"]["route"]["wire_bytes"].get<double>() ==
+            Approx(61.0 * (128 * (1152 + 1028) + 8192 + select_bytes)));
+      CHECK(sparse["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(61.0 * (2048 * 1152 + select_bytes)));
       CHECK(sparse["invariants"]["ok"].get<bool>());
     }
 }
@@ -146,6 +158,28 @@ TEST_CASE("engine: the closed form (predict) equals the engine on an idle cluste
     CHECK(step_mean(s, "local") == Approx(cf.local.total().value()).epsilon(1e-6));
     CHECK(s["policies"]["route"]["wire_bytes"].get<double>() == Approx(cf.per_call.route_wire.value() * 61));
     CHECK(s["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(cf.per_call.fetch_wire.value() * 61));
+    // Under selection: DeepSeek-V3.2's top-2048 of the 2048-token chunk, in 32 runs.
+    nlohmann::json sparse = run(scenario(p, "step", "dsv32"), request(0, 0.0, 0, 0, 32, 1));
+    auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
+    topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));
+    sim::PredictRequest r;
+    r.mq = 128, r.ct = 2048, r.layers = 61, r.fabric = p.fabric, r.blocks = 32;
+    sim::Prediction scf = sim::predict(sim::load_model("deepseek-v3.2"), calibrate::load_profile("paper-prototype"), r,
+                                       sim::PathCost{path.fabric, path.bottleneck, path.latency});
+    CHECK(step_mean(sparse, "route") == Approx(scf.route.total().value()).epsilon(1e-6));
+    CHECK(step_mean(sparse, "fetch") == Approx(scf.fetch.total().value()).epsilon(1e-6));
+    CHECK(sparse["policies"]["route"]["wire_bytes"].get<double>() == Approx(scf.per_call.route_wire.value() * 61));
+    // The index keys copied to the requester: it scans them itself, and only the call's query
+    // rows, their 2048 ids and the answers cross the wire.
+    nlohmann::json copied =
+        run(scenario(p, "step", "dsv32") + "selection: {index_keys: requester}\n", request(0, 0.0, 0, 0, 32, 1));
+    r.index_on_requester = true;
+    sim::Prediction ccf = sim::predict(sim::load_model("deepseek-v3.2"), calibrate::load_profile("paper-prototype"), r,
+                                       sim::PathCost{path.fabric, path.bottleneck, path.latency});
+    CHECK(step_mean(copied, "route") == Approx(ccf.route.total().value()).epsilon(1e-6));
+    CHECK(step_mean(copied, "fetch") == Approx(ccf.fetch.total().value()).epsilon(1e-6));
+    CHECK(copied["policies"]["route"]["wire_bytes"].get<double>() == Approx(61.0 * (128 * (1152 + 1028) + 8192)));
+    CHECK(copied["invariants"]["ok"].get<bool>());
   }
 }
 

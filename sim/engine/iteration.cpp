@@ -15,6 +15,45 @@ using namespace iteration;
 
 void IterationSteps::run_round()
 {
+  if (plan->selects.empty()) {
+    run_calls();
+    return;
+  }
+  // The selection first: the indexer queries to every holder of the batch's context, their scans,
+  // the candidates back; the calls once all of them answered.
+  plan->selecting = static_cast<int>(plan->selects.size()) * sc().tp;
+  for (int op = 0; op < static_cast<int>(plan->selects.size()); ++op)
+    for (int k = 0; k < sc().tp; ++k)
+      launch_select(op, k);
+}
+
+void IterationSteps::launch_select(int op, int rank)
+{
+  const Select& s = plan->selects[op];
+  const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
+  const ExchangePrice x = price(s, rank);
+  const double L = plan->scale;
+  ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
+  IterationSteps self = *this;
+  Timeline* tl = timeline();
+  const double start = stamp(tl);
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [=]() mutable {
+    gpu->submit((x.kernel.work * L).value(), x.kernel.share, [=]() mutable {
+      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
+        if (tl != nullptr) {
+          const Select& sel = self.plan->selects[op];
+          tl->leg(Leg::kIndex, {self.plan->iteration, me, them, op, &sel.served}, start, now(),
+                  ((x.query + x.answer) * L).value());
+        }
+        XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
+        if (--self.plan->selecting == 0) self.run_calls();
+      });
+    });
+  });
+}
+
+void IterationSteps::run_calls()
+{
   // The iteration's own operations first (counted outstanding), then, once, the background fetches
   // with all of their layers.
   const auto exchanges = static_cast<int>(plan->exchanges.size());
@@ -127,46 +166,35 @@ void IterationSteps::launch_move(int op, int rank, double L)
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
   double* busy = &instance().compute_busy[rank];
-  auto gather = [=]() mutable {
-    if (tl != nullptr && x.index)
-      tl->leg(Leg::kIndex, self.call_ref(self.move_op(op), rank), start, now(), ((x.index_query + x.ids) * L).value());
-    pool->acquire([=]() mutable {
-      const double granted = stamp(tl);
-      const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
-      if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
-      // The copy stream is free when the bytes have moved; the splice follows on the requester,
-      // one splice at a time per GPU (one per contiguous run, summed).
-      self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
-        pool->release();
-        const double copied = stamp(tl);
-        if (tl != nullptr)
-          tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
-        after((x.after_chunk * L).value(), [=]() mutable {
-          const double probed = now();
-          const double begin = std::max(probed, *free_at);
-          *free_at = begin + (x.splice * L).value();
-          *busy += *free_at - begin;
-          after(*free_at - now(), [=]() mutable {
-            if (tl != nullptr) {
-              const CallRef c = self.call_ref(self.move_op(op), rank);
-              tl->leg(Leg::kProbe, c, copied, probed);
-              tl->leg(Leg::kSplice, c, begin, now());
-              tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
-            }
-            self.move_done(op);
-          });
+  pool->acquire([=]() mutable {
+    const double granted = stamp(tl);
+    const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
+    if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
+    // The copy stream is free when the bytes have moved; the splice follows on the requester,
+    // one splice at a time per GPU (one per contiguous run, summed).
+    self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
+      pool->release();
+      const double copied = stamp(tl);
+      if (tl != nullptr)
+        tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
+      after((x.after_chunk * L).value(), [=]() mutable {
+        const double probed = now();
+        const double begin = std::max(probed, *free_at);
+        *free_at = begin + (x.splice * L).value();
+        *busy += *free_at - begin;
+        after(*free_at - now(), [=]() mutable {
+          if (tl != nullptr) {
+            const CallRef c = self.call_ref(self.move_op(op), rank);
+            tl->leg(Leg::kProbe, c, copied, probed);
+            tl->leg(Leg::kSplice, c, begin, now());
+            tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
+          }
+          self.move_done(op);
         });
       });
     });
-    if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
-  };
-  if (!x.index) {
-    gather();
-    return;
-  }
-  // Under selection the block ids come first: the indexer query out, the ids back.
-  send(me, them, x.index_query * L, x.index_query_flow, x.after_index_query * L,
-       [=]() mutable { self.send(them, me, x.ids * L, x.ids_flow, x.after_ids * L, gather); });
+  });
+  if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
 }
 
 void IterationSteps::move_done(int op)

@@ -52,6 +52,7 @@ void IterationSteps::build()
   bool any_merge = false;
   double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
   std::vector<std::uint64_t> selected;
+  std::vector<std::uint32_t> layers_of;
   struct Need {
     std::uint64_t chunk;
     double tokens;
@@ -62,16 +63,21 @@ void IterationSteps::build()
   double planned_serial = 0; // splices and re-prefills planned so far, one after another
   for (Simulation::Active* q : plan->batch) {
     if (q->first_start < 0) q->first_start = plan->start;
+    if (sparse) plan_select(*q);
     needs.clear();
     if (q->selector) {
-      q->selector->select(q->rng, selected);
-      for (std::uint64_t b : selected) {
+      // Each layer selects its own blocks: a need's tokens are what one layer attends on average,
+      // its keys every block any layer selected (a fetch moves each with all of its layers).
+      q->selector->select_layers(q->rng, m.layers, selected, layers_of);
+      for (std::size_t i = 0; i < selected.size(); ++i) {
+        const std::uint64_t b = selected[i];
         const std::uint64_t c = sim.corpus_->chunk_of(b);
+        const double tokens = bt * layers_of[i] / m.layers;
         auto it = std::find_if(needs.begin(), needs.end(), [c](const Need& n) { return n.chunk == c; });
         if (it == needs.end())
-          needs.push_back({c, bt, 1, {b}});
+          needs.push_back({c, tokens, 1, {b}});
         else {
-          it->tokens += bt;
+          it->tokens += tokens;
           ++it->runs;
           it->keys.push_back(b);
         }
@@ -106,14 +112,14 @@ void IterationSteps::build()
           last = std::max(last, sim.corpus_->place_in_chunk(k));
         span = static_cast<double>(last + 1) * bt;
       }
-      const NeedView view{
-          sim,
-          in,
-          *q,
-          n.chunk,
-          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp, span},
-          holder_gpu(h, 0),
-          planned_serial};
+      const NeedView view{sim,
+                          in,
+                          *q,
+                          n.chunk,
+                          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
+                           span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0},
+                          holder_gpu(h, 0),
+                          planned_serial};
       // The call goes to the holder this step (routed, or served there while its chunk is fetched).
       auto route = [&] {
         const void* owner = sc().what_if.batching ? nullptr : q;
@@ -127,7 +133,6 @@ void IterationSteps::build()
         if (std::find(routed_holders.begin(), routed_holders.end(), h) == routed_holders.end()) {
           routed_holders.push_back(h);
           it->rows += rows_q;
-          it->decoded += 1;
           ++it->requests;
           if (timeline()) it->served.push_back(q->id);
         }
@@ -171,7 +176,7 @@ void IterationSteps::build()
       mv.holder = h;
       mv.prefill = prefill;
       // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
-      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : n.tokens;
+      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : bt * n.runs;
       mv.runs = n.runs;
       mv.keys = n.keys;
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
@@ -194,12 +199,17 @@ void IterationSteps::build()
       plan->merge_work += merge_rows_time(m, p, partials, rows_q).value();
     }
   }
-  // One attention launch and one merge launch per iteration for the whole batch.
+  // One attention launch and one merge launch per iteration for the whole batch; under selection,
+  // the indexer's scan of the context on the requester's own GPU first.
   if (local_tokens_all > 0)
     plan->local_work = attention_kernel(m, p, 1, local_rows, local_tokens_all, local_token_rows).time().value();
+  if (plan->local_scan_tokens > 0)
+    plan->local_work += index_scan_kernel(m, p, plan->local_scan_queries, plan->local_scan_tokens).time().value();
   if (any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
 
-  double round_bound = 0, serial = 0;
+  double round_bound = 0, serial = 0, select_bound = 0;
+  for (const Select& s : plan->selects)
+    select_bound = std::max(select_bound, plan->scale * price(s, 0).idle().value());
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {
@@ -208,9 +218,47 @@ void IterationSteps::build()
     serial += move_serial(mv);
   }
   round_bound = std::max(round_bound, serial); // splices and re-prefills run one after another
-  round_bound += plan->scale * (plan->local_work + plan->merge_work);
+  round_bound += select_bound + plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + p.step_other.value();
   if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
+}
+
+void IterationSteps::plan_select(const Simulation::Active& q)
+{
+  if (sc().selection.index_on_requester) { // its own copy of the context's index keys, scanned here
+    plan->local_scan_queries += 1;
+    for (double tokens : q.chunk_tokens)
+      plan->local_scan_tokens += tokens;
+    return;
+  }
+  thread_local std::vector<std::pair<int, double>> on; // holder, the request's context tokens there
+  on.clear();
+  for (std::size_t i = 0; i < q.chunks.size(); ++i) {
+    const int h = sim.choose_holder(plan->inst, q.chunks[i]);
+    auto it = std::find_if(on.begin(), on.end(), [h](const std::pair<int, double>& e) { return e.first == h; });
+    if (it == on.end())
+      on.emplace_back(h, q.chunk_tokens[i]);
+    else
+      it->second += q.chunk_tokens[i];
+  }
+  const double topk = sc().model.index.topk;
+  for (const std::pair<int, double>& e : on) {
+    const int h = e.first;
+    if (holder_gpu(h, 0) == instance().gpus[0]) { // scanned by the requester's own indexer
+      plan->local_scan_queries += 1;
+      plan->local_scan_tokens += e.second;
+      continue;
+    }
+    auto s = std::find_if(plan->selects.begin(), plan->selects.end(), [h](const Select& x) { return x.holder == h; });
+    if (s == plan->selects.end()) {
+      s = plan->selects.emplace(plan->selects.end());
+      s->holder = h;
+    }
+    s->decoded += 1;
+    s->tokens += e.second;
+    s->candidates += std::min(topk, e.second);
+    if (timeline()) s->served.push_back(q.id);
+  }
 }
 
 } // namespace xattn::sim::engine

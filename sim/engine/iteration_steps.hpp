@@ -17,10 +17,17 @@ namespace xattn::sim::engine
 namespace iteration
 {
 
+// The selection's first phase with one holder (DSA): the batch's indexer queries, scanned there.
+struct Select {
+  int holder = 0;
+  double decoded = 0, tokens = 0, candidates = 0;
+  std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
+};
+
 struct Exchange {
   int holder = 0;
   const void* owner = nullptr; ///< the request, when batching is off
-  double rows = 0, tokens = 0, token_rows = 0, decoded = 0;
+  double rows = 0, tokens = 0, token_rows = 0;
   int requests = 0;
   std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
 };
@@ -44,11 +51,14 @@ struct Plan {
   int round = 0, rounds = 1;
   double scale = 1; ///< layers per exchange (step granularity: all of them)
   std::vector<Simulation::Active*> batch;
+  std::vector<Select> selects; ///< the selection's first phase, before the exchanges and moves
+  int selecting = 0;           ///< its operations still running
   std::vector<Exchange> exchanges;
   std::vector<Move> moves;
-  double local_work = 0;  ///< requester attention per layer, s
-  double merge_work = 0;  ///< requester merge per layer, s
-  double lower_bound = 0; ///< the iteration's idle closed-form duration, s
+  double local_scan_queries = 0, local_scan_tokens = 0; ///< the requester's own indexer scan (its GPU's chunks)
+  double local_work = 0;                                ///< requester attention per layer, s
+  double merge_work = 0;                                ///< requester merge per layer, s
+  double lower_bound = 0;                               ///< the iteration's idle closed-form duration, s
   int outstanding = 0;
 };
 
@@ -98,7 +108,12 @@ struct IterationSteps {
   topo::GpuId holder_gpu(int holder, int rank) const { return sc().holders[holder * sc().tp + rank]; }
 
   void build();
+  /// Adds the selection's first phase of request `q` (sparse): every holder of its context.
+  void plan_select(const Simulation::Active& q);
   void run_round();
+  void launch_select(int op, int rank);
+  /// The exchanges and moves of a round, once its selection (if any) is done.
+  void run_calls();
   void op_done();
   void round_done();
   void finish();
@@ -118,10 +133,7 @@ struct IterationSteps {
   ExchangePrice price(const iteration::Exchange& e, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-    const ExchangeShape shape{e.rows,
-                              e.decoded / sc().tp,
-                              e.tokens,
-                              e.token_rows,
+    const ExchangeShape shape{e.rows, e.tokens, e.token_rows,
                               sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
                               sc().selection.sparse};
     return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
@@ -130,8 +142,14 @@ struct IterationSteps {
   MovePrice price(const iteration::Move& mv, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sc().selection.sparse, 1.0 / sc().tp,
-                      sim.net_->path_cost(them, me), sim.net_->path_cost(me, them), options());
+    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sim.net_->path_cost(them, me), options());
+  }
+  /// Every rank selects for the whole batch (the indexer is small: replicated, not split).
+  ExchangePrice price(const iteration::Select& s, int rank) const
+  {
+    const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
+    return price_select(sc().model, sc().profile, {s.decoded, s.tokens, s.candidates}, sim.net_->path_cost(me, them),
+                        sim.net_->path_cost(them, me), options());
   }
   double exchange_idle(const iteration::Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
   /// One round's share of a re-prefill, on one GPU of the requester.

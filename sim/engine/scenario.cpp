@@ -457,6 +457,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                         [](const std::string& p) { return p != "route" && p != "fetch"; });
   if (prices_local && !sc.profile.name.empty() && sc.model.layers > 0)
     if (std::string missing = missing_dimensions(sc.model, sc.profile); !missing.empty()) top.error("model", missing);
+  if (sc.selection.sparse && !sc.profile.name.empty() && sc.model.layers > 0)
+    if (std::string missing = missing_for_selection(sc.model, sc.profile); !missing.empty())
+      top.error("model", missing);
 
   core::Section eng = top.section("engine");
   sc.granularity = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;

@@ -47,7 +47,7 @@ struct Simulation::Active {
       selector = std::make_unique<workloads::Selector>(sc.selection, std::span<const std::uint64_t>(blocks),
                                                        r.block_tokens, is_hot);
       select_probability =
-          std::min(1.0, static_cast<double>(selector->per_step()) / static_cast<double>(blocks.size()));
+          std::min(1.0, selector->expected_union(sc.model.layers) / static_cast<double>(blocks.size()));
     }
   }
 
@@ -57,7 +57,7 @@ struct Simulation::Active {
   std::vector<double> chunk_tokens;              ///< the request's tokens in each of them
   std::vector<std::uint64_t> sorted_chunks;      ///< for membership tests
   std::unique_ptr<workloads::Selector> selector; ///< sparse selection; null when dense
-  double select_probability = 1.0;               ///< chance a context block is selected in a step
+  double select_probability = 1.0;               ///< chance a context block is selected in a step (by any layer)
   workloads::Rng rng;
   std::int64_t steps_total = 0, steps_done = 0;
   double arrival = 0, first_start = -1, last_end = 0, sum_step = 0, max_step = 0;

@@ -33,29 +33,42 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const Seconds attend = kernel_time(m, p, s.tokens, s.rows);
   const Options o{s.transport, true, s.aligned};
 
-  // Route: the same exchange with each holder, in parallel through the requester's link.
-  const ExchangePrice e =
-      price_exchange(m, p, {s.rows, decoded, per_holder, per_holder * s.rows, 1, s.sparse}, path, path, o);
   CallCost c;
+  // Under selection, first the top-k: each holder scans its share of the context and returns its
+  // candidates. Every primitive waits for it, and so does a later call attending moved KV (the
+  // index keys stay with the holder). Keys copied to the requester: it scans them all itself.
+  Seconds select(0);
+  Bytes select_wire(0);
+  if (s.sparse && s.index_on_requester) {
+    const double scanned = s.scanned > 0 ? s.scanned : s.tokens;
+    select = index_scan_kernel(m, p, decoded, scanned * decoded).time();
+  } else if (s.sparse) {
+    const double scanned = (s.scanned > 0 ? s.scanned : s.tokens) / h;
+    const ExchangePrice x = price_select(
+        m, p, {decoded, scanned * decoded, std::min<double>(m.index.topk, scanned) * decoded}, path, path, o);
+    select = probe(p, path.fabric, s.transport, x.query) + parallel_transfer(x.query, h, x.query_flow, path, lat) +
+             x.kernel.time() + parallel_transfer(x.answer, h, x.answer_flow, path, lat);
+    select_wire = (x.query + x.answer) * static_cast<double>(h);
+  }
+  // Route: the same exchange with each holder, in parallel through the requester's link.
+  const ExchangePrice e = price_exchange(m, p, {s.rows, per_holder, per_holder * s.rows, 1, s.sparse}, path, path, o);
   c.route.probe = probe(p, path.fabric, s.transport, e.query);
   c.route.transfer = parallel_transfer(e.query, h, e.query_flow, path, lat);
   c.route.compute = e.kernel.time();
   c.route.ret = parallel_transfer(e.answer, h, e.answer_flow, path, lat);
   c.route.merge = merge_time(m, p, h, s.rows);
   c.route.host = p.host_overhead;
-  c.route_wire = (e.query + e.answer) * static_cast<double>(h);
+  c.route.index = select;
+  c.route_wire = (e.query + e.answer) * static_cast<double>(h) + select_wire;
 
   // Fetch: each holder's share moved in parallel, then every run spliced, then local attention.
-  const MovePrice mv = price_move(m, p, per_holder, s.runs, s.sparse, decoded, path, path, o);
+  const double moved = s.moved > 0 ? s.moved : s.tokens;
+  const MovePrice mv = price_move(m, p, moved / h, s.runs, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
-  if (mv.index) {
-    c.fetch.index = probe(p, path.fabric, s.transport, mv.index_query) +
-                    parallel_transfer(mv.index_query, h, mv.index_query_flow, path, lat) +
-                    parallel_transfer(mv.ids, h, mv.ids_flow, path, lat);
-    c.fetch_wire = (mv.index_query + mv.ids) * static_cast<double>(h);
-  }
+  c.fetch.index = select;
+  c.fetch_wire = select_wire;
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
-  c.fetch.splice = splice_time(m, p, s.runs, s.tokens, s.aligned);
+  c.fetch.splice = splice_time(m, p, s.runs, moved, s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
   c.fetch_wire += mv.bytes * static_cast<double>(h);
@@ -63,8 +76,9 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   const double prefilled = s.prefill_tokens > 0 ? s.prefill_tokens : s.tokens;
   c.local.prefill = prefill_time(m, p, prefilled, 0, s.gpus) / static_cast<double>(m.layers);
   c.local.compute = attend;
+  c.local.index = select;
 
-  c.reuse = attend;
+  c.reuse = attend + select;
   return c;
 }
 

@@ -34,6 +34,13 @@ struct CallShape {
   /// Tokens a re-prefill computes: a selected block needs the tokens before it in its run, so a
   /// sparse re-prefill spans from its chunk's start. 0: `tokens`.
   double prefill_tokens = 0;
+  /// Sparse: context tokens the holders' indexers scan to select, over all holders. 0: `tokens`.
+  double scanned = 0;
+  /// Sparse: the index keys are on the requester too, which scans them all itself (no exchange).
+  bool index_on_requester = false;
+  /// Sparse: tokens a fetch moves and splices, over all holders: every block any layer selected,
+  /// while `tokens` is what one layer attends. 0: `tokens`.
+  double moved = 0;
 };
 
 /// The terms of one primitive's cost; total() is their sum.

@@ -33,6 +33,15 @@ calibrate::Profile hand_profile()
   p.prefill_tokens_per_s = 5000;
   p.compute_concurrency = 8;
   p.measured = {.kernel = true, .merge = true, .splice = true, .prefill = true, .concurrency = true};
+  // An H100's peaks, for the one kernel nothing measured: the DSA indexer's scan.
+  p.gpu = {.sm_count = 132,
+           .hbm = core::BytesPerSec(3.35e12),
+           .bf16 = core::FlopsPerSec(989e12),
+           .fp8 = core::FlopsPerSec(1979e12),
+           .memory_efficiency = 0.895,
+           .attention_efficiency = 0.586,
+           .gemm_efficiency = 0.768,
+           .launch = core::Seconds(3e-6)};
   return p;
 }
 
@@ -160,7 +169,11 @@ sim::CallCost sparse_call(int holders, int lanes = 1)
   sim::CallShape s{.rows = 256, .tokens = 2048, .holders = holders, .runs = holders, .sparse = true};
   return sim::price_call(m, hand_profile(), s, path);
 }
-constexpr double kSparseQuery = 294912.0 + 2 * 8192; // 256 x 1152 B rows + two tokens' 8 KiB indexer queries
+/// A routed query under selection: 256 x 1152 B rows and the 4 B ids of the holder's share of the top-2048.
+double sparse_query(int holders)
+{
+  return 294912.0 + 4.0 * 2048 / holders;
+}
 } // namespace
 
 TEST_CASE("cost model: scattered gather grows with holders, route stays an order of magnitude below")
@@ -171,13 +184,41 @@ TEST_CASE("cost model: scattered gather grows with holders, route stays an order
   CHECK(c4.fetch.splice.value() == Approx(4 * 3e-3 + 2048 * 0.17e-9));
   CHECK(c4.fetch.transfer.value() == Approx(c1.fetch.transfer.value()));
   // Four queries share the requester's 25 GB/s link.
-  CHECK(c4.route.transfer.value() == Approx(4 * kSparseQuery / 25e9));
+  CHECK(c4.route.transfer.value() == Approx(4 * sparse_query(4) / 25e9));
   CHECK(c4.route.compute.value() == Approx(2e-6 + 512 * 0.384e-9 + 512 * 256 * 5.44e-12));
   CHECK(c4.fetch.total() / c1.fetch.total() > 3.5);
   CHECK(c4.route.total() / c1.route.total() < 3.0);
   CHECK(c4.fetch.total() / c4.route.total() > 10.0);
-  // Fetch under selection first asks the holders for block ids: one more probe.
-  CHECK(c1.fetch.index.value() > 16e-6);
+  // Both first select: two decoded tokens' 8 KiB indexer queries out (16 us probe), the holder's
+  // scan of 2 x 2048 index keys of 132 B (memory-bound: 557,056 B at 3.35 TB/s x 0.895, on 64
+  // tiles of the 132 SMs, plus a 3 us launch), 2 x 2048 candidates of 8 B back.
+  const double scan = 3e-6 + (4096 * 132 + 2 * 8192) / (3.35e12 * 0.895) * 132 / 64;
+  CHECK(c1.fetch.index.value() == Approx(16e-6 + 16384 / 25e9 + scan + 32768 / 25e9));
+  CHECK(c1.route.index.value() == Approx(c1.fetch.index.value()));
+  CHECK(c1.reuse.value() == Approx(c1.fetch.compute.value() + c1.fetch.index.value()));
+}
+
+TEST_CASE("cost model: index keys on the requester: it scans the whole context itself, nothing crosses the wire")
+{
+  auto m = dsv3();
+  m.index = {2048, 64, 128};
+  const auto path = sim::nominal_path(hand_profile(), FabricClass::kIbSpine);
+  sim::CallShape s{.rows = 256, .tokens = 2048, .holders = 4, .runs = 4, .sparse = true, .scanned = 32768};
+  const sim::CallCost on_holders = sim::price_call(m, hand_profile(), s, path);
+  s.index_on_requester = true;
+  const sim::CallCost c = sim::price_call(m, hand_profile(), s, path);
+  // Two decoded tokens each scan the 32,768 keys of 132 B (8 KiB indexer query each): 8,667,136 B
+  // at 3.35 TB/s x 0.895, memory-bound (1.07 GFLOP at FP8 is 0.7 us), 1,024 tiles fill all 132 SMs.
+  const double scan = 3e-6 + (2 * 32768 * 132 + 2 * 8192) / (3.35e12 * 0.895);
+  CHECK(c.route.index.value() == Approx(scan));
+  CHECK(c.fetch.index.value() == Approx(scan));
+  CHECK(c.local.index.value() == Approx(scan));
+  // Nothing of the selection on the wire: route's bytes are its queries (256 x 1152 B and the ids)
+  // and answers (256 x 1028 B: the 512-dim latent output in fp16 and its fp32 log-sum-exp) to 4
+  // holders.
+  CHECK(c.route_wire.value() == Approx(4 * (sparse_query(4) + 256 * 1028.0)));
+  CHECK(on_holders.route_wire.value() > c.route_wire.value());
+  CHECK(c.route.transfer.value() == Approx(on_holders.route.transfer.value()));
 }
 
 TEST_CASE("cost model: a requester striping over its node's NICs keeps route flat over holders")
@@ -185,11 +226,11 @@ TEST_CASE("cost model: a requester striping over its node's NICs keeps route fla
   auto c1 = sparse_call(1, 8);
   auto c8 = sparse_call(8, 8);
   // A holder per lane: each query and answer has a 25 GB/s NIC to itself.
-  CHECK(c8.route.transfer.value() == Approx(kSparseQuery / 25e9));
+  CHECK(c8.route.transfer.value() == Approx(sparse_query(8) / 25e9));
   CHECK(c8.route.ret.value() == Approx(c1.route.ret.value()));
   CHECK(c8.route.total() / c1.route.total() < 1.1);
   // Four lanes for eight holders: two share each lane.
-  CHECK(sparse_call(8, 4).route.transfer.value() == Approx(2 * kSparseQuery / 25e9));
+  CHECK(sparse_call(8, 4).route.transfer.value() == Approx(2 * sparse_query(8) / 25e9));
   // Fetch still pays a splice per run: striping moves bytes faster, the gather penalty stays.
   CHECK(c8.fetch.total() / c1.fetch.total() > 3.5);
 }

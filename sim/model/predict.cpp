@@ -48,6 +48,8 @@ Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r
     s.sparse = true;
     s.tokens = m.index.topk;
     s.runs = *r.blocks;
+    s.scanned = std::max(r.ct, static_cast<double>(m.index.topk) / r.holders) * r.holders; // c_t on each holder
+    s.index_on_requester = r.index_on_requester;
   } else {
     // Dense: one chunk of c_t tokens on each holder concerned.
     s.tokens = r.ct * r.holders;

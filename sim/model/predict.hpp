@@ -19,8 +19,9 @@ struct PredictRequest {
   int layers = 1;
   double reuse = 0;
   int holders = 1;
-  int rails = 1;             ///< NICs of its node the requester stripes holders over (InfiniBand)
-  std::optional<int> blocks; ///< selected contiguous runs (sparse selection); unset: dense
+  int rails = 1;                   ///< NICs of its node the requester stripes holders over (InfiniBand)
+  std::optional<int> blocks;       ///< selected contiguous runs (sparse selection); unset: dense
+  bool index_on_requester = false; ///< sparse: the requester scans its own copy of the index keys
   core::Transport transport = core::Transport::kGpu;
   core::FabricClass fabric = core::FabricClass::kIbSpine;
 };

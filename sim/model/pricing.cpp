@@ -147,11 +147,32 @@ Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double
          Seconds(attention / (g.bf16.value() * g.attention_efficiency * n)) + g.launch * m.layers;
 }
 
+std::string missing_for_selection(const ModelSpec& m, const Profile& p)
+{
+  if (!m.index.sparse() || p.gpu.given()) return "";
+  return "model '" + m.name + "' selects with a DSA indexer, whose scan profile '" + p.name +
+         "' cannot price without a gpu section (the roofline)";
+}
+
 std::string missing_dimensions(const ModelSpec& m, const Profile& p)
 {
   if (p.measured.prefill || (m.active_parameters > 0 && m.qk_nope_head_dim > 0 && m.v_head_dim > 0)) return "";
   return "model '" + m.name + "' lacks active_parameters, qk_nope_head_dim or v_head_dim, which profile '" + p.name +
          "' needs to price a re-prefill by its roofline (or give the profile a measured prefill.tokens_per_s)";
+}
+
+Kernel index_scan_kernel(const ModelSpec& m, const Profile& p, double decoded, double tokens)
+{
+  Kernel k;
+  if (!m.index.sparse() || tokens <= 0) return k;
+  const calibrate::GpuSpec& g = p.gpu;
+  k.launch = g.launch;
+  const Bytes bytes = m.index_key_per_token() * tokens + m.index_query_per_token() * decoded;
+  const double flops = 2.0 * m.index.heads * m.index.head_dim * tokens;
+  const Seconds whole = roofline(g, bytes, flops, g.fp8, g.gemm_efficiency);
+  k.share = std::clamp(std::ceil(tokens / kTileTokens) / g.sm_count, 1.0 / g.sm_count, 1.0);
+  k.work = whole / k.share;
+  return k;
 }
 
 Seconds ExchangePrice::idle() const
@@ -163,9 +184,8 @@ ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const Exchang
                              const PathCost& back, const Options& o)
 {
   ExchangePrice e;
-  // Under selection the indexer runs where the keys are: the query carries the indexer query of
-  // each decoded token along with the query rows.
-  e.query = m.query_row() * s.rows + (s.sparse ? m.index_query_per_token() * s.decoded : Bytes(0));
+  // Under selection the ids of the selected tokens (known from the first phase) ride along.
+  e.query = m.query_row() * s.rows + Bytes(s.sparse ? 4.0 * s.tokens : 0.0);
   e.answer = m.output_row() * s.rows;
   e.query_flow = flow(p, out, e.query, p.route_blocks);
   e.answer_flow = flow(p, back, e.answer, p.route_blocks);
@@ -178,29 +198,31 @@ ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const Exchang
 
 Seconds MovePrice::idle() const
 {
-  Seconds t = bytes / chunk_flow.rate + after_chunk + splice;
-  if (index) t += index_query / index_query_flow.rate + after_index_query + ids / ids_flow.rate + after_ids;
-  return t;
+  return bytes / chunk_flow.rate + after_chunk + splice;
 }
 
-MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, bool sparse, double decoded,
-                     const PathCost& in, const PathCost& out, const Options& o)
+ExchangePrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
+                           const PathCost& back, const Options& o)
+{
+  ExchangePrice x;
+  x.query = m.index_query_per_token() * s.decoded;
+  x.answer = Bytes(8.0 * s.candidates); // an fp32 score and a 4 B id per candidate
+  x.query_flow = flow(p, out, x.query, p.route_blocks);
+  x.answer_flow = flow(p, back, x.answer, p.route_blocks);
+  x.after_query = probe(p, out.fabric, o.transport, x.query) + leg_latency(p, out);
+  x.kernel = index_scan_kernel(m, p, s.decoded, s.tokens);
+  x.after_answer = leg_latency(p, back);
+  return x;
+}
+
+MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, const PathCost& in,
+                     const Options& o)
 {
   MovePrice mv;
   mv.bytes = m.latent_per_token() * tokens;
   mv.chunk_flow = flow(p, in, mv.bytes, p.fetch_blocks);
   mv.after_chunk = probe(p, in.fabric, o.transport, mv.bytes) + leg_latency(p, in) + p.host_overhead;
   mv.splice = splice_time(m, p, runs, tokens, o.aligned);
-  mv.index = sparse;
-  if (sparse) {
-    // One extra round trip for block ids: the indexer query out, the top-k ids (4 B each) back.
-    mv.index_query = m.index_query_per_token() * decoded;
-    mv.ids = Bytes(4.0 * tokens);
-    mv.index_query_flow = flow(p, out, mv.index_query, p.route_blocks);
-    mv.ids_flow = flow(p, in, mv.ids, p.route_blocks);
-    mv.after_index_query = probe(p, out.fabric, o.transport, mv.index_query) + leg_latency(p, out);
-    mv.after_ids = leg_latency(p, in);
-  }
   return mv;
 }
 

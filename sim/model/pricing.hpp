@@ -1,7 +1,8 @@
 // The one home of every cost formula. A message's time on a path (the fabric's calibrated transfer
 // curve, the dispatch rate of its thread blocks, the path's latency), and the pieces an attention
 // call is made of: a routed exchange with one holder (query out, the holder's kernel, the partials
-// back), a moved chunk (an optional index round trip, the bytes, the splice), a re-prefill, the
+// back), DSA's selection (indexer queries out, the holder's scan, candidates back), a moved chunk
+// (the bytes, the splice), a re-prefill, the
 // requester's own attention and merge. The closed form (cost_model.hpp) adds these pieces up for
 // one call; the engine runs the same pieces on the simulated network, holders and clocks, and asks
 // nothing else about cost. docs/cost-path.md says which module owns what.
@@ -101,20 +102,40 @@ Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double
 /// What `m` lacks for `p` to price it: "" when nothing (a roofline re-prefill needs the model's
 /// active parameters and prefill head dimensions), else the problem, for the caller to report.
 std::string missing_dimensions(const ModelSpec& m, const Profile& p);
+/// The same for a sparse model's selection: the indexer's scan needs the profile's gpu section.
+std::string missing_for_selection(const ModelSpec& m, const Profile& p);
 
-/// What travels in one routed exchange with one holder, one layer.
-struct ExchangeShape {
-  double rows = 0;       ///< query rows sent
-  double decoded = 0;    ///< decoded tokens whose indexer query rides along (sparse selection)
-  double tokens = 0;     ///< tokens the holder attends, summed over requests
-  double token_rows = 0; ///< sum over requests of tokens x rows
-  double launches = 1;   ///< holder kernel launches
-  bool sparse = false;
-};
 struct Options {
   core::Transport transport = core::Transport::kGpu;
   bool collapsed_response = true; ///< the holder's kernel sends the answer: no second probe
   bool aligned = false;           ///< moved runs keep their positions: the splice re-rotates nothing
+};
+
+/// The DSA indexer's scan on one GPU, one layer: `decoded` tokens' indexer queries against the
+/// index keys of `tokens` cached tokens (summed over the queries), FP8 logits by the roofline
+/// (DeepGEMM's MQA-logits kernel: keys read at HBM speed, heads x head_dim multiply-adds per
+/// key and query at FP8 x gemm_efficiency), one launch, occupying the SMs its 64-token tiles
+/// fill. The top-k pass over the logits is not priced.
+Kernel index_scan_kernel(const ModelSpec& m, const Profile& p, double decoded, double tokens);
+
+/// The selection's first phase with one holder, one layer, under DSA (the index keys live with
+/// the KV, on the holders): each decoded token's indexer query out, the holder's scan of the keys
+/// it holds of that request's context, each query's top-k candidates there (an fp32 score and a
+/// 4 B id each) back; the requester merges them into the global top-k. The attention calls (the
+/// second phase) follow once every holder answered.
+struct SelectShape {
+  double decoded = 0;    ///< indexer queries sent (one per decoded token)
+  double tokens = 0;     ///< context tokens the holder scans, summed over the queries
+  double candidates = 0; ///< candidates returned, summed over the queries (each min(topk, its tokens))
+};
+
+/// What travels in one routed exchange with one holder, one layer.
+struct ExchangeShape {
+  double rows = 0;       ///< query rows sent
+  double tokens = 0;     ///< tokens the holder attends, summed over requests
+  double token_rows = 0; ///< sum over requests of tokens x rows
+  double launches = 1;   ///< holder kernel launches
+  bool sparse = false;   ///< the selected tokens' ids (4 B each) ride along with the query
 };
 
 /// One routed exchange, one layer: query out, kernel, answer back.
@@ -129,26 +150,25 @@ struct ExchangePrice {
 };
 ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const ExchangeShape& s, const PathCost& out,
                              const PathCost& back, const Options& o);
+/// The selection's first phase with one holder, as the same round trip: its query is the
+/// indexer queries, its kernel the scan, its answer the candidates (no host overhead: the
+/// requester's engine sends it with the step's calls).
+ExchangePrice price_select(const ModelSpec& m, const Profile& p, const SelectShape& s, const PathCost& out,
+                           const PathCost& back, const Options& o);
 
 /// One fetched piece (a chunk, or one holder's selected blocks), one layer. Under selection the
-/// requester first asks the holder for the block ids: the indexer query out, the ids back.
+/// blocks' ids are known from the selection's first phase (price_select).
 struct MovePrice {
   Bytes bytes; ///< the moved latent
   Flow chunk_flow;
   Seconds after_chunk; ///< probe + leg latency + host overhead, once the bytes arrived
   Seconds splice;      ///< re-adapting it on the requester
-  bool index = false;  ///< the block-id round trip comes first
-  Bytes index_query, ids;
-  Flow index_query_flow, ids_flow;
-  Seconds after_index_query; ///< probe + out leg latency
-  Seconds after_ids;         ///< back leg latency
   /// Alone on an idle path, splice included.
   Seconds idle() const;
 };
 /// `tokens` moved in `runs` contiguous runs from the holder at the far end of `in` (holder to
-/// requester; `out` the other way, used by the index round trip), `decoded` tokens' indexer
-/// queries.
-MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, bool sparse, double decoded,
-                     const PathCost& in, const PathCost& out, const Options& o);
+/// requester).
+MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, const PathCost& in,
+                     const Options& o);
 
 } // namespace xattn::sim
