@@ -118,10 +118,11 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
     layers_of.assign(out.size(), all_layers);
     return;
   }
-  all_.clear();
+  count_.assign(context_.size(), 0);
   draw(rng);
   layer_ = chosen_;
-  all_.insert(all_.end(), layer_.begin(), layer_.end());
+  for (std::uint32_t p : layer_)
+    ++count_[p];
   for (std::uint32_t l = 1; l < all_layers; ++l) {
     // Keep each block with probability layer_overlap, then fill up from a fresh draw.
     std::size_t kept = 0;
@@ -133,23 +134,21 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
       if (layer_.size() >= take_) break;
       if (std::find(layer_.begin(), layer_.end(), p) == layer_.end()) layer_.push_back(p);
     }
-    all_.insert(all_.end(), layer_.begin(), layer_.end());
+    for (std::uint32_t p : layer_)
+      ++count_[p];
   }
-  std::sort(all_.begin(), all_.end());
-  for (std::size_t i = 0; i < all_.size();) {
-    std::size_t j = i;
-    while (j < all_.size() && all_[j] == all_[i])
-      ++j;
-    const std::uint64_t b = context_[all_[i]];
+  // In context order (a count per position, not a sort of every layer's picks).
+  for (std::size_t pos = 0; pos < count_.size(); ++pos) {
+    if (count_[pos] == 0) continue;
+    const std::uint64_t b = context_[pos];
     auto it = std::find(out.begin(), out.end(), b); // a block read twice into the context is attended once
     if (it == out.end()) {
       out.push_back(b);
-      layers_of.push_back(static_cast<std::uint32_t>(j - i));
+      layers_of.push_back(count_[pos]);
     } else {
       auto& n = layers_of[static_cast<std::size_t>(it - out.begin())];
-      n = std::min(all_layers, n + static_cast<std::uint32_t>(j - i));
+      n = std::min(all_layers, n + count_[pos]);
     }
-    i = j;
   }
 }
 

@@ -61,7 +61,8 @@ private:
   std::vector<std::uint32_t> hot_positions_;
   std::size_t take_ = 0, window_ = 0;
   std::vector<std::uint32_t> chosen_;
-  std::vector<std::uint32_t> layer_, all_; // select_layers' scratch: one layer's positions, every layer's
+  // select_layers' scratch: one layer's positions; by context position, the layers that chose it.
+  std::vector<std::uint32_t> layer_, count_;
 };
 
 /// Distinct holders (primaries) among the chunks of `blocks`: the fan-out of one step, the

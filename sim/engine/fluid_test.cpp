@@ -81,6 +81,17 @@ std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
   return sets;
 }
 
+// The fabric above, read as a topology file is.
+topo::Topology coupled_topology()
+{
+  const auto dir = std::filesystem::temp_directory_path() / ("xattn_fluid_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "coupled.yaml") << kFabric;
+  topo::Topology topo = topo::load_topology((dir / "coupled.yaml").string());
+  std::filesystem::remove_all(dir);
+  return topo;
+}
+
 struct Outcome {
   std::vector<double> ends;            ///< each transfer's end, from its set's start, set after set
   std::vector<std::uint64_t> resolves; ///< per set: re-solves the fast path ran (0 for SimGrid)
@@ -93,11 +104,7 @@ Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
   const char* argv[] = {"test", "--log=root.thresh:critical", "--cfg=maxmin/precision:1e-12",
                         "--cfg=surf/precision:1e-12", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
-  const auto dir = std::filesystem::temp_directory_path() / ("xattn_fluid_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "coupled.yaml") << kFabric;
-  const topo::Topology topo = topo::load_topology((dir / "coupled.yaml").string());
-  std::filesystem::remove_all(dir);
+  const topo::Topology topo = coupled_topology();
   const calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
   topo::HostSpec spec;
   spec.dispatch = {prof.fabric(core::FabricClass::kNvlink).block_rate, prof.fabric(core::FabricClass::kPcie).block_rate,
@@ -211,11 +218,7 @@ TEST_CASE("network: transfers that start on a link the instant others there end 
   int argc = 2;
   const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
-  const auto dir = std::filesystem::temp_directory_path() / ("xattn_instant_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "coupled.yaml") << kFabric;
-  const topo::Topology topo = topo::load_topology((dir / "coupled.yaml").string());
-  std::filesystem::remove_all(dir);
+  const topo::Topology topo = coupled_topology();
   topo::HostSpec spec;
   spec.copy_engine_hosts = true;
   topo::Platform platform = topo::build_platform(topo, engine, spec);
