@@ -319,7 +319,8 @@ void Network::wake()
 void Network::depart_due(double t)
 {
   while (!ends_.empty()) {
-    refresh_top(); // its date may be earlier than its end (set_rate())
+    if (ends_.top_date() > t) break; // a heap date is at most its flow's end: none is due
+    refresh_top();                   // its date may be earlier than its end (set_rate())
     if (ends_.top_date() > t) break;
     const std::uint32_t id = ends_.top();
     ends_.erase(id);
