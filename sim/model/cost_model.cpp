@@ -39,11 +39,11 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   // index keys stay with the holder). Keys copied to the requester: it scans them all itself.
   Seconds select(0);
   Bytes select_wire(0);
+  const double scanned_all = s.scanned > 0 ? s.scanned : s.tokens;
   if (s.sparse && s.index_on_requester) {
-    const double scanned = s.scanned > 0 ? s.scanned : s.tokens;
-    select = index_scan_kernel(m, p, decoded, scanned * decoded).time();
+    select = index_scan_kernel(m, p, decoded, scanned_all * decoded).time();
   } else if (s.sparse) {
-    const double scanned = (s.scanned > 0 ? s.scanned : s.tokens) / h;
+    const double scanned = scanned_all / h;
     const ExchangePrice x = price_select(
         m, p, {decoded, scanned * decoded, std::min<double>(m.index.topk, scanned) * decoded}, path, path, o);
     select = probe(p, path.fabric, s.transport, x.query) + parallel_transfer(x.query, h, x.query_flow, path, lat) +
