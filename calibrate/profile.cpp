@@ -100,6 +100,10 @@ const core::Schema kGpuSchema{
      .meaning = "share of fp8 a large FP8 GEMM reaches",
      .check = Check::kPositive},
     {.key = "launch", .dim = Dimension::kSeconds, .meaning = "launch and tail of one kernel"},
+    {.key = "hbm_capacity",
+     .dim = Dimension::kBytes,
+     .def = "0B",
+     .meaning = "HBM one GPU holds (the serving step's weights and cache must fit); 0B: not given"},
 };
 
 const core::Schema kHolderSchema{
@@ -414,6 +418,7 @@ Profile read_profile(const core::Document& doc)
     p.gpu.attention_efficiency = g.number("attention_efficiency");
     p.gpu.gemm_efficiency = g.number("gemm_efficiency");
     p.gpu.launch = g.seconds("launch");
+    p.gpu.hbm_capacity = g.bytes("hbm_capacity");
     for (auto [k, v] : {std::pair{"memory_efficiency", p.gpu.memory_efficiency},
                         std::pair{"attention_efficiency", p.gpu.attention_efficiency},
                         std::pair{"gemm_efficiency", p.gpu.gemm_efficiency}})

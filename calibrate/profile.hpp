@@ -95,6 +95,7 @@ struct GpuSpec {
   double attention_efficiency = 0; ///< share of `bf16` a compute-bound attention kernel reaches
   double gemm_efficiency = 0;      ///< share of `fp8` a large FP8 GEMM reaches
   Seconds launch;                  ///< launch and tail of one kernel (overlaps other kernels' work)
+  core::Bytes hbm_capacity{0};     ///< HBM one GPU holds; 0: not given
   bool given() const { return sm_count > 0; }
 };
 

@@ -74,6 +74,56 @@ const core::Schema kModelSchema{
      .def = "0",
      .meaning = "per head value dims (prefill attention); 0: not given",
      .range = {0, 65536, "published models use 128"}},
+    {.key = "hidden",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "hidden size (the serving step's GEMMs); 0: not given",
+     .range = {0, 1048576, "published models use 2,048 to 16,384"}},
+    {.key = "q_lora_rank",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "query down-projection rank (0: one plain query projection)",
+     .range = {0, 1048576, "DeepSeek-V3 uses 1,536"}},
+    {.key = "dense_layers",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "first layers with a dense MLP (first_k_dense_replace); the rest are MoE when experts > 0",
+     .range = {0, 1024, "at most the model's layers"}},
+    {.key = "dense_intermediate",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "dense MLP intermediate size (intermediate_size)",
+     .range = {0, 4194304, "published models use up to about 50,000"}},
+    {.key = "experts",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "routed experts per MoE layer (n_routed_experts); 0: a dense model",
+     .range = {0, 65536, "published MoE models have up to a few hundred"}},
+    {.key = "experts_per_token",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "routed experts each token goes to (num_experts_per_tok)",
+     .range = {0, 1024, "published MoE models route each token to 1 to 16"}},
+    {.key = "shared_experts",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "experts every token goes to (n_shared_experts)",
+     .range = {0, 1024, "DeepSeek-V3 has one"}},
+    {.key = "expert_intermediate",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "one expert's intermediate size (moe_intermediate_size)",
+     .range = {0, 4194304, "DeepSeek-V3 uses 2,048"}},
+    {.key = "vocab",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "vocabulary size (embedding and output head)",
+     .range = {0, 16777216, "published models have up to a few hundred thousand"}},
+    {.key = "weight_dtype",
+     .kind = FieldKind::kChoice,
+     .def = "fp8",
+     .meaning = "weights as served (GEMMs at that dtype's tensor peak)",
+     .choices = "fp8|bf16"},
     {.key = "index",
      .kind = FieldKind::kSection,
      .def = "",
@@ -122,6 +172,20 @@ ModelSpec read_model(core::Section& s)
   m.active_parameters = s.number("active_parameters");
   m.qk_nope_head_dim = s.count("qk_nope_head_dim");
   m.v_head_dim = s.count("v_head_dim");
+  m.hidden = s.count("hidden");
+  m.q_lora_rank = s.count("q_lora_rank");
+  m.dense_layers = s.count("dense_layers");
+  m.dense_intermediate = s.count("dense_intermediate");
+  m.experts = s.count("experts");
+  m.experts_per_token = s.count("experts_per_token");
+  m.shared_experts = s.count("shared_experts");
+  m.expert_intermediate = s.count("expert_intermediate");
+  m.vocab = s.count("vocab");
+  m.weight_bytes = s.choice("weight_dtype") == "bf16" ? 2.0 : 1.0;
+  if (m.dense_layers > m.layers)
+    s.error("dense_layers", std::to_string(m.dense_layers) + " dense layers in a model of " + std::to_string(m.layers));
+  if (m.experts > 0 && (m.experts_per_token <= 0 || m.experts_per_token > m.experts || m.expert_intermediate <= 0))
+    s.error("experts", "an MoE model (experts > 0) needs experts_per_token in 1..experts and expert_intermediate > 0");
   core::Section idx = s.section("index");
   m.index.topk = idx.count("topk");
   m.index.heads = idx.count("heads");

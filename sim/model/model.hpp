@@ -42,6 +42,19 @@ struct ModelSpec {
   double active_parameters = 0;
   int qk_nope_head_dim = 0; ///< per head, query/key dims without RoPE (prefill's unabsorbed attention)
   int v_head_dim = 0;       ///< per head, value dims
+  // The rest of a layer, for the serving step (sim/model/serving.hpp); 0: not given.
+  int hidden = 0;              ///< hidden size
+  int q_lora_rank = 0;         ///< query down-projection rank (0: one plain query projection)
+  int dense_layers = 0;        ///< first layers with a dense MLP (DeepSeek: first_k_dense_replace); the rest MoE
+  int dense_intermediate = 0;  ///< dense MLP intermediate size
+  int experts = 0;             ///< routed experts per MoE layer (0: every layer dense)
+  int experts_per_token = 0;   ///< routed experts each token goes to
+  int shared_experts = 0;      ///< experts every token goes to
+  int expert_intermediate = 0; ///< one expert's intermediate size
+  int vocab = 0;               ///< vocabulary (embedding and output head)
+  double weight_bytes = 1;     ///< bytes per weight as served (FP8: 1, BF16: 2)
+  bool moe() const { return experts > 0; }
+  int moe_layers() const { return moe() ? layers - dense_layers : 0; }
 
   /// Latent KV of one token in one layer: (rank + rope) x 2 B in bf16 (1152 B for 512 + 64);
   /// rank x 1 B + rank/128 x 4 B + rope x 2 B in FlashMLA fp8 (656 B).

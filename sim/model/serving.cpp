@@ -1,0 +1,112 @@
+#include "sim/model/serving.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xattn::sim
+{
+
+Parameters parameters(const ModelSpec& m)
+{
+  Parameters p;
+  const double h = m.hidden, heads = m.heads, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
+  const double query =
+      m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * (nope + rope) : h * heads * (nope + rope);
+  p.attention = query + h * (m.kv_lora_rank + rope) + m.kv_lora_rank * heads * (nope + v) + heads * v * h;
+  p.dense_mlp = 3.0 * h * m.dense_intermediate;
+  p.expert = 3.0 * h * m.expert_intermediate;
+  p.router = m.moe() ? h * m.experts : 0.0;
+  p.embedding = p.head = 1.0 * m.vocab * h;
+  const double dense = m.moe() ? m.dense_layers : m.layers, moe = m.moe_layers();
+  const double common = m.layers * p.attention + dense * p.dense_mlp + moe * (p.router + m.shared_experts * p.expert);
+  p.total = common + moe * m.experts * p.expert + p.embedding + p.head;
+  p.active = common + moe * m.experts_per_token * p.expert + p.head;
+  return p;
+}
+
+std::string missing_for_serving(const ModelSpec& m)
+{
+  std::string keys;
+  auto need = [&](bool ok, const char* key) {
+    if (!ok) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  };
+  need(m.hidden > 0, "hidden");
+  need(m.qk_nope_head_dim > 0, "qk_nope_head_dim");
+  need(m.v_head_dim > 0, "v_head_dim");
+  need(m.vocab > 0, "vocab");
+  need(m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate");
+  if (keys.empty()) return "";
+  return "model '" + m.name + "' lacks " + keys + ", which the serving step (engine.step: full) needs";
+}
+
+core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l)
+{
+  const Parameters p = parameters(m);
+  const double routed = m.moe_layers() * static_cast<double>(m.experts) * p.expert;
+  return core::Bytes(((p.total - routed) / l.tp + routed / std::max(1, l.ep)) * m.weight_bytes);
+}
+
+Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices)
+{
+  if (rows <= 0) return Seconds(0);
+  const calibrate::GpuSpec& g = p.gpu;
+  const core::Bytes bytes(matrices * k * n * m.weight_bytes + rows * (k + n) * 2.0);
+  const double flops = 2.0 * rows * k * n;
+  const core::FlopsPerSec peak = m.weight_bytes <= 1 ? g.fp8 : g.bf16;
+  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * g.gemm_efficiency))) +
+         g.launch;
+}
+
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last)
+{
+  Seconds t(0);
+  if (tokens <= 0) return t;
+  const double h = m.hidden, heads = m.heads, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
+  const double rank = m.kv_lora_rank;
+  Seconds attention = m.q_lora_rank > 0 ? gemm_time(m, p, tokens, h, m.q_lora_rank) +
+                                              gemm_time(m, p, tokens, m.q_lora_rank, heads * (nope + rope))
+                                        : gemm_time(m, p, tokens, h, heads * (nope + rope));
+  attention += gemm_time(m, p, tokens, h, rank + rope);            // KV down (the cached latent)
+  attention += gemm_time(m, p, tokens * heads, nope, rank, heads); // query absorbed into the latent
+  attention += gemm_time(m, p, tokens * heads, rank, v, heads);    // the latent output up to values
+  attention += gemm_time(m, p, tokens, heads * v, h);              // output projection
+  const Seconds dense =
+      gemm_time(m, p, tokens, h, 2.0 * m.dense_intermediate) + gemm_time(m, p, tokens, m.dense_intermediate, h);
+  const double shared = 1.0 * m.shared_experts * m.expert_intermediate;
+  const Seconds moe =
+      gemm_time(m, p, tokens, h, m.experts) +
+      (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
+  const int moe_from = m.moe() ? m.dense_layers : m.layers;
+  for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
+    t += attention + (l < moe_from ? dense : moe);
+  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab);
+  return t;
+}
+
+double active_local_experts(const ModelSpec& m, int ep, double group_tokens)
+{
+  if (!m.moe() || group_tokens <= 0) return 0;
+  const double untouched = std::pow(1.0 - static_cast<double>(m.experts_per_token) / m.experts, group_tokens);
+  return static_cast<double>(m.experts) / std::max(1, ep) * (1.0 - untouched);
+}
+
+Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens)
+{
+  const double pairs = group_tokens * m.experts_per_token / std::max(1, ep);
+  const double active = active_local_experts(m, ep, group_tokens);
+  if (pairs <= 0) return Seconds(0);
+  const double h = m.hidden, inter = m.expert_intermediate;
+  return gemm_time(m, p, pairs, h, 2.0 * inter, active) + gemm_time(m, p, pairs, inter, h, active);
+}
+
+core::Bytes dispatch_bytes(const ModelSpec& m)
+{
+  return core::Bytes(m.hidden * 1.0 + std::ceil(m.hidden / 128.0) * 4.0);
+}
+
+core::Bytes combine_bytes(const ModelSpec& m)
+{
+  return core::Bytes(m.hidden * 2.0);
+}
+
+} // namespace xattn::sim

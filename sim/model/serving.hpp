@@ -1,0 +1,72 @@
+// The serving step's compute outside attention (docs/cost-path.md, "The serving step"): the
+// model's parameters from its dimensions, what one GPU of a layout holds, and each GEMM of a
+// decode step by the roofline, batch-dependent (a small batch reads its weights at HBM speed, a
+// large one is bound by the tensor cores). Expert parallelism's bytes per token are here too; the
+// engine moves them on the network (sim/engine/moe.cpp).
+#pragma once
+
+#include "calibrate/profile.hpp"
+#include "sim/model/model.hpp"
+
+#include <string>
+
+namespace xattn::sim
+{
+
+using calibrate::Profile;
+using core::Seconds;
+
+/// Parameters of the model's parts, from its dimensions (MLA attention, SwiGLU MLPs and experts).
+struct Parameters {
+  double attention = 0; ///< one layer: query down and up, KV down, KV up (absorbed per head), output
+  double dense_mlp = 0; ///< one dense layer's MLP (gate, up, down)
+  double expert = 0;    ///< one routed or shared expert (gate, up, down)
+  double router = 0;    ///< one MoE layer's gate over the routed experts
+  double embedding = 0; ///< the input embedding (a lookup, not multiplied)
+  double head = 0;      ///< the output head
+  double total = 0;     ///< every parameter the model holds
+  double active = 0;    ///< the ones one token is multiplied by (its routed experts only)
+};
+Parameters parameters(const ModelSpec& m);
+
+/// What `m` lacks for a serving step: "" when nothing, else the keys, for the caller to report.
+std::string missing_for_serving(const ModelSpec& m);
+
+/// How a serving instance spreads the model. Attention is data-parallel over `dp_attention` GPUs
+/// (each decodes its own batch, tensor parallelism `tp` = 1), the routed experts split over `ep`.
+struct Layout {
+  int tp = 1;
+  int dp_attention = 1;
+  int ep = 1;
+  int gpus() const { return tp * dp_attention; }
+};
+/// The weights one GPU of the layout holds: everything but the routed experts on every GPU, the
+/// routed experts split evenly over `ep`.
+core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
+
+/// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
+/// (`matrices` of them read: a grouped or batched GEMM, each row meeting one), weights at the
+/// model's dtype and its tensor peak, activations BF16 in and out, one launch.
+Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices = 1);
+
+/// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
+/// one step, at tp = 1: each layer's projections (query down and up, KV down, the absorbed KV up
+/// on both sides of attention, output), then the dense MLP, or in an MoE layer the router and the
+/// shared experts (the routed experts are expert_time's); the output head once, with the last
+/// layer. Norms, RoPE and activations (element-wise, a few MB) are not priced.
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last);
+
+/// Routed experts one GPU holding experts / ep of them activates, in expectation, when
+/// `group_tokens` tokens each pick experts_per_token distinct experts uniformly.
+double active_local_experts(const ModelSpec& m, int ep, double group_tokens);
+/// One MoE layer's routed experts on one GPU of `ep`: the grouped gate-up and down GEMMs over the
+/// token-expert pairs it receives (group_tokens x experts_per_token / ep), reading the weights of
+/// the experts they activate.
+Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens);
+
+/// Bytes one token-expert pair moves in one MoE layer: dispatch sends the hidden state in FP8 with
+/// one fp32 scale per 128 values (DeepEP's low-latency layout), combine returns it in BF16.
+core::Bytes dispatch_bytes(const ModelSpec& m);
+core::Bytes combine_bytes(const ModelSpec& m);
+
+} // namespace xattn::sim

@@ -1,0 +1,129 @@
+#include "sim/model/serving.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace xattn;
+using namespace xattn::sim;
+
+namespace
+{
+// A GPU written out in the test: round peaks, so that every expected time below is worked by hand.
+calibrate::Profile hand_gpu()
+{
+  calibrate::Profile p;
+  p.gpu = {.sm_count = 100,
+           .hbm = core::BytesPerSec(2e12),
+           .bf16 = core::FlopsPerSec(500e12),
+           .fp8 = core::FlopsPerSec(1000e12),
+           .memory_efficiency = 0.5,
+           .attention_efficiency = 0.5,
+           .gemm_efficiency = 0.5,
+           .launch = core::Seconds(2e-6)};
+  return p;
+}
+
+// A small dense model: 2 layers, hidden 1024, 8 heads, MLA latent 256 + 32 RoPE, no query
+// down-projection, a 4096-wide MLP, 32,000 tokens of vocabulary, BF16 weights.
+ModelSpec small_dense()
+{
+  ModelSpec m;
+  m.name = "small";
+  m.layers = 2;
+  m.heads = 8;
+  m.kv_lora_rank = 256;
+  m.rope_dim = 32;
+  m.qk_nope_head_dim = 64;
+  m.v_head_dim = 64;
+  m.hidden = 1024;
+  m.dense_layers = 2;
+  m.dense_intermediate = 4096;
+  m.vocab = 32000;
+  m.weight_bytes = 2;
+  return m;
+}
+} // namespace
+
+TEST_CASE("serving: DeepSeek-V3 and Kimi K2 hold their published parameter counts", "[serving]")
+{
+  // Published: DeepSeek-V3 671B total, 37B activated per token (arXiv 2412.19437); Kimi K2 1T
+  // total, 32B activated (its model card). The counts come from the presets' dimensions only.
+  const Parameters v3 = parameters(load_model("deepseek-v3"));
+  CHECK(v3.total == Approx(671e9).epsilon(0.01));
+  CHECK(v3.active == Approx(37e9).epsilon(0.02));
+  const Parameters k2 = parameters(load_model("kimi-k2"));
+  CHECK(k2.total == Approx(1.0e12).epsilon(0.04));
+  CHECK(k2.active == Approx(32e9).epsilon(0.02));
+  // One DeepSeek-V3 layer's attention, by hand: 7168 x 1536 + 1536 x 128 x 192 + 7168 x 576 +
+  // 512 x 128 x 256 + 128 x 128 x 7168.
+  CHECK(v3.attention ==
+        Approx(7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168));
+}
+
+TEST_CASE("serving: a GPU holds the shared weights whole and its share of the routed experts", "[serving]")
+{
+  const ModelSpec m = load_model("deepseek-v3");
+  // 58 MoE layers x 256 experts x 3 x 7168 x 2048 routed parameters, 1 B each in FP8.
+  const double routed = 58.0 * 256 * 3 * 7168 * 2048;
+  const double rest = parameters(m).total - routed;
+  CHECK(weights_per_gpu(m, {.dp_attention = 32, .ep = 32}).value() == Approx(rest + routed / 32));
+  CHECK(weights_per_gpu(m, {.dp_attention = 32, .ep = 32}).value() < 80e9);
+  CHECK(weights_per_gpu(m, {.dp_attention = 8, .ep = 8}).value() > 80e9); // EP 8 does not fit an H100
+}
+
+TEST_CASE("serving: a small dense model's decode step on one GPU, worked by hand", "[serving]")
+{
+  const ModelSpec m = small_dense();
+  const calibrate::Profile p = hand_gpu();
+  // Memory at 2e12 x 0.5 = 1e12 B/s, BF16 at 500e12 x 0.5 = 250e12 FLOP/s, 2 us per launch.
+  const double bw = 1e12, peak = 250e12, launch = 2e-6;
+  auto gemm = [&](double rows, double k, double n, double mats) {
+    const double bytes = mats * k * n * 2 + rows * (k + n) * 2, flops = 2 * rows * k * n;
+    return std::max(bytes / bw, flops / peak) + launch;
+  };
+  for (double tokens : {1.0, 64.0, 4096.0}) {
+    // Per layer: query 1024 -> 8 x 96, KV down 1024 -> 288, absorbed query 8 heads x (64 -> 256),
+    // values 8 heads x (256 -> 64), output 512 -> 1024, MLP 1024 -> 8192 and 4096 -> 1024.
+    const double layer = gemm(tokens, 1024, 768, 1) + gemm(tokens, 1024, 288, 1) + gemm(8 * tokens, 64, 256, 8) +
+                         gemm(8 * tokens, 256, 64, 8) + gemm(tokens, 512, 1024, 1) + gemm(tokens, 1024, 8192, 1) +
+                         gemm(tokens, 4096, 1024, 1);
+    const double head = gemm(tokens, 1024, 32000, 1);
+    CHECK(dense_time(m, p, tokens, 0, 2).value() == Approx(2 * layer + head).epsilon(0.01));
+    CHECK(dense_time(m, p, tokens, 0, 1).value() == Approx(layer).epsilon(0.01));
+  }
+  // One token reads the weights at HBM speed: the output head's 32,000 x 1024 x 2 B = 65.5 MB in
+  // 65.5 us. 4096 tokens are bound by the tensor cores: 2 x 4096 x 1024 x 32000 / 250e12 = 1.07 ms.
+  CHECK((dense_time(m, p, 1, 0, 2) - dense_time(m, p, 1, 0, 1) * 2).value() == Approx(65.6e-6 + launch).epsilon(0.01));
+  CHECK((dense_time(m, p, 4096, 0, 2) - dense_time(m, p, 4096, 0, 1) * 2).value() ==
+        Approx(2.0 * 4096 * 1024 * 32000 / peak + launch).epsilon(0.01));
+}
+
+TEST_CASE("serving: routed experts by the roofline, from the tokens the group sends", "[serving]")
+{
+  ModelSpec m = load_model("deepseek-v3");
+  const calibrate::Profile p = hand_gpu();
+  // EP 32: 8 experts per GPU. 128 tokens per GPU over 32 GPUs (4096 tokens) each to 8 of 256
+  // experts: every expert is hit, (1 - 8/256)^4096 is nil; 4096 x 8 / 32 = 1024 pairs here.
+  CHECK(active_local_experts(m, 32, 4096) == Approx(8.0));
+  // One token: 8 / 256 of each GPU's 8 experts, in expectation.
+  CHECK(active_local_experts(m, 32, 1) == Approx(8.0 * 8 / 256));
+  // FP8 at 1000e12 x 0.5 FLOP/s; 1024 pairs through 8 experts' 7168 x 4096 and 2048 x 7168.
+  const double fp8 = 500e12, bw = 1e12, launch = 2e-6;
+  const double up = std::max((8.0 * 7168 * 4096 + 1024.0 * (7168 + 4096) * 2) / bw, 2.0 * 1024 * 7168 * 4096 / fp8);
+  const double down = std::max((8.0 * 2048 * 7168 + 1024.0 * (2048 + 7168) * 2) / bw, 2.0 * 1024 * 2048 * 7168 / fp8);
+  CHECK(expert_time(m, p, 32, 4096).value() == Approx(up + down + 2 * launch).epsilon(0.01));
+  // DeepEP's bytes per token-expert pair: 7168 FP8 values and 56 fp32 scales out, 7168 BF16 back.
+  CHECK(dispatch_bytes(m).value() == 7168 + 56 * 4);
+  CHECK(combine_bytes(m).value() == 2 * 7168);
+}
+
+TEST_CASE("serving: a model without the serving dimensions is named with the keys it lacks", "[serving]")
+{
+  ModelSpec m = small_dense();
+  CHECK(missing_for_serving(m).empty());
+  m.hidden = 0;
+  m.vocab = 0;
+  CHECK(missing_for_serving(m) ==
+        "model 'small' lacks hidden, vocab, which the serving step (engine.step: full) needs");
+}
