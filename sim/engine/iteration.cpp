@@ -1,4 +1,5 @@
 #include "sim/engine/iteration_steps.hpp"
+#include "sim/engine/moe.hpp"
 #include "sim/engine/stop.hpp"
 
 #include "sim/core/check.hpp"
@@ -222,7 +223,8 @@ void IterationSteps::op_done()
 void IterationSteps::round_done()
 {
   const bool last = plan->round + 1 >= plan->rounds;
-  double tail = plan->scale * (plan->local_work + plan->merge_work) + (last ? sc().profile.step_other.value() : 0.0);
+  double tail = plan->scale * (plan->local_work + plan->merge_work) + model_work() +
+                (last ? sc().profile.step_other.value() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
   // iteration's own moves have ended by now).
@@ -242,11 +244,19 @@ void IterationSteps::round_done()
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work);
-    if (++self.plan->round < self.plan->rounds)
-      self.run_round();
+    if (self.sc().grouped() && self.round_moe_layers() > 0)
+      MoePhase::arrive(self.sim, self);
     else
-      self.finish();
+      self.next_round();
   });
+}
+
+void IterationSteps::next_round()
+{
+  if (++plan->round < plan->rounds)
+    run_round();
+  else
+    finish();
 }
 
 void IterationSteps::finish()
@@ -270,7 +280,7 @@ void IterationSteps::finish()
                                                                  " s, below its idle closed form " +
                                                                  std::to_string(plan->lower_bound) + " s"));
   }
-  if (Timeline* tl = timeline()) {
+  if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty()) {
     std::vector<std::uint64_t> ids;
     std::vector<std::int64_t> steps;
     for (const Simulation::Active* q : plan->batch) {
@@ -287,6 +297,7 @@ void IterationSteps::finish()
           invariant_problem(kStepBounds, "step times of request " + std::to_string(q->id) + " went backwards"));
     }
     q->last_end = t;
+    if (q->steps_done == 0) q->first_token = t;
     ++q->steps_done;
     q->sum_step += step;
     q->max_step = std::max(q->max_step, step);
@@ -302,12 +313,18 @@ void IterationSteps::finish()
       ++it;
     }
   }
-  sim.start_iteration(plan->inst);
+  if (sc().grouped())
+    sim.group_member_done(plan->inst);
+  else
+    sim.start_iteration(plan->inst);
 }
 
 void IterationRunner::start(Simulation& sim, int inst)
 {
-  XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances_.size()) && !sim.instances_[inst]->active.empty());
+  // A GPU of an expert-parallel group steps with the others even with nothing to decode: its
+  // experts serve their tokens.
+  XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances_.size()) &&
+              (!sim.instances_[inst]->active.empty() || sim.instances_[inst]->group >= 0));
   IterationSteps it{sim, std::make_shared<Plan>()};
   it.plan->inst = inst;
   it.plan->iteration = sim.iterations_;

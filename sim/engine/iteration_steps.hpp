@@ -7,6 +7,7 @@
 #include "sim/engine/clock.hpp"
 #include "sim/engine/iteration.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/model/serving.hpp"
 
 #include <functional>
 #include <memory>
@@ -116,7 +117,28 @@ struct IterationSteps {
   void run_calls();
   void op_done();
   void round_done();
+  /// After a round's tail (and its MoE layers' exchange when grouped): the next round, or finish.
+  void next_round();
   void finish();
+  /// The layers [first, last) the current round runs.
+  int round_first() const { return plan->rounds == 1 ? 0 : plan->round; }
+  int round_last() const { return plan->rounds == 1 ? sc().model.layers : plan->round + 1; }
+  /// MoE layers in the current round (engine.step full).
+  int round_moe_layers() const
+  {
+    const ModelSpec& m = sc().model;
+    return m.moe() ? std::max(0, round_last() - std::max(round_first(), m.dense_layers)) : 0;
+  }
+  /// The current round's model compute on the requester's GPU outside attention (engine.step
+  /// full): its layers' GEMMs, and the routed experts too when every GPU holds them all (ep 1).
+  double model_work() const
+  {
+    if (!sc().full_step || plan->batch.empty()) return 0;
+    const double tokens = static_cast<double>(plan->batch.size());
+    double t = dense_time(sc().model, sc().profile, tokens, round_first(), round_last()).value();
+    if (sc().ep == 1) t += round_moe_layers() * expert_time(sc().model, sc().profile, 1, tokens).value();
+    return t;
+  }
   void launch_exchange(int op, int rank);
   /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
   void launch_move(int op, int rank, double L);

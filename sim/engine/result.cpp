@@ -119,6 +119,8 @@ json to_json(const PolicyResult& r)
             {"iterations", r.iterations},
             {"step_latency_s", latency(r.step_latency_s)},
             {"request_latency_s", latency(r.request_latency_s)},
+            {"tpot_s", latency(r.tpot_s)},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
             {"wire_bytes", r.wire_bytes},
             {"wire_bytes_by_fabric", by_fabric},
             {"decisions", decisions(r.decisions)},
@@ -144,6 +146,8 @@ PolicyResult policy_result(const json& j)
   r.iterations = u64(j, "iterations");
   r.step_latency_s = latency(section(j, "step_latency_s"));
   r.request_latency_s = latency(section(j, "request_latency_s"));
+  r.tpot_s = latency(section(j, "tpot_s"));
+  r.output_tokens_per_s_per_gpu = j.value("output_tokens_per_s_per_gpu", 0.0);
   r.wire_bytes = u64(j, "wire_bytes");
   const json by = section(j, "wire_bytes_by_fabric");
   for (core::FabricClass f : core::kAllFabrics)

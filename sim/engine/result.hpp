@@ -84,6 +84,10 @@ std::string invariant_problem(std::string_view name, const std::string& what);
 struct PolicyResult {
   std::uint64_t requests = 0, arrived = 0, steps = 0, iterations = 0;
   LatencyStats step_latency_s, request_latency_s;
+  /// Time per output token as vLLM reports it: each finished request's (end - first token) /
+  /// (tokens - 1), over the requests with two tokens or more.
+  LatencyStats tpot_s;
+  double output_tokens_per_s_per_gpu = 0; ///< decoded tokens over the simulated time and the requester GPUs
   std::uint64_t wire_bytes = 0;
   std::array<std::uint64_t, core::kAllFabrics.size()> wire_bytes_by_fabric{}; ///< by core::FabricClass
   Decisions decisions;

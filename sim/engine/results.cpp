@@ -60,6 +60,9 @@ PolicyResult Simulation::figures()
   r.iterations = iterations_;
   r.step_latency_s = latency_stats(step_latency_);
   r.request_latency_s = latency_stats(request_latency_);
+  r.tpot_s = latency_stats(tpot_);
+  if (now() > 0 && !sc_.requesters.empty())
+    r.output_tokens_per_s_per_gpu = static_cast<double>(steps_) / now() / static_cast<double>(sc_.requesters.size());
   double wire = 0;
   for (core::FabricClass f : core::kAllFabrics) {
     const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];

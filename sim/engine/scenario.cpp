@@ -1,4 +1,5 @@
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/layout.hpp"
 #include "sim/engine/run_size.hpp"
 
 #include "sim/model/pricing.hpp"
@@ -36,6 +37,19 @@ const core::Schema kInstancesSchema{
      .meaning = "GPUs per instance (heads split evenly)",
      .check = Check::kPositive,
      .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
+    {.key = "dp_attention",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "engine.step full: GPUs of one serving instance, each decoding its own batch (data-parallel "
+                "attention), stepping together",
+     .check = Check::kPositive,
+     .range = {1, 65536, "DeepSeek decodes on 144 to 320 GPUs per instance"}},
+    {.key = "ep",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "engine.step full: GPUs the routed experts split over (1, or dp_attention: every GPU of the instance)",
+     .check = Check::kPositive,
+     .range = {1, 65536, "expert parallelism spans a serving instance"}},
 };
 
 const core::Schema& workload_schema()
@@ -136,6 +150,13 @@ const core::Schema kEngineSchema{
      .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive,
      .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "step",
+     .kind = FieldKind::kChoice,
+     .def = "attention",
+     .meaning = "attention: a step is cross-instance attention and the profile's step.other_compute; full: the "
+                "whole model's layers by the roofline, the MoE layers' expert-parallel dispatch and combine on the "
+                "network (instances.dp_attention, instances.ep)",
+     .choices = "attention|full"},
     {.key = "max_memory",
      .dim = Dimension::kBytes,
      .def = kNoDefault,
@@ -486,6 +507,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     sc.max_memory_origin = "engine.max_memory's default of " + core::format_bytes(sc.max_memory) + ", " +
                            core::default_memory_limit_origin();
   }
+
+  check_layout(sc, top, inst, eng);
 
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");

@@ -55,6 +55,11 @@ struct Scenario {
   std::vector<topo::GpuId> requesters; ///< GPUs, instance-major (tp consecutive GPUs per instance)
   std::vector<topo::GpuId> holders;
   int tp = 1;
+  /// engine.step: full: the whole model's step (sim/model/serving.hpp); instances of dp_attention
+  /// GPUs step together, the routed experts split over ep of them (layout.hpp).
+  bool full_step = false;
+  int dp_attention = 1;
+  int ep = 1;
   workloads::CorpusConfig corpus;
   workloads::SelectionConfig selection;
   WorkloadSpec workload;
@@ -77,6 +82,8 @@ struct Scenario {
   WhatIf what_if;
   std::string out_dir; ///< empty: out/<name>
 
+  /// Expert-parallel groups step together: the MoE layers' all-to-all couples their GPUs.
+  bool grouped() const { return full_step && ep > 1; }
   int requester_instances() const { return static_cast<int>(requesters.size()) / tp; }
   int holder_instances() const { return static_cast<int>(holders.size()) / tp; }
 };

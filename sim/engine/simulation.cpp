@@ -3,6 +3,7 @@
 #include "sim/engine/clock.hpp"
 #include "sim/engine/future.hpp"
 #include "sim/engine/iteration.hpp"
+#include "sim/engine/moe.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/state.hpp"
 #include "sim/engine/stop.hpp"
@@ -103,6 +104,15 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     in->compute_busy.assign(sc.tp, 0.0);
     instances_.push_back(std::move(in));
   }
+  if (sc.grouped())
+    for (int g = 0; g < sc.requester_instances() / sc.dp_attention; ++g) {
+      auto group = std::make_unique<Group>();
+      for (int k = 0; k < sc.dp_attention; ++k) {
+        group->members.push_back(g * sc.dp_attention + k);
+        instances_[g * sc.dp_attention + k]->group = g;
+      }
+      groups_.push_back(std::move(group));
+    }
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
                         : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
   source_ = open_workload(sc);
@@ -169,6 +179,10 @@ void Simulation::on_arrival()
 void Simulation::start_iteration(int inst)
 {
   Instance& in = *instances_[inst];
+  if (in.group >= 0) {
+    start_group(in.group);
+    return;
+  }
   if (in.active.empty()) {
     in.busy = false;
     if (timeline_ && std::none_of(instances_.begin(), instances_.end(), [](const auto& i) { return i->busy; }))
@@ -186,6 +200,8 @@ void Simulation::record_finished(Active& a, double finish)
   ++finished_;
   completed_output_ += static_cast<double>(a.steps_total);
   request_latency_.push_back(static_cast<float>(finish - a.arrival));
+  if (a.steps_done >= 2)
+    tpot_.push_back(static_cast<float>((finish - a.first_token) / static_cast<double>(a.steps_done - 1)));
   if (requests_csv_ != nullptr)
     std::fprintf(requests_csv_, "%s,%llu,%llu,%llu,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.9g,%llu,%llu,%llu,%llu\n",
                  policy_name_.c_str(), static_cast<unsigned long long>(a.id),

@@ -81,10 +81,15 @@ public:
 private:
   friend struct IterationRunner;
   friend struct IterationSteps;
+  friend struct MoePhase;
 
   void schedule_next_arrival();
   void on_arrival();
   void start_iteration(int inst);
+  /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).
+  void start_group(int group);
+  /// A GPU of a group ended its step: the group's next step starts once all of them did.
+  void group_member_done(int inst);
   void finish_iteration(int inst);
   void record_finished(Active& a, double finish);
   PolicyResult figures(); ///< the counts and statistics common to results() and partial_results()
@@ -107,6 +112,8 @@ private:
   workloads::Request pending_;
   bool pending_live_ = false;
   std::vector<std::unique_ptr<Instance>> instances_;
+  struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
+  std::vector<std::unique_ptr<Group>> groups_;
   Homes homes_;
   std::unique_ptr<FutureReads> future_; ///< offline policies only
   FILE* requests_csv_ = nullptr;
@@ -117,6 +124,7 @@ private:
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
   std::vector<float> step_latency_;
   std::vector<float> request_latency_;
+  std::vector<float> tpot_;     ///< per finished request with two tokens or more
   double completed_output_ = 0; ///< sum of output lengths of finished requests (predicate)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;

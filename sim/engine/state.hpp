@@ -61,6 +61,7 @@ struct Simulation::Active {
   workloads::Rng rng;
   std::int64_t steps_total = 0, steps_done = 0;
   double arrival = 0, first_start = -1, last_end = 0, sum_step = 0, max_step = 0;
+  double first_token = -1; ///< when its first step ended (TPOT counts the steps after it)
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
 };
@@ -72,6 +73,7 @@ struct Simulation::Instance {
   std::deque<std::unique_ptr<Active>> active; ///< arrival order
   std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
   bool busy = false;
+  int group = -1; ///< its expert-parallel group (engine.step full, ep > 1); -1: steps alone
   std::unordered_set<std::uint64_t> in_flight; ///< cache keys fetched in the background, not landed yet
   std::vector<double> compute_free_at;         ///< per rank: its splices and re-prefills run one after another
   std::vector<double> compute_busy;            ///< per rank: time its GPU computed (splices, re-prefills, tails)

@@ -226,4 +226,9 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
   return mv;
 }
 
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, const Options& o)
+{
+  return {flow(p, path, bytes, p.fetch_blocks), probe(p, path.fabric, o.transport, bytes) + leg_latency(p, path)};
+}
+
 } // namespace xattn::sim

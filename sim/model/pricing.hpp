@@ -171,4 +171,13 @@ struct MovePrice {
 MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int runs, const PathCost& in,
                      const Options& o);
 
+/// One expert-parallel message between two GPUs of an instance, one MoE layer: its dispatch (the
+/// tokens for that GPU's experts) or its combine (their outputs back), sent by the device with
+/// many thread blocks, as DeepEP's low-latency kernels do. The bytes come from sim/model/serving.hpp.
+struct EpPrice {
+  Flow flow;
+  Seconds after; ///< probe + the leg's latency, once the last byte arrived
+};
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, const Options& o);
+
 } // namespace xattn::sim

@@ -1,0 +1,54 @@
+#include "sim/engine/layout.hpp"
+
+#include "sim/core/units.hpp"
+#include "sim/model/serving.hpp"
+
+#include <string>
+
+namespace xattn::sim::engine
+{
+
+void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng)
+{
+  sc.full_step = eng.choice("step") == "full";
+  sc.dp_attention = inst.count("dp_attention");
+  sc.ep = inst.count("ep");
+  if (!sc.full_step) {
+    for (const char* key : {"dp_attention", "ep"})
+      if (inst.has(key)) inst.error(key, "a layout for the whole model's step: set engine.step: full with it");
+    return;
+  }
+  if (sc.dp_attention <= 0 || sc.ep <= 0 || sc.model.layers <= 0) return; // already reported
+  if (std::string missing = missing_for_serving(sc.model); !missing.empty()) top.error("model", missing);
+  if (sc.tp != 1)
+    inst.error("tp", "the full step decodes with data-parallel attention (instances.dp_attention); tensor "
+                     "parallelism's all-reduce is not simulated: set tp: 1");
+  if (!sc.requesters.empty() && sc.requesters.size() % static_cast<std::size_t>(sc.dp_attention) != 0)
+    inst.error("dp_attention",
+               std::to_string(sc.requesters.size()) +
+                   " requester GPUs do not split into instances of dp_attention = " + std::to_string(sc.dp_attention));
+  if (sc.ep != 1 && sc.ep != sc.dp_attention)
+    inst.error("ep", "the routed experts split over 1 GPU or over every GPU of the instance (dp_attention = " +
+                         std::to_string(sc.dp_attention) + "), not " + std::to_string(sc.ep));
+  if (sc.model.moe() && sc.model.experts % sc.ep != 0)
+    inst.error("ep", "the model's " + std::to_string(sc.model.experts) +
+                         " experts do not split over ep = " + std::to_string(sc.ep));
+  if (!sc.model.moe() && sc.ep != 1) inst.error("ep", "model '" + sc.model.name + "' has no routed experts");
+  const calibrate::GpuSpec& g = sc.profile.gpu;
+  if (sc.profile.name.empty()) return; // the profile's own error stands
+  if (!g.given() || g.hbm_capacity.value() <= 0) {
+    top.error("profile", "profile '" + sc.profile.name +
+                             "' gives no gpu.hbm_capacity (and gpu section), which the full step needs to place "
+                             "the weights");
+    return;
+  }
+  const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp, .dp_attention = sc.dp_attention, .ep = sc.ep});
+  if (weights + sc.cache_budget > g.hbm_capacity)
+    inst.error("ep", "model '" + sc.model.name + "' puts " + core::format_bytes(weights) +
+                         " of weights on each GPU at ep = " + std::to_string(sc.ep) + "; with engine.cache_budget " +
+                         core::format_bytes(sc.cache_budget) + " that exceeds gpu.hbm_capacity " +
+                         core::format_bytes(g.hbm_capacity) + " of profile '" + sc.profile.name +
+                         "': raise ep or lower the cache budget");
+}
+
+} // namespace xattn::sim::engine

@@ -1,0 +1,17 @@
+// The serving step's layout (engine.step: full): data-parallel attention over dp_attention GPUs
+// per instance, the routed experts over ep of them, and whether the model fits in HBM.
+// Internal to sim/engine (the scenario loader).
+#pragma once
+
+#include "sim/engine/scenario.hpp"
+
+namespace xattn::sim::engine
+{
+
+/// Reads engine.step, instances.dp_attention and instances.ep into `sc` and reports, at their keys,
+/// a layout that cannot serve: a model without the serving dimensions, tp > 1 (its all-reduce is
+/// not simulated), requesters that do not split into instances, experts that do not split over
+/// ep, weights and the cache that do not fit in the profile's gpu.hbm_capacity.
+void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng);
+
+} // namespace xattn::sim::engine

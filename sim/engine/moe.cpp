@@ -1,0 +1,125 @@
+#include "sim/engine/moe.hpp"
+
+#include "sim/core/check.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+namespace xattn::sim::engine
+{
+
+void Simulation::start_group(int group)
+{
+  Group& g = *groups_[group];
+  const bool any =
+      std::any_of(g.members.begin(), g.members.end(), [this](int m) { return !instances_[m]->active.empty(); });
+  if (!any) {
+    for (int m : g.members)
+      instances_[m]->busy = false;
+    if (timeline_ && std::none_of(instances_.begin(), instances_.end(), [](const auto& i) { return i->busy; }))
+      timeline_->idle();
+    return;
+  }
+  if (timeline_) timeline_->busy();
+  g.done = 0;
+  for (int m : g.members) {
+    instances_[m]->busy = true;
+    if (!instances_[m]->active.empty()) ++iterations_;
+  }
+  for (int m : g.members)
+    IterationRunner::start(*this, m);
+}
+
+void Simulation::group_member_done(int inst)
+{
+  Group& g = *groups_[instances_[inst]->group];
+  XATTN_CHECK(g.done < static_cast<int>(g.members.size()), "a GPU of an expert-parallel group ended a step twice");
+  if (++g.done == static_cast<int>(g.members.size())) start_group(instances_[inst]->group);
+}
+
+namespace
+{
+// One round's MoE layers across a group: what is still outstanding.
+struct Exchange {
+  std::vector<IterationSteps> members;
+  std::vector<int> incoming; ///< per GPU: dispatches not arrived, before its experts run
+  std::vector<int> pending;  ///< per GPU: its tokens' results not back yet (combines, its own experts)
+};
+} // namespace
+
+void MoePhase::arrive(Simulation& sim, IterationSteps s)
+{
+  Simulation::Group& g = *sim.groups_[sim.instances_[s.plan->inst]->group];
+  g.arrived.resize(g.members.size());
+  const auto at = static_cast<std::size_t>(s.plan->inst - g.members.front());
+  XATTN_CHECK(g.arrived[at] == nullptr, "a GPU reached its group's MoE layers twice");
+  g.arrived[at] = s.plan;
+  if (++g.arrivals < static_cast<int>(g.members.size())) return;
+  g.arrivals = 0;
+  auto x = std::make_shared<Exchange>();
+  for (std::shared_ptr<iteration::Plan>& plan : g.arrived)
+    x->members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
+  const Scenario& sc = sim.sc_;
+  const ModelSpec& m = sc.model;
+  const int n = static_cast<int>(x->members.size()), layers = x->members[0].round_moe_layers();
+  for (const IterationSteps& it : x->members)
+    XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
+  // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
+  // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
+  std::vector<double> pairs(n);
+  double group_tokens = 0;
+  for (int r = 0; r < n; ++r) {
+    const double tokens = static_cast<double>(x->members[r].plan->batch.size());
+    pairs[r] = tokens * m.experts_per_token / sc.ep;
+    group_tokens += tokens;
+  }
+  const double work = layers * expert_time(m, sc.profile, sc.ep, group_tokens).value();
+  x->incoming.assign(n, 0);
+  x->pending.assign(n, 1);
+  for (int r = 0; r < n; ++r)
+    for (int t = 0; t < n; ++t)
+      if (t != r && pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
+  const Options o{sc.transport, sc.what_if.collapsed_response, sc.corpus.position_aligned};
+  auto done = [x](int r) {
+    XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
+    if (--x->pending[r] == 0) x->members[r].next_round();
+  };
+  // A GPU's experts run once every dispatch to it arrived, after what its GPU already queued; then
+  // each token's outputs go back to its GPU.
+  auto compute = [x, work, pairs, layers, o, done, &sim](int t) {
+    Simulation::Instance& in = *sim.instances_[x->members[t].plan->inst];
+    const double begin = std::max(now(), in.compute_free_at[0]);
+    in.compute_free_at[0] = begin + work;
+    in.compute_busy[0] += work;
+    after(in.compute_free_at[0] - now(), [x, t, pairs, layers, o, done, &sim]() {
+      const int n = static_cast<int>(x->members.size());
+      const topo::GpuId from = sim.instances_[x->members[t].plan->inst]->gpus[0];
+      for (int r = 0; r < n; ++r) {
+        if (r == t || pairs[r] <= 0) continue;
+        const topo::GpuId to = sim.instances_[x->members[r].plan->inst]->gpus[0];
+        const Bytes per_layer = combine_bytes(sim.sc_.model) * pairs[r];
+        const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, o);
+        x->members[t].send(from, to, per_layer * layers, e.flow, e.after * layers, [done, r]() { done(r); });
+      }
+      done(t);
+    });
+  };
+  for (int r = 0; r < n; ++r) {
+    if (pairs[r] <= 0) continue;
+    const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
+    for (int t = 0; t < n; ++t) {
+      if (t == r) continue;
+      const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
+      const Bytes per_layer = dispatch_bytes(m) * pairs[r];
+      const EpPrice e = price_ep(sc.profile, sim.path_cost(from, to), per_layer, o);
+      x->members[r].send(from, to, per_layer * layers, e.flow, e.after * layers, [x, t, compute]() {
+        if (--x->incoming[t] == 0) compute(t);
+      });
+    }
+  }
+  for (int t = 0; t < n; ++t)
+    if (x->incoming[t] == 0) compute(t);
+}
+
+} // namespace xattn::sim::engine

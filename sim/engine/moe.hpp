@@ -1,0 +1,27 @@
+// Expert parallelism in the engine (engine.step full, ep > 1): the GPUs of one serving instance
+// step together, and after each round's attention and dense layers their MoE layers' dispatch
+// and combine move on the network, with each GPU's routed experts in between. Internal to
+// sim/engine.
+#pragma once
+
+#include "sim/engine/iteration_steps.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace xattn::sim::engine
+{
+
+struct Simulation::Group {
+  std::vector<int> members;                              ///< instances (one GPU each), in order
+  std::vector<std::shared_ptr<iteration::Plan>> arrived; ///< by member: its step, once at this round's MoE layers
+  int arrivals = 0;
+  int done = 0; ///< members that ended this step
+};
+
+struct MoePhase {
+  /// Member `s` reached the MoE layers of its round; the last to arrive starts the phase.
+  static void arrive(Simulation& sim, IterationSteps s);
+};
+
+} // namespace xattn::sim::engine
