@@ -1,0 +1,118 @@
+// The serving step (engine.step: full) through the engine, against answers worked by hand: a small
+// dense model's decode step on one GPU, and expert-parallel traffic sharing a link with a routed
+// query under max-min.
+#include "sim/engine/test_util.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+using namespace xattn;
+using namespace xattn::sim::engine::test;
+using namespace xattn::sim::engine;
+
+namespace
+{
+// A GPU of round peaks: 2 TB/s HBM, 500 / 1000 TFLOPS BF16 / FP8, every efficiency 0.5, 2 us per
+// launch, 100 SMs.
+const char* kHandProfile = "name: hand\nextends: h100-ndr200-ibgda\ngpu:\n  sm_count: 100\n  hbm_bandwidth: 2TBps\n"
+                           "  bf16: 500Tflops\n  fp8: 1000Tflops\n  memory_efficiency: 0.5\n"
+                           "  attention_efficiency: 0.5\n  gemm_efficiency: 0.5\n  launch: 2us\n"
+                           "  hbm_capacity: 80GB\n";
+
+std::filesystem::path with_profile()
+{
+  auto dir = fresh_dir("serving");
+  std::ofstream(dir / "hand.yaml") << kHandProfile;
+  return dir;
+}
+
+// The mean step of request `id` in a run's requests.csv.
+double request_step(const std::filesystem::path& out, int id)
+{
+  std::ifstream in(out / "requests.csv");
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      cells.push_back(c);
+    if (cells.size() > 9 && std::stoi(cells[1]) == id) return std::stod(cells[9]);
+  }
+  FAIL("request " << id << " not in requests.csv");
+  return 0;
+}
+} // namespace
+
+TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEMMs and attention by the roofline",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  // 2 layers, hidden 1024, 8 heads of 64 + 32 RoPE dims over a 256-rank latent, a 4096-wide MLP,
+  // 32,000 tokens of vocabulary, BF16 weights; one request attending 2,048 tokens held on its own GPU.
+  const std::string scenario =
+      "name: one\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, "
+      "v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n"
+      "profile: " +
+      (dir / "hand.yaml").string() +
+      "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full}\n";
+  const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
+  // Memory at 2e12 x 0.5 B/s, BF16 at 500e12 x 0.5 FLOP/s.
+  const double bw = 1e12, peak = 250e12, launch = 2e-6;
+  auto gemm = [&](double rows, double k, double n, double mats) {
+    return std::max((mats * k * n * 2 + rows * (k + n) * 2) / bw, 2 * rows * k * n / peak) + launch;
+  };
+  // Per layer, one token: query 1024 -> 8 x 96, KV down 1024 -> 288, the absorbed 8 x (64 -> 256)
+  // and 8 x (256 -> 64), output 512 -> 1024, MLP 1024 -> 8192 and 4096 -> 1024; the head once.
+  const double layer = gemm(1, 1024, 768, 1) + gemm(1, 1024, 288, 1) + gemm(8, 64, 256, 8) + gemm(8, 256, 64, 8) +
+                       gemm(1, 512, 1024, 1) + gemm(1, 1024, 8192, 1) + gemm(1, 4096, 1024, 1);
+  const double head = gemm(1, 1024, 32000, 1);
+  // Absorbed MLA decode per layer: 2,048 latents of 288 bf16 values, 8 query rows (576 B) and
+  // partial rows (512 + 4 B); 2 x (2 x 256 + 32) FLOPs per token and row; its 4 tiles of 64 x 64
+  // fill 4 of the 100 SMs, so it runs at 4 / 100 of the GPU.
+  const double attention =
+      launch + std::max((576.0 * 2048 + (576 + 516) * 8) / bw, 2.0 * (2 * 256 + 32) * 2048 * 8 / peak) / 0.04;
+  const double step = 2 * layer + head + 2 * attention;
+  CHECK(step_mean(s, "route") == Approx(step).epsilon(0.01));
+  CHECK(s["policies"]["route"]["tpot_s"]["mean"].get<double>() == Approx(step).epsilon(0.01));
+  CHECK(s["invariants"]["ok"].get<bool>());
+}
+
+TEST_CASE("serving step: an expert-parallel dispatch and a routed answer share a spine trunk by max-min", "[serving]")
+{
+  const auto dir = with_profile();
+  // Group 0 = node2.gpu1 (leaf 1) and node0.gpu1 (leaf 0); group 1 = node0.gpu0 and node0.gpu2
+  // (its experts over NVLink). Every context is on node2.gpu0. Node2.gpu1 decodes 255 tokens in
+  // its second step (its first step had the first arrival alone): their attention stays inside
+  // node 2; their dispatch to node0.gpu1 crosses leaf 1 -> leaf 0 for about 5 ms from 105.8 ms,
+  // 255 x 1/2 pairs x (16384 + 512 scales x 4) B x 61 layers at 25 GB/s. Node0.gpu0's request
+  // arrives at 106 ms and routes to node2.gpu0: its answer crosses the same trunk about 2 ms later.
+  // With oversubscription 16 the trunk carries 2 nodes x 8 NICs x 25 GB/s / 16 = 25 GB/s, one
+  // NIC's worth: the answer and the dispatch get 12.5 GB/s each; with 1, 400 GB/s, and the answer
+  // moves at its NIC's 25 GB/s.
+  auto scenario = [&](int oversubscription) {
+    return "name: share\nmodel: {name: moe, layers: 61, heads: 32, kv_lora_rank: 512, rope_dim: 64, "
+           "qk_nope_head_dim: 64, v_head_dim: 64, hidden: 16384, experts: 2, experts_per_token: 1, "
+           "expert_intermediate: 128, vocab: 1000}\n"
+           "profile: " +
+           (dir / "hand.yaml").string() + "\n" + two_leaf_topology(oversubscription) +
+           "instances: {requesters: [node2.gpu1, node0.gpu1, node0.gpu0, node0.gpu2], holders: [node2.gpu0], "
+           "dp_attention: 2, ep: 2}\n"
+           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+           "engine: {step: full, max_batch: 256}\n";
+  };
+  std::string trace;
+  for (int i = 0; i < 256; ++i)
+    trace += request(i, 0, 0, 0, 32, 1);     // session 0 -> node2.gpu1
+  trace += request(256, 1e-6, 1, 0, 32, 1);  // session 1 -> node0.gpu1
+  trace += request(257, 0.106, 2, 0, 32, 1); // session 2 -> node0.gpu0
+  std::filesystem::path shared, alone;
+  run(scenario(16), trace, {}, &shared);
+  run(scenario(1), trace, {}, &alone);
+  // The answer: 32 rows x (512 bf16 values + an fp32 log-sum-exp) x 61 layers; at 12.5 GB/s
+  // instead of 25 it takes answer / 25e9 longer. Nothing else of that step crosses the trunk.
+  const double answer = 32.0 * (2 * 512 + 4) * 61;
+  CHECK(request_step(shared, 257) - request_step(alone, 257) == Approx(answer / 25e9).epsilon(0.01));
+}
