@@ -45,6 +45,8 @@ struct Exchange {
   std::vector<IterationSteps> members;
   std::vector<int> incoming; ///< per GPU: dispatches not arrived, before its experts run
   std::vector<int> pending;  ///< per GPU: its tokens' results not back yet (combines, its own experts)
+  double start = 0;               ///< when the last GPU reached the round's MoE layers
+  std::vector<double> experts_end; ///< per GPU: when its experts ended
 };
 } // namespace
 
@@ -77,22 +79,28 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   const double work = layers * expert_time(m, sc.profile, sc.ep, group_tokens).value();
   x->incoming.assign(n, 0);
   x->pending.assign(n, 1);
+  x->start = now();
+  x->experts_end.assign(n, 0);
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
       if (t != r && pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
   const Options o{sc.transport, sc.what_if.collapsed_response, sc.corpus.position_aligned};
-  auto done = [x](int r) {
+  auto done = [x, &sim](int r) {
     XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
-    if (--x->pending[r] == 0) x->members[r].next_round();
+    if (--x->pending[r] > 0) return;
+    sim.ep_combine_.push_back(static_cast<float>(now() - x->experts_end[r]));
+    x->members[r].next_round();
   };
   // A GPU's experts run once every dispatch to it arrived, after what its GPU already queued; then
   // each token's outputs go back to its GPU.
   auto compute = [x, work, pairs, layers, o, done, &sim](int t) {
     Simulation::Instance& in = *sim.instances_[x->members[t].plan->inst];
+    sim.ep_dispatch_.push_back(static_cast<float>(now() - x->start));
     const double begin = std::max(now(), in.compute_free_at[0]);
     in.compute_free_at[0] = begin + work;
     in.compute_busy[0] += work;
     after(in.compute_free_at[0] - now(), [x, t, pairs, layers, o, done, &sim]() {
+      x->experts_end[t] = now();
       const int n = static_cast<int>(x->members.size());
       const topo::GpuId from = sim.instances_[x->members[t].plan->inst]->gpus[0];
       for (int r = 0; r < n; ++r) {

@@ -129,6 +129,10 @@ json to_json(const PolicyResult& r)
             {"skipped_trace_entries", r.skipped_trace_entries},
             {"busiest", {{"resource", r.busiest}, {"share", r.busiest_share}}},
             {"invariants", invariants(r.invariants)}};
+  if (r.expert_parallel) {
+    j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
+    j["ep_combine_s"] = latency(r.ep_combine_s);
+  }
   if (r.partial) {
     j["partial"] = true;
     j["requests_done"] = r.requests;
@@ -147,6 +151,9 @@ PolicyResult policy_result(const json& j)
   r.step_latency_s = latency(section(j, "step_latency_s"));
   r.request_latency_s = latency(section(j, "request_latency_s"));
   r.tpot_s = latency(section(j, "tpot_s"));
+  r.expert_parallel = j.contains("ep_dispatch_s");
+  r.ep_dispatch_s = latency(section(j, "ep_dispatch_s"));
+  r.ep_combine_s = latency(section(j, "ep_combine_s"));
   r.output_tokens_per_s_per_gpu = j.value("output_tokens_per_s_per_gpu", 0.0);
   r.wire_bytes = u64(j, "wire_bytes");
   const json by = section(j, "wire_bytes_by_fabric");

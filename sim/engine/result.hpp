@@ -88,6 +88,11 @@ struct PolicyResult {
   /// (tokens - 1), over the requests with two tokens or more.
   LatencyStats tpot_s;
   double output_tokens_per_s_per_gpu = 0; ///< decoded tokens over the simulated time and the requester GPUs
+  /// engine.step full with ep > 1, per GPU and MoE round: its dispatch (from the last GPU reaching
+  /// the MoE layers to its last incoming token) and its combine (from its experts' end to its
+  /// tokens' last result back). Written only for such a run.
+  bool expert_parallel = false;
+  LatencyStats ep_dispatch_s, ep_combine_s;
   std::uint64_t wire_bytes = 0;
   std::array<std::uint64_t, core::kAllFabrics.size()> wire_bytes_by_fabric{}; ///< by core::FabricClass
   Decisions decisions;

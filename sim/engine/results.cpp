@@ -61,6 +61,9 @@ PolicyResult Simulation::figures()
   r.step_latency_s = latency_stats(step_latency_);
   r.request_latency_s = latency_stats(request_latency_);
   r.tpot_s = latency_stats(tpot_);
+  r.expert_parallel = sc_.grouped();
+  r.ep_dispatch_s = latency_stats(ep_dispatch_);
+  r.ep_combine_s = latency_stats(ep_combine_);
   if (now() > 0 && !sc_.requesters.empty())
     r.output_tokens_per_s_per_gpu = static_cast<double>(steps_) / now() / static_cast<double>(sc_.requesters.size());
   double wire = 0;

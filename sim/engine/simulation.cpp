@@ -160,9 +160,20 @@ void Simulation::on_arrival()
     record_finished(*a, now());
   } else {
     in.active.push_back(std::move(a));
-    if (!in.busy) start_iteration(inst);
+    if (in.group >= 0) {
+      // An expert-parallel group's step takes every request that arrives at this instant.
+      if (!in.busy && std::find(idle_groups_.begin(), idle_groups_.end(), in.group) == idle_groups_.end())
+        idle_groups_.push_back(in.group);
+    } else if (!in.busy) {
+      start_iteration(inst);
+    }
   }
   schedule_next_arrival();
+  if (!idle_groups_.empty() && !(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12)) {
+    for (int g : idle_groups_)
+      if (!instances_[groups_[g]->members.front()]->busy) start_group(g); // not started since by a step's end
+    idle_groups_.clear();
+  }
   // Progress for runs longer than a few seconds: rewritten in place on a terminal, one line per
   // 10 s in a log.
   const bool tty = isatty(STDERR_FILENO) != 0;
