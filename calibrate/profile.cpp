@@ -177,6 +177,15 @@ const core::Schema kStepSchema{
      .meaning = "per decode step compute outside attention (MLP, other layers)"},
 };
 
+const core::Schema kExpertParallelSchema{
+    {.key = "nvlink_dispatch",
+     .dim = Dimension::kBytesPerSec,
+     .def = kNoDefault,
+     .meaning = "what an MoE layer's dispatch kernel moves per GPU over NVLink (SM copies, as DeepEP's low-latency "
+                "kernels; default: the fabric's bandwidth)"},
+    {.key = "nvlink_combine", .dim = Dimension::kBytesPerSec, .def = kNoDefault, .meaning = "the same for its combine"},
+};
+
 const core::Schema kSpreadCheckSchema{
     {.key = "relative",
      .dim = Dimension::kCount,
@@ -256,6 +265,11 @@ const core::Schema kProfileSchema{
     {.key = "prefill", .kind = FieldKind::kSection, .meaning = "local re-prefill", .sub = &kPrefillSchema},
     {.key = "host", .kind = FieldKind::kSection, .meaning = "host overhead", .sub = &kHostSchema},
     {.key = "step", .kind = FieldKind::kSection, .meaning = "decode step terms", .sub = &kStepSchema},
+    {.key = "expert_parallel",
+     .kind = FieldKind::kSection,
+     .def = "",
+     .meaning = "the MoE layers' dispatch and combine kernels (engine.step full)",
+     .sub = &kExpertParallelSchema},
     {.key = "fit",
      .kind = FieldKind::kMap,
      .def = kNoDefault,
@@ -463,6 +477,11 @@ Profile read_profile(const core::Document& doc)
   p.prefill_tokens_per_s = p.measured.prefill ? prefill.number("tokens_per_s") : 0;
   p.host_overhead = top.section("host").seconds("overhead");
   p.step_other = top.section("step").seconds("other_compute");
+  {
+    core::Section ep = top.section("expert_parallel");
+    if (ep.has("nvlink_dispatch")) p.ep_nvlink_dispatch = ep.rate("nvlink_dispatch");
+    if (ep.has("nvlink_combine")) p.ep_nvlink_combine = ep.rate("nvlink_combine");
+  }
   for (auto& [fit_name, f] : top.named_sections("fit")) {
     FitRecord r;
     r.name = fit_name;

@@ -142,6 +142,9 @@ struct Profile {
   double prefill_tokens_per_s = 0; ///< re-prefill rate of one instance, all layers
   Seconds host_overhead;           ///< host-side dispatch per exchange (0 for a GPU-driven path)
   Seconds step_other;              ///< per decode step compute outside attention (MLP, other layers)
+  /// What an MoE layer's dispatch and combine kernels move per GPU over NVLink (0: the fabric's
+  /// bandwidth): DeepEP's low-latency kernels copy with SMs, below the link's rate.
+  BytesPerSec ep_nvlink_dispatch{0}, ep_nvlink_combine{0};
 
   std::vector<FitRecord> fits;          ///< fit quality per fitted quantity (empty for hand-written profiles)
   std::vector<Uncertainty> uncertainty; ///< empty: the profile gives points only

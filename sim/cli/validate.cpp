@@ -2,11 +2,13 @@
 //   xattn validate MEASURED [--profile P] [--topology T] [--max-mape PCT] [--out DIR]
 //   xattn validate --paper [--reference FILE] [--profile P] [--topology T] [--details]
 //   xattn validate --regression EXPECTED.yaml
+//   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
+#include "validate/expert_parallel.hpp"
 #include "validate/measured.hpp"
 #include "validate/paper.hpp"
 #include "validate/regression.hpp"
@@ -35,6 +37,8 @@ struct ValidateOptions {
   std::string reference;
   bool details = false;
   std::string regression;
+  std::string expert_parallel;
+  double max_error = 15;
   std::size_t worst = 10;
 };
 
@@ -83,6 +87,19 @@ int run_regression(const ValidateOptions& o)
   std::cout << spec.scenario << ":\n" << r.report << (r.ok ? "all expected values hold\n" : "FAIL\n");
   return r.ok ? 0 : 1;
 }
+int run_expert_parallel(const ValidateOptions& o)
+{
+  const auto data = validate::read_ep_measurements(o.expert_parallel);
+  const validate::EpValidation v = validate::validate_expert_parallel(
+      data, o.profile.empty() ? "h800-cx7-ibgda" : o.profile, o.topology.empty() ? "h800-cx7-256" : o.topology);
+  std::cout << validate::ep_report(v, o.max_error / 100);
+  bool ok = v.invariants_ok;
+  for (const validate::EpPoint& p : v.points)
+    ok = ok && std::abs(p.error()) <= o.max_error / 100;
+  std::cout << (ok ? fmt::format("\nevery point within {}%\n", o.max_error)
+                   : fmt::format("\nFAIL: a point off by more than {}% (or an engine invariant)\n", o.max_error));
+  return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+}
 } // namespace
 
 void add_validate(CLI::App& app, Action& action)
@@ -112,11 +129,19 @@ void add_validate(CLI::App& app, Action& action)
   sub->add_option("--reference", o->reference, "With --paper: another reference file");
   sub->add_flag("--details", o->details, "With --paper: how each figure was obtained and the accepted range");
   sub->add_option("--regression", o->regression, "Run a scenario and check validate/regression/<name>.yaml");
+  sub->add_option("--expert-parallel", o->expert_parallel,
+                  "MoE dispatch and combine against DeepEP's low-latency table (table,op,ep,latency_us); profile "
+                  "default h800-cx7-ibgda, topology default h800-cx7-256");
+  sub->add_option("--max-error", o->max_error, "With --expert-parallel: fail (exit 1) past this error, percent")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   on_run(sub, action, [o] {
-    const int modes = !o->measured.empty() + o->paper + !o->regression.empty();
+    const int modes = !o->measured.empty() + o->paper + !o->regression.empty() + !o->expert_parallel.empty();
     if (modes != 1)
-      core::fail("command line", 0, 0, "validate", "give exactly one of MEASURED, --paper, --regression FILE");
+      core::fail("command line", 0, 0, "validate",
+                 "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE");
     if (o->paper) return run_paper(*o);
+    if (!o->expert_parallel.empty()) return run_expert_parallel(*o);
     if (!o->regression.empty()) return run_regression(*o);
     return run_measured(*o);
   });

@@ -43,9 +43,9 @@ namespace
 // One round's MoE layers across a group: what is still outstanding.
 struct Exchange {
   std::vector<IterationSteps> members;
-  std::vector<int> incoming; ///< per GPU: dispatches not arrived, before its experts run
-  std::vector<int> pending;  ///< per GPU: its tokens' results not back yet (combines, its own experts)
-  double start = 0;               ///< when the last GPU reached the round's MoE layers
+  std::vector<int> incoming;       ///< per GPU: dispatches not arrived, before its experts run
+  std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
+  double start = 0;                ///< when the last GPU reached the round's MoE layers
   std::vector<double> experts_end; ///< per GPU: when its experts ended
 };
 } // namespace
@@ -107,7 +107,7 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
         if (r == t || pairs[r] <= 0) continue;
         const topo::GpuId to = sim.instances_[x->members[r].plan->inst]->gpus[0];
         const Bytes per_layer = combine_bytes(sim.sc_.model) * pairs[r];
-        const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, o);
+        const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, EpOp::kCombine, o);
         x->members[t].send(from, to, per_layer * layers, e.flow, e.after * layers, [done, r]() { done(r); });
       }
       done(t);
@@ -120,7 +120,7 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
       if (t == r) continue;
       const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
       const Bytes per_layer = dispatch_bytes(m) * pairs[r];
-      const EpPrice e = price_ep(sc.profile, sim.path_cost(from, to), per_layer, o);
+      const EpPrice e = price_ep(sc.profile, sim.path_cost(from, to), per_layer, EpOp::kDispatch, o);
       x->members[r].send(from, to, per_layer * layers, e.flow, e.after * layers, [x, t, compute]() {
         if (--x->incoming[t] == 0) compute(t);
       });

@@ -226,9 +226,16 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
   return mv;
 }
 
-EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, const Options& o)
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op, const Options& o)
 {
-  return {flow(p, path, bytes, p.fetch_blocks), probe(p, path.fabric, o.transport, bytes) + leg_latency(p, path)};
+  EpPrice e{flow(p, path, bytes, p.fetch_blocks), probe(p, path.fabric, o.transport, bytes) + leg_latency(p, path)};
+  const BytesPerSec kernel = op == EpOp::kDispatch ? p.ep_nvlink_dispatch : p.ep_nvlink_combine;
+  if (path.fabric == core::FabricClass::kNvlink && kernel.value() > 0) {
+    e.flow.link_bound = true;
+    e.flow.factor = kernel / p.fabric(path.fabric).nominal();
+    e.flow.rate = path.bottleneck * e.flow.factor;
+  }
+  return e;
 }
 
 } // namespace xattn::sim

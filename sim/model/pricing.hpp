@@ -178,6 +178,10 @@ struct EpPrice {
   Flow flow;
   Seconds after; ///< probe + the leg's latency, once the last byte arrived
 };
-EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, const Options& o);
+enum class EpOp { kDispatch, kCombine };
+/// Over NVLink the kernel moves a GPU's bytes at the profile's expert_parallel rate (its flows
+/// turn link capacity into progress at that rate over the link's nominal one); elsewhere as a
+/// bulk transfer of the fabric.
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op, const Options& o);
 
 } // namespace xattn::sim

@@ -1,0 +1,178 @@
+#include "validate/expert_parallel.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/engine/driver.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+namespace xattn::validate
+{
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace
+{
+constexpr int kTokensPerGpu = 128; // DeepEP's decode setting
+constexpr int kGpusPerNode = 8;
+
+std::vector<std::string> split(const std::string& line)
+{
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  for (std::string c; std::getline(ss, c, ',');)
+    out.push_back(c);
+  return out;
+}
+
+// The EP ranks: pure RDMA puts one on each node (every byte crosses its NIC, as DeepEP's
+// pure-RDMA kernels send even to the GPUs of their own node); NVLink in node fills nodes of 8.
+std::string ranks(const std::string& table, int ep)
+{
+  if (table == "pure-rdma") return fmt::format("node0-{}.gpu0", ep - 1);
+  if (ep < kGpusPerNode) return fmt::format("node0.gpu0-{}", ep - 1);
+  return fmt::format("node0-{}", ep / kGpusPerNode - 1);
+}
+
+std::pair<double, double> simulate(const std::string& table, int ep, const std::string& profile,
+                                   const std::string& topology, const fs::path& dir, bool& ok)
+{
+  const fs::path trace = dir / fmt::format("{}-{}.jsonl", table, ep);
+  {
+    std::ofstream out(trace);
+    out << json{{"xattn_trace", 1}, {"source", "xattn validate --expert-parallel"}}.dump() << "\n";
+    int id = 0;
+    for (int r = 0; r < ep; ++r) // session r decodes on rank r; a one-block context of its own
+      for (int k = 0; k < kTokensPerGpu; ++k, ++id)
+        out << json{{"id", id},           {"t", 0},        {"session", r}, {"agent", r},
+                    {"block_tokens", 64}, {"blocks", {r}}, {"in", 64},     {"out", 1}}
+                   .dump()
+            << "\n";
+  }
+  const std::string gpus = ranks(table, ep);
+  const std::string text = fmt::format(
+      "name: deepep-{}-{}\n"
+      "model: {{name: deepseek-v3-moe-layer, layers: 1, heads: 128, kv_lora_rank: 512, rope_dim: 64, "
+      "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 7168, q_lora_rank: 1536, dense_layers: 0, experts: 256, "
+      "experts_per_token: 8, expert_intermediate: 2048, vocab: 129280}}\n"
+      "profile: {}\ntopology: {}\n"
+      "instances: {{requesters: [{}], holders: [{}], dp_attention: {}, ep: {}}}\n"
+      "corpus: {{chunk_tokens: 64}}\nworkload: {{trace: {}}}\npolicies: [route]\n"
+      "engine: {{step: full, max_batch: {}}}\n",
+      table, ep, profile, topology, gpus, gpus, ep, ep, trace.string(), kTokensPerGpu);
+  sim::engine::Scenario sc = sim::engine::parse_scenario(text, (dir / fmt::format("{}-{}.yaml", table, ep)).string());
+  sim::engine::RunOptions opt;
+  opt.out_dir = (dir / fmt::format("out-{}-{}", table, ep)).string();
+  opt.progress = false;
+  sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
+  ok = ok && o.exit_code == 0 && o.result.ok;
+  const sim::engine::PolicyResult& p = o.result.policies.at(0).second;
+  return {p.ep_dispatch_s.mean, p.ep_combine_s.mean};
+}
+} // namespace
+
+std::vector<EpMeasurement> read_ep_measurements(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in) core::fail(path, 0, 0, "", "cannot read");
+  std::vector<EpMeasurement> out;
+  std::map<std::string, int> col;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cells = split(line);
+    if (col.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i)
+        col[cells[i]] = static_cast<int>(i);
+      for (const char* k : {"table", "op", "ep", "latency_us"})
+        if (!col.contains(k)) core::fail(path, n, 1, k, "the header names no column '" + std::string(k) + "'");
+      continue;
+    }
+    auto cell = [&](const char* k) -> const std::string& {
+      const auto i = static_cast<std::size_t>(col.at(k));
+      if (i >= cells.size()) core::fail(path, n, 1, k, "the row has no cell for this column");
+      return cells[i];
+    };
+    EpMeasurement m{cell("table"), cell("op"), 0, 0, n};
+    if (m.table != "pure-rdma" && m.table != "nvlink-in-node")
+      core::fail(path, n, 1, "table", "'" + m.table + "' is neither pure-rdma nor nvlink-in-node");
+    if (m.op != "dispatch" && m.op != "combine")
+      core::fail(path, n, 1, "op", "'" + m.op + "' is neither dispatch nor combine");
+    try {
+      std::size_t used = 0;
+      m.ep = std::stoi(cell("ep"), &used);
+      if (used != cell("ep").size()) throw std::invalid_argument("trailing");
+      m.latency_s = std::stod(cell("latency_us"), &used) * 1e-6;
+      if (used != cell("latency_us").size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      core::fail(path, n, 1, "ep", "ep must be a whole number and latency_us a number of microseconds");
+    }
+    if (m.ep < 2 || m.ep > 256 || (m.table == "nvlink-in-node" && m.ep > kGpusPerNode && m.ep % kGpusPerNode != 0))
+      core::fail(path, n, 1, "ep", fmt::format("EP {} cannot be laid out (2 to 256; whole nodes of 8 past 8)", m.ep));
+    if (m.latency_s <= 0) core::fail(path, n, 1, "latency_us", "a latency is positive");
+    out.push_back(m);
+  }
+  if (out.empty()) core::fail(path, 0, 0, "", "no measurement rows");
+  return out;
+}
+
+EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, const std::string& profile,
+                                      const std::string& topology)
+{
+  EpValidation v{{}, profile, topology, true};
+  const fs::path dir = fs::temp_directory_path() / fmt::format("xattn_validate_ep_{}", getpid());
+  fs::create_directories(dir);
+  std::map<std::pair<std::string, int>, std::pair<double, double>> runs;
+  for (const EpMeasurement& m : data) {
+    auto key = std::pair{m.table, m.ep};
+    if (!runs.contains(key)) runs[key] = simulate(m.table, m.ep, profile, topology, dir, v.invariants_ok);
+    const auto [dispatch, combine] = runs[key];
+    // The profile's fitted points: its InfiniBand bandwidth on pure RDMA's dispatch, its NVLink
+    // kernel rates on both NVLink ops, all at EP 8 (calibrate/profiles/h800-cx7-ibgda.yaml).
+    const bool fitted = m.ep == kGpusPerNode && (m.table == "nvlink-in-node" || m.op == "dispatch");
+    v.points.push_back({m, m.op == "dispatch" ? dispatch : combine, fitted});
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return v;
+}
+
+std::string ep_report(const EpValidation& v, double max_error)
+{
+  std::string out = fmt::format("xattn validate --expert-parallel: profile {}, topology {}; the points marked * "
+                                "(EP {}) calibrated the profile, the others are predicted\n\n",
+                                v.profile, v.topology, kGpusPerNode);
+  out += fmt::format("{:<16} {:<9} {:>9} {:>14} {:>7}\n", "table", "op", "MAPE", "worst", "points");
+  std::map<std::pair<std::string, std::string>, std::vector<const EpPoint*>> groups;
+  for (const EpPoint& p : v.points)
+    groups[{p.measured.table, p.measured.op}].push_back(&p);
+  for (const auto& [key, pts] : groups) {
+    double sum = 0;
+    const EpPoint* worst = pts.front();
+    for (const EpPoint* p : pts) {
+      sum += std::abs(p->error());
+      if (std::abs(p->error()) > std::abs(worst->error())) worst = p;
+    }
+    out +=
+        fmt::format("{:<16} {:<9} {:>8.1f}% {:>+8.1f}% EP {:<3} {:>7}\n", key.first, key.second,
+                    100 * sum / static_cast<double>(pts.size()), 100 * worst->error(), worst->measured.ep, pts.size());
+  }
+  out +=
+      fmt::format("\n{:<16} {:<9} {:>4} {:>12} {:>12} {:>8}\n", "table", "op", "EP", "measured", "simulated", "error");
+  for (const EpPoint& p : v.points)
+    out += fmt::format("{:<16} {:<9} {:>4} {:>10.1f}us {:>10.1f}us {:>+7.1f}%{}{}\n", p.measured.table, p.measured.op,
+                       p.measured.ep, 1e6 * p.measured.latency_s, 1e6 * p.simulated_s, 100 * p.error(),
+                       p.calibration ? " *" : "", std::abs(p.error()) > max_error ? "  over the bound" : "");
+  return out;
+}
+
+} // namespace xattn::validate

@@ -1,0 +1,44 @@
+// `xattn validate --expert-parallel FILE`: the engine's MoE dispatch and combine against DeepEP's
+// published low-latency kernel latencies (validate/README.md, "Expert parallelism"). Each
+// configuration (table, EP size) is rebuilt as a scenario of the full step: EP ranks on the
+// topology, 128 tokens per GPU, one MoE layer of DeepSeek-V3's dimensions (hidden 7168, 256
+// experts, top-8), FP8 dispatch and BF16 combine; the engine's per-GPU dispatch and combine times
+// (summary ep_dispatch_s, ep_combine_s) are compared with the measured latency.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace xattn::validate
+{
+
+/// One measured latency: `table` pure-rdma (every byte over the NICs) or nvlink-in-node (NVLink
+/// between the GPUs of a node), `op` dispatch or combine.
+struct EpMeasurement {
+  std::string table, op;
+  int ep = 0;
+  double latency_s = 0;
+  int line = 0; ///< in the file, for messages
+};
+/// Reads DeepEP's table (`#` comments, header with table, op, ep, latency_us). Throws
+/// core::InputError at the file, line and column of a bad row.
+std::vector<EpMeasurement> read_ep_measurements(const std::string& path);
+
+struct EpPoint {
+  EpMeasurement measured;
+  double simulated_s = 0;
+  double error() const { return simulated_s / measured.latency_s - 1; }
+  bool calibration = false; ///< one of the EP 8 points the profile's rates were fitted on
+};
+struct EpValidation {
+  std::vector<EpPoint> points;
+  std::string profile, topology;
+  bool invariants_ok = true;
+};
+/// Runs every configuration of `data` through the engine on `topology` with `profile`.
+EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, const std::string& profile,
+                                      const std::string& topology);
+/// Per table and op: MAPE and worst point; then every point.
+std::string ep_report(const EpValidation& v, double max_error);
+
+} // namespace xattn::validate
