@@ -14,8 +14,8 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   sc.dp_attention = inst.count("dp_attention");
   sc.ep = inst.count("ep");
   if (!sc.full_step) {
-    for (const char* key : {"dp_attention", "ep"})
-      if (inst.has(key)) inst.error(key, "a layout for the whole model's step: set engine.step: full with it");
+    for (auto [key, value] : {std::pair{"dp_attention", sc.dp_attention}, std::pair{"ep", sc.ep}})
+      if (value > 1) inst.error(key, "a layout for the whole model's step: set engine.step: full with it");
     return;
   }
   if (sc.dp_attention <= 0 || sc.ep <= 0 || sc.model.layers <= 0) return; // already reported

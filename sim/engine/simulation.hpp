@@ -114,7 +114,8 @@ private:
   std::vector<std::unique_ptr<Instance>> instances_;
   struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
   std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<int> idle_groups_; ///< groups that requests arrived at this instant, to start once the instant's arrivals are in
+  std::vector<int>
+      idle_groups_; ///< groups that requests arrived at this instant, to start once the instant's arrivals are in
   /// Per GPU and MoE round: its dispatch (the round's exchange start to its last incoming token)
   /// and its combine (its experts' end to its tokens' last result back), s.
   std::vector<float> ep_dispatch_, ep_combine_;
