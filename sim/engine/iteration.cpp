@@ -223,7 +223,9 @@ void IterationSteps::op_done()
 void IterationSteps::round_done()
 {
   const bool last = plan->round + 1 >= plan->rounds;
-  double tail = plan->scale * (plan->local_work + plan->merge_work) + model_work() +
+  const double gemm = model_work();
+  plan->gemm_s += gemm;
+  double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm +
                 (last ? sc().profile.step_other.value() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
@@ -244,8 +246,10 @@ void IterationSteps::round_done()
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work);
-    if (self.sc().grouped() && self.round_moe_layers() > 0)
+    if (self.sc().grouped() && self.round_moe_layers() > 0) {
+      self.plan->moe_arrived = now();
       MoePhase::arrive(self.sim, self);
+    }
     else
       self.next_round();
   });
@@ -302,6 +306,8 @@ void IterationSteps::finish()
     q->sum_step += step;
     q->max_step = std::max(q->max_step, step);
     sim.step_latency_.push_back(static_cast<float>(step));
+    sim.split_gemm_ += plan->gemm_s;
+    sim.split_moe_ += plan->moe_s;
     ++sim.steps_;
   }
   // Finished requests leave (keeping the others' arrival order).

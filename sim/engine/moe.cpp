@@ -89,6 +89,8 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
     XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
     if (--x->pending[r] > 0) return;
     sim.ep_combine_.push_back(static_cast<float>(now() - x->experts_end[r]));
+    iteration::Plan& plan = *x->members[r].plan;
+    plan.moe_s += now() - plan.moe_arrived;
     x->members[r].next_round();
   };
   // A GPU's experts run once every dispatch to it arrived, after what its GPU already queued; then

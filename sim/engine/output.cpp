@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <unistd.h>
 
@@ -66,6 +67,19 @@ std::string comparison_table(const RunResult& result)
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO", busiest);
   }
+  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
+    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean",
+                       "TPOT p99", "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch",
+                       "EP combine");
+    for (const auto& [name, p] : result.policies)
+      out += fmt::format("{:<10} {:>10} {:>10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name,
+                         human_seconds(p.tpot_s.mean), human_seconds(p.tpot_s.p99), p.output_tokens_per_s_per_gpu,
+                         human_seconds(p.step_latency_s.mean),
+                         fmt::format("{} + {} + {}", human_seconds(p.split_attention_s), human_seconds(p.split_gemm_s),
+                                     human_seconds(p.split_moe_s)),
+                         p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
+                         p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
+  }
   if (!result.ensemble) return out;
   // The spread over the members: median +- half the 5-95 range.
   const Ensemble& e = *result.ensemble;
@@ -106,6 +120,12 @@ void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& 
       sc.file, sc.seed, sc.model.name, sc.profile.name, sc.topology->name(), sc.topology->gpu_count(),
       sc.requester_instances(), sc.holder_instances(), sc.tp, sc.granularity == Granularity::kStep ? "step" : "layer",
       sc.selection.sparse ? fmt::format("top-{}", sc.selection.top_k_tokens) : std::string("dense"));
+  if (sc.full_step)
+    report += fmt::format("The whole model's step (engine.step: full): serving instances of {} GPUs with "
+                          "data-parallel attention, the routed experts over {} of them; TPOT as vLLM defines it, "
+                          "(end - first token) / (tokens - 1) per finished request; EP dispatch and combine are "
+                          "per GPU and MoE round (docs/cost-path.md, \"The serving step\").\n\n",
+                          sc.dp_attention, sc.ep);
   report += "```\n" + comparison_table(result) + "```\n\n";
   report += result.ok ? "All invariants hold.\n\n" : "**An invariant failed**: see summary.json.\n\n";
   report +=

@@ -129,6 +129,9 @@ json to_json(const PolicyResult& r)
             {"skipped_trace_entries", r.skipped_trace_entries},
             {"busiest", {{"resource", r.busiest}, {"share", r.busiest_share}}},
             {"invariants", invariants(r.invariants)}};
+  if (r.full_step)
+    j["step_split_s"] = {
+        {"attention", r.split_attention_s}, {"gemm", r.split_gemm_s}, {"moe", r.split_moe_s}};
   if (r.expert_parallel) {
     j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
     j["ep_combine_s"] = latency(r.ep_combine_s);
@@ -152,6 +155,13 @@ PolicyResult policy_result(const json& j)
   r.request_latency_s = latency(section(j, "request_latency_s"));
   r.tpot_s = latency(section(j, "tpot_s"));
   r.expert_parallel = j.contains("ep_dispatch_s");
+  r.full_step = j.contains("step_split_s");
+  if (r.full_step) {
+    const json s = section(j, "step_split_s");
+    r.split_attention_s = s.value("attention", 0.0);
+    r.split_gemm_s = s.value("gemm", 0.0);
+    r.split_moe_s = s.value("moe", 0.0);
+  }
   r.ep_dispatch_s = latency(section(j, "ep_dispatch_s"));
   r.ep_combine_s = latency(section(j, "ep_combine_s"));
   r.output_tokens_per_s_per_gpu = j.value("output_tokens_per_s_per_gpu", 0.0);

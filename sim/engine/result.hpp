@@ -93,6 +93,11 @@ struct PolicyResult {
   /// tokens' last result back). Written only for such a run.
   bool expert_parallel = false;
   LatencyStats ep_dispatch_s, ep_combine_s;
+  /// engine.step full: a step's mean time by part, over request steps: the model's GEMMs, the MoE
+  /// layers (from reaching them to their results back, the group's wait included), and attention
+  /// with the rest (step mean - both). Written only for such a run.
+  bool full_step = false;
+  double split_gemm_s = 0, split_moe_s = 0, split_attention_s = 0;
   std::uint64_t wire_bytes = 0;
   std::array<std::uint64_t, core::kAllFabrics.size()> wire_bytes_by_fabric{}; ///< by core::FabricClass
   Decisions decisions;

@@ -62,6 +62,12 @@ PolicyResult Simulation::figures()
   r.request_latency_s = latency_stats(request_latency_);
   r.tpot_s = latency_stats(tpot_);
   r.expert_parallel = sc_.grouped();
+  r.full_step = sc_.full_step;
+  if (steps_ > 0) {
+    r.split_gemm_s = split_gemm_ / static_cast<double>(steps_);
+    r.split_moe_s = split_moe_ / static_cast<double>(steps_);
+    r.split_attention_s = r.step_latency_s.mean - r.split_gemm_s - r.split_moe_s;
+  }
   r.ep_dispatch_s = latency_stats(ep_dispatch_);
   r.ep_combine_s = latency_stats(ep_combine_);
   if (now() > 0 && !sc_.requesters.empty())

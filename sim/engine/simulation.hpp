@@ -119,6 +119,7 @@ private:
   /// Per GPU and MoE round: its dispatch (the round's exchange start to its last incoming token)
   /// and its combine (its experts' end to its tokens' last result back), s.
   std::vector<float> ep_dispatch_, ep_combine_;
+  double split_gemm_ = 0, split_moe_ = 0; ///< summed over request steps (summary step_split_s)
   Homes homes_;
   std::unique_ptr<FutureReads> future_; ///< offline policies only
   FILE* requests_csv_ = nullptr;
