@@ -122,6 +122,23 @@ TEST_CASE("topo: preset ndr400-1024 by hand")
   CHECK(t.path(0, 64).bottleneck.value() == 50e9 * 64 / (2 * 64)); // 2:1 oversubscribed trunk
 }
 
+TEST_CASE("topo: preset h800-cx7-256 by hand")
+{
+  topo::Topology t = preset("h800-cx7-256");
+  CHECK(t.gpu_count() == 2048);
+  CHECK(t.node_count() == 256);
+  CHECK(t.leaf_count() == 1); // a non-blocking fabric as one switch
+  // Inside a node: NVLink at the H800's 200 GB/s each way.
+  CHECK(t.path(0, 7).fabric == FabricClass::kNvlink);
+  CHECK(t.path(0, 7).bottleneck.value() == 200e9);
+  // Any two nodes: GPU to NIC over PCIe and back at the far end, 2 x (0.55 + 0.8) us; the NICs' links,
+  // 2 x (0.1 + 0.5 / 2) us; the switch, 0.39 us, standing for a leaf-spine-leaf path's three.
+  const topo::Path far = t.path(t.find_gpu("node0.gpu0").value(), t.find_gpu("node255.gpu3").value());
+  CHECK(far.fabric == FabricClass::kIbSameLeaf);
+  CHECK(far.bottleneck.value() == 50e9);
+  CHECK(far.latency.value() == Approx(3.79e-6));
+}
+
 TEST_CASE("topo: preset pcie-server by hand")
 {
   topo::Topology t = preset("pcie-server");
@@ -258,9 +275,9 @@ TEST_CASE("topo: preset gb200-nvl72-576 by hand")
 TEST_CASE("topo: every preset in topologies/ loads and is checked by hand and in SimGrid here")
 {
   // A preset added without its tests here fails this test: add a "by hand" and a "SimGrid" case.
-  const std::set<std::string> checked{"b200-leafspine-512", "b200-rail-512",  "dgx-h100",
-                                      "gb200-nvl72-576",    "h100-rail-1024", "ndr400-1024",
-                                      "ndr400-128",         "pcie-server",    "testbed-ndr200"};
+  const std::set<std::string> checked{"b200-leafspine-512", "b200-rail-512", "dgx-h100",    "gb200-nvl72-576",
+                                      "h100-rail-1024",     "h800-cx7-256",  "ndr400-1024", "ndr400-128",
+                                      "pcie-server",        "testbed-ndr200"};
   std::set<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(XATTN_SOURCE_DIR) / "topologies"))
     if (e.path().extension() == ".yaml") {
@@ -285,6 +302,11 @@ TEST_CASE("topo: preset testbed-ndr200 in SimGrid matches the closed form")
 TEST_CASE("topo: preset ndr400-128 in SimGrid matches the closed form")
 {
   check_closed_form("ndr400-128", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
+}
+
+TEST_CASE("topo: preset h800-cx7-256 in SimGrid matches the closed form")
+{
+  check_closed_form("h800-cx7-256", {FabricClass::kNvlink, FabricClass::kIbSameLeaf});
 }
 
 TEST_CASE("topo: preset ndr400-1024 in SimGrid matches the closed form")

@@ -225,8 +225,8 @@ void IterationSteps::round_done()
   const bool last = plan->round + 1 >= plan->rounds;
   const double gemm = model_work();
   plan->gemm_s += gemm;
-  double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm +
-                (last ? sc().profile.step_other.value() : 0.0);
+  double tail =
+      plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? sc().profile.step_other.value() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
   // iteration's own moves have ended by now).
@@ -241,16 +241,15 @@ void IterationSteps::round_done()
   }
   IterationSteps self = *this;
   const double begin = timeline() != nullptr ? t + wait : 0.0;
-  after(wait + tail, [self, begin]() mutable {
+  after(wait + tail, [self, begin, gemm]() mutable {
     if (Timeline* tl = self.timeline())
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
-                 self.plan->scale * self.plan->merge_work);
+                 self.plan->scale * self.plan->merge_work, gemm);
     if (self.sc().grouped() && self.round_moe_layers() > 0) {
       self.plan->moe_arrived = now();
       MoePhase::arrive(self.sim, self);
-    }
-    else
+    } else
       self.next_round();
   });
 }

@@ -91,6 +91,8 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
     sim.ep_combine_.push_back(static_cast<float>(now() - x->experts_end[r]));
     iteration::Plan& plan = *x->members[r].plan;
     plan.moe_s += now() - plan.moe_arrived;
+    if (Timeline* tl = x->members[r].timeline(); tl != nullptr && !plan.batch.empty()) // an idle GPU has no step
+      tl->moe(sim.instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
     x->members[r].next_round();
   };
   // A GPU's experts run once every dispatch to it arrived, after what its GPU already queued; then

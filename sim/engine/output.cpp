@@ -68,9 +68,8 @@ std::string comparison_table(const RunResult& result)
                        fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO", busiest);
   }
   if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
-    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean",
-                       "TPOT p99", "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch",
-                       "EP combine");
+    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean", "TPOT p99",
+                       "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
     for (const auto& [name, p] : result.policies)
       out += fmt::format("{:<10} {:>10} {:>10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name,
                          human_seconds(p.tpot_s.mean), human_seconds(p.tpot_s.p99), p.output_tokens_per_s_per_gpu,

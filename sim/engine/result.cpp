@@ -130,8 +130,7 @@ json to_json(const PolicyResult& r)
             {"busiest", {{"resource", r.busiest}, {"share", r.busiest_share}}},
             {"invariants", invariants(r.invariants)}};
   if (r.full_step)
-    j["step_split_s"] = {
-        {"attention", r.split_attention_s}, {"gemm", r.split_gemm_s}, {"moe", r.split_moe_s}};
+    j["step_split_s"] = {{"attention", r.split_attention_s}, {"gemm", r.split_gemm_s}, {"moe", r.split_moe_s}};
   if (r.expert_parallel) {
     j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
     j["ep_combine_s"] = latency(r.ep_combine_s);

@@ -212,12 +212,14 @@ void Timeline::step(topo::GpuId gpu, std::uint64_t iteration, double start, cons
   close_parent(gpu, kDecode, 0);
 }
 
-void Timeline::tail(topo::GpuId gpu, std::uint64_t iteration, double start, double attend_s, double merge_s)
+void Timeline::tail(topo::GpuId gpu, std::uint64_t iteration, double start, double attend_s, double merge_s,
+                    double gemm_s)
 {
   tick();
   const double end = now();
-  const double bounds[4] = {start, std::min(end, start + attend_s), std::min(end, start + attend_s + merge_s), end};
-  for (int i = 0; i < 3; ++i) {
+  const double bounds[5] = {start, std::min(end, start + attend_s), std::min(end, start + attend_s + merge_s),
+                            std::min(end, start + attend_s + merge_s + gemm_s), end};
+  for (int i = 0; i < 4; ++i) {
     if (to_ns(bounds[i + 1]) <= to_ns(bounds[i])) continue; // takes no time (to the nanosecond)
     if (!open_event("X", gpu, kDecode, 0, kLegNames[static_cast<std::size_t>(Leg::kAttend) + i], "leg", bounds[i],
                     bounds[i + 1]))
@@ -225,6 +227,15 @@ void Timeline::tail(topo::GpuId gpu, std::uint64_t iteration, double start, doub
     fmt::format_to(std::back_inserter(line_), R"(,"iteration":{},"requester":{})", iteration, gpu);
     defer_event(gpu, kDecode, 0);
   }
+}
+
+void Timeline::moe(topo::GpuId gpu, std::uint64_t iteration, double start)
+{
+  tick();
+  if (to_ns(now()) <= to_ns(start) || !open_event("X", gpu, kDecode, 0, to_string(Leg::kMoe), "leg", start, now()))
+    return;
+  fmt::format_to(std::back_inserter(line_), R"(,"iteration":{},"requester":{})", iteration, gpu);
+  defer_event(gpu, kDecode, 0);
 }
 
 void Timeline::leg(Leg leg, const CallRef& c, double start, double end, double bytes)

@@ -50,9 +50,24 @@ inline constexpr std::size_t kMaxFragmentBytes = std::size_t{256} << 20;
 
 /// The legs of a call the timeline shows, named as the engine's prices name them (ExchangePrice,
 /// MovePrice in sim/model/pricing.hpp). kLegNames spells them.
-enum class Leg { kQuery, kProbe, kKernel, kAnswer, kIndex, kCopy, kSplice, kPrefill, kAttend, kMerge, kOther };
-inline constexpr std::array<const char*, 11> kLegNames{"query",  "probe",      "kernel", "answer", "index", "copy",
-                                                       "splice", "re-prefill", "attend", "merge",  "other"};
+enum class Leg {
+  kQuery,
+  kProbe,
+  kKernel,
+  kAnswer,
+  kIndex,
+  kCopy,
+  kSplice,
+  kPrefill,
+  kAttend,
+  kMerge,
+  kGemm,
+  kOther,
+  kMoe
+};
+inline constexpr std::array<const char*, 13> kLegNames{"query", "probe",  "kernel",     "answer", "index",
+                                                       "copy",  "splice", "re-prefill", "attend", "merge",
+                                                       "gemm",  "other",  "moe"};
 inline const char* to_string(Leg l)
 {
   return kLegNames[static_cast<std::size_t>(l)];
@@ -90,8 +105,12 @@ public:
   void step(topo::GpuId gpu, std::uint64_t iteration, double start, const std::vector<std::uint64_t>& requests,
             const std::vector<std::int64_t>& steps);
   /// The requester's own time at the end of an iteration's round, from `start` to now: its
-  /// attention (`attend_s`), the merge (`merge_s`), then the other per-step time.
-  void tail(topo::GpuId gpu, std::uint64_t iteration, double start, double attend_s, double merge_s);
+  /// attention (`attend_s`), the merge (`merge_s`), the model's GEMMs (`gemm_s`, engine.step
+  /// full), then the other per-step time.
+  void tail(topo::GpuId gpu, std::uint64_t iteration, double start, double attend_s, double merge_s, double gemm_s);
+  /// A round's MoE layers on `gpu` (engine.step full, ep > 1): from reaching them (the group's
+  /// wait included) to their results back.
+  void moe(topo::GpuId gpu, std::uint64_t iteration, double start);
   /// A requester-side leg of a call, on the call's lane.
   void leg(Leg leg, const CallRef& c, double start, double end, double bytes = 0);
   /// A whole call (route, fetch or local) from `start` to now, its legs nested in it.
