@@ -74,7 +74,9 @@ std::pair<double, double> simulate(const std::string& table, int ep, const std::
   opt.progress = false;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
   ok = ok && o.exit_code == 0 && o.result.ok;
-  const sim::engine::PolicyResult& p = o.result.policies.at(0).second;
+  if (o.result.policies.empty() || !o.result.policies.front().second.expert_parallel)
+    throw std::runtime_error(fmt::format("the engine gave no expert-parallel figures for {}, EP {}", table, ep));
+  const sim::engine::PolicyResult& p = o.result.policies.front().second;
   return {p.ep_dispatch_s.mean, p.ep_combine_s.mean};
 }
 } // namespace
@@ -97,28 +99,46 @@ std::vector<EpMeasurement> read_ep_measurements(const std::string& path)
         if (!col.contains(k)) core::fail(path, n, 1, k, "the header names no column '" + std::string(k) + "'");
       continue;
     }
-    auto cell = [&](const char* k) -> const std::string& {
-      const auto i = static_cast<std::size_t>(col.at(k));
-      if (i >= cells.size()) core::fail(path, n, 1, k, "the row has no cell for this column");
-      return cells[i];
+    // The column (1-based) where cell i starts, for messages.
+    auto column = [&](std::size_t i) {
+      int c = 1;
+      for (std::size_t j = 0; j < i; ++j)
+        c += static_cast<int>(cells[j].size()) + 1;
+      return c;
     };
-    EpMeasurement m{cell("table"), cell("op"), 0, 0, n};
-    if (m.table != "pure-rdma" && m.table != "nvlink-in-node")
-      core::fail(path, n, 1, "table", "'" + m.table + "' is neither pure-rdma nor nvlink-in-node");
-    if (m.op != "dispatch" && m.op != "combine")
-      core::fail(path, n, 1, "op", "'" + m.op + "' is neither dispatch nor combine");
-    try {
+    auto cell = [&](const char* k) -> std::pair<const std::string&, int> {
+      const auto i = static_cast<std::size_t>(col.at(k));
+      if (i >= cells.size()) core::fail(path, n, static_cast<int>(line.size()) + 1, k, "the row has no cell for it");
+      return {cells[i], column(i)};
+    };
+    auto number = [&](const char* k, const char* what) {
+      const auto [text, c] = cell(k);
+      double v = 0;
       std::size_t used = 0;
-      m.ep = std::stoi(cell("ep"), &used);
-      if (used != cell("ep").size()) throw std::invalid_argument("trailing");
-      m.latency_s = std::stod(cell("latency_us"), &used) * 1e-6;
-      if (used != cell("latency_us").size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      core::fail(path, n, 1, "ep", "ep must be a whole number and latency_us a number of microseconds");
-    }
-    if (m.ep < 2 || m.ep > 256 || (m.table == "nvlink-in-node" && m.ep > kGpusPerNode && m.ep % kGpusPerNode != 0))
-      core::fail(path, n, 1, "ep", fmt::format("EP {} cannot be laid out (2 to 256; whole nodes of 8 past 8)", m.ep));
-    if (m.latency_s <= 0) core::fail(path, n, 1, "latency_us", "a latency is positive");
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || !std::isfinite(v))
+        core::fail(path, n, c, k, "'" + text + "' is not " + what);
+      return std::pair{v, c};
+    };
+    EpMeasurement m{cell("table").first, cell("op").first, 0, 0, n};
+    if (m.table != "pure-rdma" && m.table != "nvlink-in-node")
+      core::fail(path, n, cell("table").second, "table", "'" + m.table + "' is neither pure-rdma nor nvlink-in-node");
+    if (m.op != "dispatch" && m.op != "combine")
+      core::fail(path, n, cell("op").second, "op", "'" + m.op + "' is neither dispatch nor combine");
+    const auto [ep, ep_col] = number("ep", "a whole number of GPUs");
+    const auto [us, us_col] = number("latency_us", "a number of microseconds");
+    m.ep = static_cast<int>(ep);
+    m.latency_s = us * 1e-6;
+    // DeepSeek-V3's 256 experts split over the ranks; NVLink in node fills whole nodes past 8.
+    if (ep != m.ep || m.ep < 2 || m.ep > 256 || 256 % m.ep != 0 ||
+        (m.table == "nvlink-in-node" && m.ep > kGpusPerNode && m.ep % kGpusPerNode != 0))
+      core::fail(path, n, ep_col, "ep",
+                 fmt::format("EP {} cannot be laid out: a divisor of the 256 experts from 2 to 256", ep));
+    if (m.latency_s <= 0) core::fail(path, n, us_col, "latency_us", "a latency is positive");
     out.push_back(m);
   }
   if (out.empty()) core::fail(path, 0, 0, "", "no measurement rows");
@@ -131,6 +151,14 @@ EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, co
   EpValidation v{{}, profile, topology, true};
   const fs::path dir = fs::temp_directory_path() / fmt::format("xattn_validate_ep_{}", getpid());
   fs::create_directories(dir);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup()
+    {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
   std::map<std::pair<std::string, int>, std::pair<double, double>> runs;
   for (const EpMeasurement& m : data) {
     auto key = std::pair{m.table, m.ep};
@@ -141,8 +169,6 @@ EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, co
     const bool fitted = m.ep == kGpusPerNode && (m.table == "nvlink-in-node" || m.op == "dispatch");
     v.points.push_back({m, m.op == "dispatch" ? dispatch : combine, fitted});
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   return v;
 }
 

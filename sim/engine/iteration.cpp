@@ -78,7 +78,7 @@ void IterationSteps::run_calls()
 }
 
 void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
-                          std::function<void()> done)
+                          std::function<void()> done) const
 {
   if (bytes.value() > 0)
     sim.net_->transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
@@ -225,8 +225,7 @@ void IterationSteps::round_done()
   const bool last = plan->round + 1 >= plan->rounds;
   const double gemm = model_work();
   plan->gemm_s += gemm;
-  double tail =
-      plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? sc().profile.step_other.value() : 0.0);
+  double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? step_other() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
   // iteration's own moves have ended by now).
@@ -242,7 +241,7 @@ void IterationSteps::round_done()
   IterationSteps self = *this;
   const double begin = timeline() != nullptr ? t + wait : 0.0;
   after(wait + tail, [self, begin, gemm]() mutable {
-    if (Timeline* tl = self.timeline())
+    if (Timeline* tl = self.timeline(); tl != nullptr && !self.plan->batch.empty()) // an idle GPU has no step
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work, gemm);
@@ -292,6 +291,10 @@ void IterationSteps::finish()
     }
     for (topo::GpuId g : in.gpus)
       tl->step(g, plan->iteration, plan->start, ids, steps);
+  }
+  if (!plan->batch.empty() && sc().grouped()) { // a GPU with tokens of its own
+    if (plan->ep_received) sim.ep_dispatch_.push_back(static_cast<float>(plan->ep_dispatch_s));
+    sim.ep_combine_.push_back(static_cast<float>(plan->ep_combine_s));
   }
   for (Simulation::Active* q : plan->batch) {
     if (t < q->last_end) {

@@ -65,6 +65,8 @@ struct Plan {
   double gemm_s = 0;      ///< the model's GEMMs (and experts when ep is 1) on the requester's GPU
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
+  double ep_dispatch_s = 0, ep_combine_s = 0; ///< this GPU's dispatch and combine, summed over its rounds
+  bool ep_received = false;                   ///< tokens came to this GPU's experts from a peer
 };
 
 // What the policy may read about one need: its closed-form price on its path and the reuse
@@ -133,6 +135,9 @@ struct IterationSteps {
     const ModelSpec& m = sc().model;
     return m.moe() ? std::max(0, round_last() - std::max(round_first(), m.dense_layers)) : 0;
   }
+  /// The profile's per-step compute outside attention: the attention-only step's stand-in for the
+  /// rest of the model, which the full step prices itself.
+  double step_other() const { return sc().full_step ? 0.0 : sc().profile.step_other.value(); }
   /// The current round's model compute on the requester's GPU outside attention (engine.step
   /// full): its layers' GEMMs, and the routed experts too when every GPU holds them all (ep 1).
   double model_work() const
@@ -154,7 +159,8 @@ struct IterationSteps {
   /// Move `m`'s number among all of the iteration's calls.
   int move_op(int m) const { return static_cast<int>(plan->exchanges.size()) + m; }
   /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
-  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, std::function<void()> done);
+  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
+            std::function<void()> done) const;
   Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
   ExchangePrice price(const iteration::Exchange& e, int rank) const
   {

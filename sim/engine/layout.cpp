@@ -48,7 +48,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
                          " of weights on each GPU at ep = " + std::to_string(sc.ep) + "; with engine.cache_budget " +
                          core::format_bytes(sc.cache_budget) + " that exceeds gpu.hbm_capacity " +
                          core::format_bytes(g.hbm_capacity) + " of profile '" + sc.profile.name +
-                         "': raise ep or lower the cache budget");
+                         "': raise dp_attention and ep together (more GPUs per instance) or lower the cache budget");
 }
 
 } // namespace xattn::sim::engine

@@ -47,6 +47,7 @@ struct Exchange {
   std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
   double start = 0;                ///< when the last GPU reached the round's MoE layers
   std::vector<double> experts_end; ///< per GPU: when its experts ended
+  std::vector<char> dispatched;    ///< per GPU: tokens came to it from a peer
 };
 } // namespace
 
@@ -84,12 +85,14 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
       if (t != r && pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
+  for (int t = 0; t < n; ++t)
+    x->dispatched.push_back(x->incoming[t] > 0 ? 1 : 0);
   const Options o{sc.transport, sc.what_if.collapsed_response, sc.corpus.position_aligned};
   auto done = [x, &sim](int r) {
     XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
     if (--x->pending[r] > 0) return;
-    sim.ep_combine_.push_back(static_cast<float>(now() - x->experts_end[r]));
     iteration::Plan& plan = *x->members[r].plan;
+    if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[r];
     plan.moe_s += now() - plan.moe_arrived;
     if (Timeline* tl = x->members[r].timeline(); tl != nullptr && !plan.batch.empty()) // an idle GPU has no step
       tl->moe(sim.instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
@@ -99,7 +102,10 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   // each token's outputs go back to its GPU.
   auto compute = [x, work, pairs, layers, o, done, &sim](int t) {
     Simulation::Instance& in = *sim.instances_[x->members[t].plan->inst];
-    sim.ep_dispatch_.push_back(static_cast<float>(now() - x->start));
+    if (x->dispatched[t]) {
+      x->members[t].plan->ep_dispatch_s += now() - x->start;
+      x->members[t].plan->ep_received = true;
+    }
     const double begin = std::max(now(), in.compute_free_at[0]);
     in.compute_free_at[0] = begin + work;
     in.compute_busy[0] += work;

@@ -114,10 +114,11 @@ private:
   std::vector<std::unique_ptr<Instance>> instances_;
   struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
   std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<int>
-      idle_groups_; ///< groups that requests arrived at this instant, to start once the instant's arrivals are in
-  /// Per GPU and MoE round: its dispatch (the round's exchange start to its last incoming token)
-  /// and its combine (its experts' end to its tokens' last result back), s.
+  /// Groups that requests arrived at this instant: started once the instant's arrivals are in.
+  std::vector<int> idle_groups_;
+  /// Per GPU and step with tokens to decode, summed over the step's MoE rounds: its dispatch (the
+  /// round's exchange start to its last incoming token) and its combine (its experts' end to its
+  /// tokens' last result back), s.
   std::vector<float> ep_dispatch_, ep_combine_;
   double split_gemm_ = 0, split_moe_ = 0; ///< summed over request steps (summary step_split_s)
   Homes homes_;

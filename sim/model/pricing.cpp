@@ -228,7 +228,9 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
 
 EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op, const Options& o)
 {
-  EpPrice e{flow(p, path, bytes, p.fetch_blocks), probe(p, path.fabric, o.transport, bytes) + leg_latency(p, path)};
+  (void)o; // device-initiated whatever the scenario's KV transport (DeepEP's kernels)
+  EpPrice e{flow(p, path, bytes, p.fetch_blocks),
+            probe(p, path.fabric, core::Transport::kGpu, bytes) + leg_latency(p, path)};
   const BytesPerSec kernel = op == EpOp::kDispatch ? p.ep_nvlink_dispatch : p.ep_nvlink_combine;
   if (path.fabric == core::FabricClass::kNvlink && kernel.value() > 0) {
     e.flow.link_bound = true;

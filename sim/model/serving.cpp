@@ -16,9 +16,14 @@ Parameters parameters(const ModelSpec& m)
   p.dense_mlp = 3.0 * h * m.dense_intermediate;
   p.expert = 3.0 * h * m.expert_intermediate;
   p.router = m.moe() ? h * m.experts : 0.0;
+  if (m.index.sparse()) {
+    const double iq = 1.0 * m.index.heads * m.index.head_dim;
+    p.indexer = (m.q_lora_rank > 0 ? m.q_lora_rank * iq : h * iq) + h * m.index.head_dim + h * m.index.heads;
+  }
   p.embedding = p.head = 1.0 * m.vocab * h;
   const double dense = m.moe() ? m.dense_layers : m.layers, moe = m.moe_layers();
-  const double common = m.layers * p.attention + dense * p.dense_mlp + moe * (p.router + m.shared_experts * p.expert);
+  const double common =
+      m.layers * (p.attention + p.indexer) + dense * p.dense_mlp + moe * (p.router + m.shared_experts * p.expert);
   p.total = common + moe * m.experts * p.expert + p.embedding + p.head;
   p.active = common + moe * m.experts_per_token * p.expert + p.head;
   return p;
@@ -43,16 +48,20 @@ core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l)
 {
   const Parameters p = parameters(m);
   const double routed = m.moe_layers() * static_cast<double>(m.experts) * p.expert;
-  return core::Bytes(((p.total - routed) / l.tp + routed / std::max(1, l.ep)) * m.weight_bytes);
+  const double bf16 = p.embedding + p.head + m.moe_layers() * p.router;
+  return core::Bytes(((p.total - routed - bf16) * m.weight_bytes + bf16 * kBf16) / l.tp +
+                     routed / std::max(1, l.ep) * m.weight_bytes);
 }
 
-Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices)
+Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices,
+                  double weight_bytes)
 {
   if (rows <= 0) return Seconds(0);
   const calibrate::GpuSpec& g = p.gpu;
-  const core::Bytes bytes(matrices * k * n * m.weight_bytes + rows * (k + n) * 2.0);
+  const double w = weight_bytes > 0 ? weight_bytes : m.weight_bytes;
+  const core::Bytes bytes(matrices * k * n * w + rows * (k + n) * 2.0);
   const double flops = 2.0 * rows * k * n;
-  const core::FlopsPerSec peak = m.weight_bytes <= 1 ? g.fp8 : g.bf16;
+  const core::FlopsPerSec peak = w <= 1 ? g.fp8 : g.bf16;
   return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * g.gemm_efficiency))) +
          g.launch;
 }
@@ -70,16 +79,21 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
   attention += gemm_time(m, p, tokens * heads, nope, rank, heads); // query absorbed into the latent
   attention += gemm_time(m, p, tokens * heads, rank, v, heads);    // the latent output up to values
   attention += gemm_time(m, p, tokens, heads * v, h);              // output projection
+  if (m.index.sparse()) { // the indexer's query up (from the query's latent), its key, its head weights
+    const double iq = 1.0 * m.index.heads * m.index.head_dim;
+    attention += gemm_time(m, p, tokens, m.q_lora_rank > 0 ? m.q_lora_rank : h, iq) +
+                 gemm_time(m, p, tokens, h, m.index.head_dim) + gemm_time(m, p, tokens, h, m.index.heads);
+  }
   const Seconds dense =
       gemm_time(m, p, tokens, h, 2.0 * m.dense_intermediate) + gemm_time(m, p, tokens, m.dense_intermediate, h);
   const double shared = 1.0 * m.shared_experts * m.expert_intermediate;
   const Seconds moe =
-      gemm_time(m, p, tokens, h, m.experts) +
+      gemm_time(m, p, tokens, h, m.experts, 1, kBf16) +
       (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
   const int moe_from = m.moe() ? m.dense_layers : m.layers;
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
     t += attention + (l < moe_from ? dense : moe);
-  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab);
+  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab, 1, kBf16);
   return t;
 }
 
@@ -92,11 +106,15 @@ double active_local_experts(const ModelSpec& m, int ep, double group_tokens)
 
 Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens)
 {
-  const double pairs = group_tokens * m.experts_per_token / std::max(1, ep);
-  const double active = active_local_experts(m, ep, group_tokens);
+  return expert_gemm_time(m, p, group_tokens * m.experts_per_token / std::max(1, ep),
+                          active_local_experts(m, ep, group_tokens));
+}
+
+Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts)
+{
   if (pairs <= 0) return Seconds(0);
   const double h = m.hidden, inter = m.expert_intermediate;
-  return gemm_time(m, p, pairs, h, 2.0 * inter, active) + gemm_time(m, p, pairs, inter, h, active);
+  return gemm_time(m, p, pairs, h, 2.0 * inter, experts) + gemm_time(m, p, pairs, inter, h, experts);
 }
 
 core::Bytes dispatch_bytes(const ModelSpec& m)

@@ -9,6 +9,7 @@
 #include "sim/model/model.hpp"
 
 #include <string>
+#include <vector>
 
 namespace xattn::sim
 {
@@ -22,6 +23,7 @@ struct Parameters {
   double dense_mlp = 0; ///< one dense layer's MLP (gate, up, down)
   double expert = 0;    ///< one routed or shared expert (gate, up, down)
   double router = 0;    ///< one MoE layer's gate over the routed experts
+  double indexer = 0;   ///< one layer's DSA indexer projections (query up, key, head weights); 0: dense
   double embedding = 0; ///< the input embedding (a lookup, not multiplied)
   double head = 0;      ///< the output head
   double total = 0;     ///< every parameter the model holds
@@ -40,20 +42,26 @@ struct Layout {
   int ep = 1;
   int gpus() const { return tp * dp_attention; }
 };
+/// Bytes per weight of the parts kept in BF16 whatever the model's dtype: the embedding, the
+/// output head and the MoE gates (DeepSeek-V3 keeps them so, arXiv 2412.19437 §3.3.1).
+inline constexpr double kBf16 = 2;
 /// The weights one GPU of the layout holds: everything but the routed experts on every GPU, the
 /// routed experts split evenly over `ep`.
 core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
 
 /// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
-/// (`matrices` of them read: a grouped or batched GEMM, each row meeting one), weights at the
-/// model's dtype and its tensor peak, activations BF16 in and out, one launch.
-Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices = 1);
+/// (`matrices` of them read: a grouped or batched GEMM, each row meeting one), weights of
+/// `weight_bytes` each (0: the model's dtype) at that dtype's tensor peak, activations BF16 in and
+/// out, one launch.
+Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices = 1,
+                  double weight_bytes = 0);
 
 /// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
 /// one step, at tp = 1: each layer's projections (query down and up, KV down, the absorbed KV up
-/// on both sides of attention, output), then the dense MLP, or in an MoE layer the router and the
-/// shared experts (the routed experts are expert_time's); the output head once, with the last
-/// layer. Norms, RoPE and activations (element-wise, a few MB) are not priced.
+/// on both sides of attention, output, and a sparse model's indexer projections), then the dense
+/// MLP, or in an MoE layer the router and the shared experts (the routed experts are
+/// expert_time's); the output head once, with the last layer. Norms, RoPE and activations (element-wise, a few MB) are
+/// not priced.
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last);
 
 /// Routed experts one GPU holding experts / ep of them activates, in expectation, when
@@ -63,6 +71,10 @@ double active_local_experts(const ModelSpec& m, int ep, double group_tokens);
 /// token-expert pairs it receives (group_tokens x experts_per_token / ep), reading the weights of
 /// the experts they activate.
 Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens);
+
+/// One MoE layer's routed experts on one GPU: the grouped gate-up and down GEMMs over `pairs`
+/// token-expert pairs that reach `experts` of its experts.
+Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts);
 
 /// Bytes one token-expert pair moves in one MoE layer: dispatch sends the hidden state in FP8 with
 /// one fp32 scale per 128 values (DeepEP's low-latency layout), combine returns it in BF16.

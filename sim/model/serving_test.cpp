@@ -52,6 +52,9 @@ TEST_CASE("serving: DeepSeek-V3 and Kimi K2 hold their published parameter count
   const Parameters v3 = parameters(load_model("deepseek-v3"));
   CHECK(v3.total == Approx(671e9).epsilon(0.01));
   CHECK(v3.active == Approx(37e9).epsilon(0.02));
+  // DeepSeek-V3.2 adds its indexer's projections per layer: 1536 -> 64 x 128, 7168 -> 128, 7168 -> 64.
+  CHECK(parameters(load_model("deepseek-v3.2")).total - v3.total ==
+        Approx(61.0 * (1536.0 * 64 * 128 + 7168.0 * 128 + 7168.0 * 64)));
   const Parameters k2 = parameters(load_model("kimi-k2"));
   CHECK(k2.total == Approx(1.0e12).epsilon(0.04));
   CHECK(k2.active == Approx(32e9).epsilon(0.02));
@@ -64,10 +67,12 @@ TEST_CASE("serving: DeepSeek-V3 and Kimi K2 hold their published parameter count
 TEST_CASE("serving: a GPU holds the shared weights whole and its share of the routed experts", "[serving]")
 {
   const ModelSpec m = load_model("deepseek-v3");
-  // 58 MoE layers x 256 experts x 3 x 7168 x 2048 routed parameters, 1 B each in FP8.
+  // 58 MoE layers x 256 experts x 3 x 7168 x 2048 routed parameters, 1 B each in FP8; the
+  // embedding and the head (129,280 x 7168 each) and 58 gates (7168 x 256) at 2 B in BF16.
   const double routed = 58.0 * 256 * 3 * 7168 * 2048;
-  const double rest = parameters(m).total - routed;
-  CHECK(weights_per_gpu(m, {.dp_attention = 32, .ep = 32}).value() == Approx(rest + routed / 32));
+  const double bf16 = 2.0 * 129280 * 7168 + 58.0 * 7168 * 256;
+  const double rest = parameters(m).total - routed - bf16;
+  CHECK(weights_per_gpu(m, {.dp_attention = 32, .ep = 32}).value() == Approx(rest + 2 * bf16 + routed / 32));
   CHECK(weights_per_gpu(m, {.dp_attention = 32, .ep = 32}).value() < 80e9);
   CHECK(weights_per_gpu(m, {.dp_attention = 8, .ep = 8}).value() > 80e9); // EP 8 does not fit an H100
 }
