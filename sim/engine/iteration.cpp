@@ -223,7 +223,7 @@ void IterationSteps::op_done()
 void IterationSteps::round_done()
 {
   const bool last = plan->round + 1 >= plan->rounds;
-  const double gemm = model_work();
+  const double gemm = model_work(plan->round);
   plan->gemm_s += gemm;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? step_other() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
@@ -245,7 +245,7 @@ void IterationSteps::round_done()
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work, gemm);
-    if (self.sc().grouped() && self.round_moe_layers() > 0) {
+    if (self.sc().grouped() && self.round_moe_layers(self.plan->round) > 0) {
       self.plan->moe_arrived = now();
       MoePhase::arrive(self.sim, self);
     } else

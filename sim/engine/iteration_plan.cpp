@@ -220,9 +220,8 @@ void IterationSteps::build()
   round_bound = std::max(round_bound, serial); // splices and re-prefills run one after another
   round_bound += select_bound + plan->scale * (plan->local_work + plan->merge_work);
   plan->lower_bound = plan->rounds * round_bound + step_other();
-  for (plan->round = 0; plan->round < plan->rounds; ++plan->round) // the model's own layers (engine.step full)
-    plan->lower_bound += model_work();
-  plan->round = 0;
+  for (int r = 0; r < plan->rounds; ++r) // the model's own layers (engine.step full)
+    plan->lower_bound += model_work(r);
   if (XATTN_FAULT(kStepTooShort)) plan->exchanges.clear(), plan->moves.clear();
 }
 

@@ -126,26 +126,26 @@ struct IterationSteps {
   /// After a round's tail (and its MoE layers' exchange when grouped): the next round, or finish.
   void next_round();
   void finish();
-  /// The layers [first, last) the current round runs.
-  int round_first() const { return plan->rounds == 1 ? 0 : plan->round; }
-  int round_last() const { return plan->rounds == 1 ? sc().model.layers : plan->round + 1; }
-  /// MoE layers in the current round (engine.step full).
-  int round_moe_layers() const
+  /// The layers [first, last) round `r` runs.
+  int round_first(int r) const { return plan->rounds == 1 ? 0 : r; }
+  int round_last(int r) const { return plan->rounds == 1 ? sc().model.layers : r + 1; }
+  /// MoE layers in round `r` (engine.step full).
+  int round_moe_layers(int r) const
   {
     const ModelSpec& m = sc().model;
-    return m.moe() ? std::max(0, round_last() - std::max(round_first(), m.dense_layers)) : 0;
+    return m.moe() ? std::max(0, round_last(r) - std::max(round_first(r), m.dense_layers)) : 0;
   }
   /// The profile's per-step compute outside attention: the attention-only step's stand-in for the
   /// rest of the model, which the full step prices itself.
   double step_other() const { return sc().full_step ? 0.0 : sc().profile.step_other.value(); }
-  /// The current round's model compute on the requester's GPU outside attention (engine.step
-  /// full): its layers' GEMMs, and the routed experts too when every GPU holds them all (ep 1).
-  double model_work() const
+  /// Round `r`'s model compute on the requester's GPU outside attention (engine.step full): its
+  /// layers' GEMMs, and the routed experts too when every GPU holds them all (ep 1).
+  double model_work(int r) const
   {
     if (!sc().full_step || plan->batch.empty()) return 0;
     const double tokens = static_cast<double>(plan->batch.size());
-    double t = dense_time(sc().model, sc().profile, tokens, round_first(), round_last()).value();
-    if (sc().ep == 1) t += round_moe_layers() * expert_time(sc().model, sc().profile, 1, tokens).value();
+    double t = dense_time(sc().model, sc().profile, tokens, round_first(r), round_last(r)).value();
+    if (sc().ep == 1) t += round_moe_layers(r) * expert_time(sc().model, sc().profile, 1, tokens).value();
     return t;
   }
   void launch_exchange(int op, int rank);

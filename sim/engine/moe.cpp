@@ -3,6 +3,7 @@
 #include "sim/core/check.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -47,7 +48,6 @@ struct Exchange {
   std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
   double start = 0;                ///< when the last GPU reached the round's MoE layers
   std::vector<double> experts_end; ///< per GPU: when its experts ended
-  std::vector<char> dispatched;    ///< per GPU: tokens came to it from a peer
 };
 } // namespace
 
@@ -65,7 +65,7 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
     x->members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
   const Scenario& sc = sim.sc_;
   const ModelSpec& m = sc.model;
-  const int n = static_cast<int>(x->members.size()), layers = x->members[0].round_moe_layers();
+  const int n = static_cast<int>(x->members.size()), layers = x->members[0].round_moe_layers(x->members[0].plan->round);
   for (const IterationSteps& it : x->members)
     XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
   // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
@@ -85,9 +85,6 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
       if (t != r && pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
-  for (int t = 0; t < n; ++t)
-    x->dispatched.push_back(x->incoming[t] > 0 ? 1 : 0);
-  const Options o{sc.transport, sc.what_if.collapsed_response, sc.corpus.position_aligned};
   auto done = [x, &sim](int r) {
     XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
     if (--x->pending[r] > 0) return;
@@ -98,46 +95,42 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
       tl->moe(sim.instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
     x->members[r].next_round();
   };
-  // A GPU's experts run once every dispatch to it arrived, after what its GPU already queued; then
-  // each token's outputs go back to its GPU.
-  auto compute = [x, work, pairs, layers, o, done, &sim](int t) {
+  // One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs: all
+  // the layers' bytes at once, each layer's fixed time (step granularity).
+  auto message = [x, pairs, layers, &sim](int r, int t, int owner, EpOp op, std::function<void()> then) {
+    const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
+    const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
+    const Bytes per_layer =
+        (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) * pairs[owner];
+    const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
+    x->members[r].send(from, to, per_layer * layers, e.flow, e.after * layers, std::move(then));
+  };
+  // A GPU's experts run once every dispatch to it arrived (`received`: some did), after what its
+  // GPU already queued; then each token's outputs go back to its GPU.
+  auto compute = [x, work, pairs, message, done, &sim](int t, bool received) {
     Simulation::Instance& in = *sim.instances_[x->members[t].plan->inst];
-    if (x->dispatched[t]) {
+    if (received) {
       x->members[t].plan->ep_dispatch_s += now() - x->start;
       x->members[t].plan->ep_received = true;
     }
     const double begin = std::max(now(), in.compute_free_at[0]);
     in.compute_free_at[0] = begin + work;
     in.compute_busy[0] += work;
-    after(in.compute_free_at[0] - now(), [x, t, pairs, layers, o, done, &sim]() {
+    after(in.compute_free_at[0] - now(), [x, t, pairs, message, done]() {
       x->experts_end[t] = now();
-      const int n = static_cast<int>(x->members.size());
-      const topo::GpuId from = sim.instances_[x->members[t].plan->inst]->gpus[0];
-      for (int r = 0; r < n; ++r) {
-        if (r == t || pairs[r] <= 0) continue;
-        const topo::GpuId to = sim.instances_[x->members[r].plan->inst]->gpus[0];
-        const Bytes per_layer = combine_bytes(sim.sc_.model) * pairs[r];
-        const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, EpOp::kCombine, o);
-        x->members[t].send(from, to, per_layer * layers, e.flow, e.after * layers, [done, r]() { done(r); });
-      }
+      for (int r = 0; r < static_cast<int>(x->members.size()); ++r)
+        if (r != t && pairs[r] > 0) message(t, r, r, EpOp::kCombine, [done, r]() { done(r); });
       done(t);
     });
   };
-  for (int r = 0; r < n; ++r) {
-    if (pairs[r] <= 0) continue;
-    const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
-    for (int t = 0; t < n; ++t) {
-      if (t == r) continue;
-      const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
-      const Bytes per_layer = dispatch_bytes(m) * pairs[r];
-      const EpPrice e = price_ep(sc.profile, sim.path_cost(from, to), per_layer, EpOp::kDispatch, o);
-      x->members[r].send(from, to, per_layer * layers, e.flow, e.after * layers, [x, t, compute]() {
-        if (--x->incoming[t] == 0) compute(t);
-      });
-    }
-  }
+  for (int r = 0; r < n; ++r)
+    for (int t = 0; t < n && pairs[r] > 0; ++t)
+      if (t != r)
+        message(r, t, r, EpOp::kDispatch, [x, t, compute]() {
+          if (--x->incoming[t] == 0) compute(t, true);
+        });
   for (int t = 0; t < n; ++t)
-    if (x->incoming[t] == 0) compute(t);
+    if (x->incoming[t] == 0) compute(t, false);
 }
 
 } // namespace xattn::sim::engine

@@ -226,9 +226,8 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
   return mv;
 }
 
-EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op, const Options& o)
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op)
 {
-  (void)o; // device-initiated whatever the scenario's KV transport (DeepEP's kernels)
   EpPrice e{flow(p, path, bytes, p.fetch_blocks),
             probe(p, path.fabric, core::Transport::kGpu, bytes) + leg_latency(p, path)};
   const BytesPerSec kernel = op == EpOp::kDispatch ? p.ep_nvlink_dispatch : p.ep_nvlink_combine;

@@ -181,7 +181,7 @@ struct EpPrice {
 enum class EpOp { kDispatch, kCombine };
 /// Over NVLink the kernel moves a GPU's bytes at the profile's expert_parallel rate (its flows
 /// turn link capacity into progress at that rate over the link's nominal one); elsewhere as a
-/// bulk transfer of the fabric.
-EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op, const Options& o);
+/// bulk transfer of the fabric. Device-initiated (DeepEP's kernels) whatever the scenario's KV transport.
+EpPrice price_ep(const Profile& p, const PathCost& path, Bytes bytes, EpOp op);
 
 } // namespace xattn::sim
