@@ -541,11 +541,8 @@ Profile load_profile(std::string_view name_or_path)
 {
   auto path = core::resolve_preset(name_or_path, "calibrate/profiles");
   if (!path) {
-    std::string known;
-    for (const std::string& n : core::list_presets("calibrate/profiles"))
-      known += (known.empty() ? "" : ", ") + n;
     core::fail("command line", 0, 0, "--profile",
-               "no profile file or preset named '" + std::string(name_or_path) + "' (presets: " + known + ")");
+               core::no_preset_message("profile", name_or_path, "calibrate/profiles"));
   }
   std::vector<std::string> chain;
   return read_profile(load_with_extends(*path, chain));

@@ -11,6 +11,44 @@
 
 namespace xattn::cli
 {
+namespace
+{
+
+// One check for every numeric flag, before CLI11's conversion ("Could not convert: --ct = 4k"):
+// what was expected and why, as a YAML value's error says it; and type names a reader knows (N, X)
+// in the help, not CLI11's (INT, UINT, FLOAT).
+void polish_numbers(CLI::App& app)
+{
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    const std::string base = type.substr(0, type.find(':'));
+    const bool whole = base == "INT" || base == "UINT", real = base == "FLOAT";
+    if (!whole && !real) continue;
+    o->type_name(whole ? "N" : "X");
+    o->check(CLI::Validator(
+        [whole](std::string& v) -> std::string {
+          std::size_t used = 0;
+          bool ok = !v.empty();
+          try {
+            if (whole)
+              (void)std::stoll(v, &used);
+            else
+              (void)std::stod(v, &used);
+          } catch (const std::exception&) {
+            ok = false;
+          }
+          if (ok && used == v.size()) return "";
+          return whole ? "expected a whole number, got '" + v + "' (digits only: 4096, not 4k or 4Ki)"
+                       : "expected a number, got '" + v +
+                             "' (plain digits such as 4096, 0.5 or 1e-3: no unit, no k or Ki)";
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    polish_numbers(*sub);
+}
+
+} // namespace
 
 int run_cli(int argc, char** argv)
 {
@@ -30,6 +68,7 @@ int run_cli(int argc, char** argv)
   add_sweep(app, action);
   add_plan(app, action);
   add_report(app, action);
+  polish_numbers(app);
 
   try {
     core::arm_fault_from_env();

@@ -164,8 +164,8 @@ void add_reading(CLI::App* sub, CalibrateOptions& o)
   sub->add_option("--inter-node-fabric", o.inter_node, "vidur: class of one-rank-per-node pairs")
       ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
       ->capture_default_str();
-  sub->add_option("--max-segments", o.max_segments, "Most segments of a piecewise transfer fit")
-      ->check(CLI::Range(1, 64))
+  sub->add_option("--max-segments", o.max_segments, "Most segments of a piecewise transfer fit, 1 to 64")
+      ->check(CLI::Range(1, 64).description(""))
       ->capture_default_str();
 }
 } // namespace

@@ -58,8 +58,9 @@ void add_predict(CLI::App& app, Action& action)
                   "Sweep one variable and print the crossover: VAR=FROM:TO, VAR in mq ct holders reuse");
   sub->add_option("--topology", o->topology,
                   "Price the first GPU pair of this fabric class in a topology (its path's bottleneck and latency)");
-  sub->add_option("--draws", o->draws, "Profiles drawn from the profile's uncertainty for the intervals (0: none)")
-      ->check(CLI::Range(0, 1000000))
+  sub->add_option("--draws", o->draws,
+                  "Profiles drawn from the profile's uncertainty for the intervals, 0 (none) to 1000000")
+      ->check(CLI::Range(0, 1000000).description(""))
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   on_run(sub, action, [o, sub] {
@@ -77,7 +78,7 @@ void add_predict(CLI::App& app, Action& action)
     if (!o->topology.empty()) {
       auto file = core::resolve_preset(o->topology, "topologies");
       if (!file)
-        core::fail("command line", 0, 0, "--topology", "no topology file or preset named '" + o->topology + "'");
+        core::fail("command line", 0, 0, "--topology", core::no_preset_message("topology", o->topology, "topologies"));
       topo::Topology t = topo::load_topology(*file);
       for (topo::GpuId b = 0; b < t.gpu_count() && !path; ++b)
         if (t.fabric_class(0, b) == req.fabric) {

@@ -1,4 +1,5 @@
 #include "sim/core/resources.hpp"
+#include "sim/core/suggest.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,6 +79,17 @@ std::optional<fs::path> find_input(std::string_view path, const fs::path& beside
   for (const fs::path& d : trace_data_dirs())
     if (fs::is_regular_file(d / p, ec)) return d / p;
   return std::nullopt;
+}
+
+std::string no_preset_message(std::string_view kind, std::string_view name, std::string_view folder)
+{
+  const std::vector<std::string> presets = list_presets(folder);
+  std::string msg = "no " + std::string(kind) + " file or preset named '" + std::string(name) + "' (";
+  if (const std::string best = closest(name, presets); !best.empty()) msg += "did you mean '" + best + "'?; ";
+  msg += "presets: ";
+  for (std::size_t i = 0; i < presets.size(); ++i)
+    msg += (i == 0 ? "" : ", ") + presets[i];
+  return msg + ")";
 }
 
 } // namespace xattn::core

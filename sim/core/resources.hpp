@@ -27,6 +27,10 @@ std::optional<std::filesystem::path> resolve_preset(std::string_view name_or_pat
 /// Names of the presets in a data folder (file stems), sorted, for error messages.
 std::vector<std::string> list_presets(std::string_view folder, std::string_view extension = ".yaml");
 
+/// "no KIND file or preset named 'NAME' (did you mean 'x'?; presets: a, b)": what resolve_preset's
+/// callers say when it finds nothing.
+std::string no_preset_message(std::string_view kind, std::string_view name, std::string_view folder);
+
 /// The folder of bundled trace data sets, relative to a data_dirs() folder.
 inline constexpr std::string_view kTraceDataFolder = "workloads/data";
 

@@ -1,4 +1,5 @@
 #include "sim/core/yaml.hpp"
+#include "sim/core/suggest.hpp"
 
 #include "sim/core/check.hpp"
 #include "sim/core/schema_text.hpp"
@@ -41,24 +42,6 @@ std::vector<std::string_view> split_choices(std::string_view c)
     if (bar == std::string_view::npos) return out;
     c.remove_prefix(bar + 1);
   }
-}
-
-// Edit distance, for "did you mean" hints on unknown keys.
-std::size_t distance(std::string_view a, std::string_view b)
-{
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t prev = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      prev = cur;
-    }
-  }
-  return row[b.size()];
 }
 
 YAML::Node strip_marks(const YAML::Node& n)
@@ -162,20 +145,16 @@ Section::Section(const std::string& file, YAML::Node node, std::string path, con
     }
     auto known = std::find_if(schema.begin(), schema.end(), [&](const Field& f) { return f.key == e.key; });
     if (known == schema.end()) {
-      std::string msg = "unknown key '" + e.key + "'";
-      std::string best;
-      std::size_t best_d = 3;
+      std::vector<std::string> keys;
       for (const Field& f : schema)
-        if (std::size_t d = distance(e.key, f.key); d < best_d) {
-          best_d = d;
-          best = std::string(f.key);
-        }
-      if (!best.empty())
+        keys.emplace_back(f.key);
+      std::string msg = "unknown key '" + e.key + "'";
+      if (const std::string best = closest(e.key, keys); !best.empty())
         msg += " (did you mean '" + best + "'?)";
       else {
         msg += " (expected one of:";
-        for (const Field& f : schema)
-          msg += " " + std::string(f.key);
+        for (const std::string& k : keys)
+          msg += " " + k;
         msg += ")";
       }
       diags_->add({file_, e.line, e.column, key_path(e.key), msg});

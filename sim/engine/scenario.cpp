@@ -7,6 +7,7 @@
 
 #include "sim/core/memory.hpp"
 #include "sim/core/resources.hpp"
+#include "sim/core/suggest.hpp"
 #include "topologies/spec.hpp"
 #include "workloads/request_id.hpp"
 
@@ -384,7 +385,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   } else if (std::string t = top.string("topology"); !t.empty()) {
     auto path = core::resolve_preset(resolve_relative(t, name), "topologies");
     if (!path)
-      top.error("topology", "no topology preset or file named '" + t + "'");
+      top.error("topology", core::no_preset_message("topology", t, "topologies"));
     else {
       try {
         sc.topology = std::make_shared<topo::Topology>(topo::load_topology(*path));
@@ -464,7 +465,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
   for (const std::string& p : top.strings("policies")) {
     if (policy::find(p) == nullptr)
-      top.error("policies", "unknown policy '" + p + "' (expected one of: " + policy::names() + ")");
+      top.error("policies", core::unknown_name("policy", p, policy::name_list()));
     else if (std::find(sc.policies.begin(), sc.policies.end(), p) != sc.policies.end())
       top.error("policies", "policy '" + p + "' is listed twice");
     else

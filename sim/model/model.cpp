@@ -201,11 +201,7 @@ ModelSpec load_model(std::string_view name_or_path)
 {
   auto path = core::resolve_preset(name_or_path, "sim/models");
   if (!path) {
-    std::string known;
-    for (const std::string& n : core::list_presets("sim/models"))
-      known += (known.empty() ? "" : ", ") + n;
-    core::fail("command line", 0, 0, "--model",
-               "no model file or preset named '" + std::string(name_or_path) + "' (presets: " + known + ")");
+    core::fail("command line", 0, 0, "--model", core::no_preset_message("model", name_or_path, "sim/models"));
   }
   core::Document doc = core::load_yaml(*path);
   core::Diagnostics diags;

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xattn::sim::policy
 {
@@ -62,5 +63,7 @@ std::span<const PolicyInfo> registry();
 const PolicyInfo* find(std::string_view name);
 /// The names joined by `sep` ("route, fetch, ...").
 std::string names(std::string_view sep = ", ");
+/// The names, in the registry's order.
+std::vector<std::string> name_list();
 
 } // namespace xattn::sim::policy

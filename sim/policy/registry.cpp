@@ -34,4 +34,12 @@ std::string names(std::string_view sep)
   return out;
 }
 
+std::vector<std::string> name_list()
+{
+  std::vector<std::string> out;
+  for (const PolicyInfo& p : registry())
+    out.emplace_back(p.name);
+  return out;
+}
+
 } // namespace xattn::sim::policy
