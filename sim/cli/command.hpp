@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <string_view>
 
 namespace xattn::cli
 {
@@ -29,6 +31,10 @@ void add_validate(CLI::App& app, Action& action);
 void add_sweep(CLI::App& app, Action& action);
 void add_plan(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);
+
+/// The schema text of an input format ("scenario", "profile", ...: `xattn describe WHAT`), which
+/// each subcommand's --describe prints too. Throws core::InputError for an unknown name.
+std::string describe_format(std::string_view what);
 
 /// Marks `sub` as the chosen command: its callback stores `run` into `action`.
 inline void on_run(CLI::App* sub, Action& action, Action run)

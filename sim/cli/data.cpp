@@ -103,7 +103,7 @@ void add_data(CLI::App& app, Action& action)
   list->add_flag("--describe", f->describe, "print the schema of a data set's ORIGIN.yaml and exit");
   on_run(list, action, [f] {
     if (f->describe) {
-      std::cout << core::describe(data_set_schema(), "Data set origin (workloads/data/<set>/ORIGIN.yaml)");
+      std::cout << describe_format("origin");
       return 0;
     }
     return list_data_sets(*f);

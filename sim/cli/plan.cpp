@@ -35,7 +35,7 @@ void add_plan(CLI::App& app, Action& action)
   sub->add_flag("--describe", f->describe, "Print the plan file schema and exit");
   on_run(sub, action, [f] {
     if (f->describe) {
-      std::cout << core::describe(sim::study::plan_schema(), "Plan file (xattn plan PLAN.yaml)");
+      std::cout << describe_format("plan");
       return 0;
     }
     if (f->file.empty()) core::fail("command line", 0, 0, "plan", "no plan file given (xattn plan PLAN.yaml)");

@@ -66,7 +66,7 @@ void add_sweep(CLI::App& app, Action& action)
     if (col->parsed() || res->parsed()) return;
     action = [f] {
       if (f->describe) {
-        std::cout << core::describe(sim::study::sweep_schema(), "Sweep file (xattn sweep SWEEP.yaml)");
+        std::cout << describe_format("sweep");
         return 0;
       }
       if (f->file.empty()) core::fail("command line", 0, 0, "sweep", "no sweep file given (xattn sweep SWEEP.yaml)");

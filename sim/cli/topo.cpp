@@ -38,17 +38,12 @@ void add_topo(CLI::App& app, Action& action)
   sub->add_flag("--describe", o->describe, "Print the topology file schema");
   on_run(sub, action, [o] {
     if (o->describe) {
-      std::cout << core::describe(topo::topology_schema(), "Topology (topologies/*.yaml or inline `topology:`)");
+      std::cout << describe_format("topology");
       return 0;
     }
     if (o->file.empty()) core::fail("command line", 0, 0, "topo", "a topology file or preset name is required");
     auto file = core::resolve_preset(o->file, "topologies");
-    if (!file) {
-      std::string names;
-      for (const std::string& n : core::list_presets("topologies"))
-        names += (names.empty() ? "" : ", ") + n;
-      core::fail(o->file, 0, 0, "", "no such file or topology preset (presets: " + names + ")");
-    }
+    if (!file) core::fail("command line", 0, 0, "TOPOLOGY", core::no_preset_message("topology", o->file, "topologies"));
     topo::Topology t = topo::load_topology(*file);
     std::optional<std::pair<topo::GpuId, topo::GpuId>> pair;
     if (o->striped && o->path.empty()) core::fail("command line", 0, 0, "--striped", "needs --path GPU GPU");

@@ -102,7 +102,7 @@ void add_trace(CLI::App& app, Action& action)
   generate->add_flag("--describe", o->describe, "print the config schema and exit");
   on_run(generate, action, [o] {
     if (o->describe) {
-      std::cout << core::describe(generator_schema(), "Trace generator (xattn trace generate CONFIG.yaml)");
+      std::cout << describe_format("generator");
       return 0;
     }
     if (o->file.empty() || o->out.empty())
