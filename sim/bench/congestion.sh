@@ -20,7 +20,7 @@ row() { # label, then --set assignments
   shift
   local sets=()
   for s in "$@"; do sets+=(--set "$s"); done
-  /usr/bin/time -f "%e %M" -o "$out/time" "$xattn" run "$scenario" --policy route --quiet --jobs 1 \
+  /usr/bin/time -f "%e %M" -o "$out/time" "$xattn" run "$scenario" --policy route --quiet --replace --workers 1 \
     --set "workload.max_requests=$requests" "${sets[@]}" --out "$out/run" >/dev/null 2>"$out/err" || {
     echo "| $label | failed: $(tail -1 "$out/err") |"
     return

@@ -134,8 +134,8 @@ nlohmann::json engine_replay(const std::string& xattn, const std::string& scenar
                              const std::string& extra_args)
 {
   const fs::path out = fs::temp_directory_path() / ("xattn-bench-" + std::to_string(getpid()));
-  const std::string cmd =
-      xattn + " run " + scenario + " --out " + out.string() + " --quiet --jobs 1 --policy " + policy + " " + extra_args;
+  const std::string cmd = xattn + " run " + scenario + " --out " + out.string() +
+                          " --quiet --replace --workers 1 --policy " + policy + " " + extra_args;
   const auto start = std::chrono::steady_clock::now();
   const int rc = std::system(cmd.c_str());
   const double s = since(start);

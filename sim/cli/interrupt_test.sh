@@ -25,8 +25,8 @@ fail() {
 [ -f "$out/summary.json" ] || fail "the short run wrote no summary.json"
 before=$(cd "$out" && sha256sum summary.json requests.csv links.csv holders.csv report.md)
 
-# 2. A long run into the same folder, stopped after a second.
-"$xattn" run "$src/scenarios/quickstart.yaml" --out "$out" --quiet \
+# 2. A long run into the same folder (--replace: without it the folder is refused), stopped after a second.
+"$xattn" run "$src/scenarios/quickstart.yaml" --out "$out" --replace --quiet \
   --set workload.generator.requests=3000 >"$work/long.log" 2>&1 &
 pid=$!
 sleep 1.5
@@ -92,7 +92,7 @@ echo "ok: Mooncake, SIG$sig after 4 s: $figures"
 # 5. The memory guard stops a run the same way, exit 1, naming the key: every copy of 20 requests
 #    arrives at once, the active requests outgrow 300 MiB.
 guard=$work/guard
-"$xattn" run "$src/scenarios/quickstart.yaml" --out "$guard" --quiet --policy route --jobs 1 --set workload.copies=65536 \
+"$xattn" run "$src/scenarios/quickstart.yaml" --out "$guard" --quiet --policy route --workers 1 --set workload.copies=65536 \
   --set workload.generator.requests=20 --set engine.max_memory=300MiB >"$work/guard.log" 2>&1
 code=$?
 [ "$code" = 1 ] || fail "guard: exit $code, expected 1: $(cat "$work/guard.log")"

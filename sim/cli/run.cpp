@@ -3,6 +3,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/failure.hpp"
 #include "sim/core/resources.hpp"
+#include "sim/core/suggest.hpp"
 #include "sim/engine/driver.hpp"
 #include "sim/policy/policy.hpp"
 
@@ -19,6 +20,8 @@ namespace
 struct RunFlags {
   std::string scenario;
   std::string out;
+  bool replace = false;
+  std::string run_id;
   std::vector<std::string> sets;
   std::vector<std::string> policies;
   int jobs = 0;
@@ -35,28 +38,40 @@ void add_run(CLI::App& app, Action& action)
   auto f = std::make_shared<RunFlags>();
   auto* sub = app.add_subcommand("run", "Simulate a scenario under each policy and write the results");
   sub->add_option("scenario", f->scenario, "Scenario YAML (default: the embedded scenarios/quickstart.yaml)");
-  sub->add_option("--out", f->out, "Output folder (default: out/<scenario name>)");
+  sub->add_option("--out", f->out,
+                  "Output folder (default: a folder of the run's own, out/<scenario name>/<run id>, and "
+                  "out/<scenario name>/latest linked to it); one holding an earlier run's outputs is refused");
+  sub->add_flag("--replace", f->replace,
+                "Let --out (or the scenario's output.dir) be a folder holding an earlier run's outputs: they are "
+                "replaced once this run's are written");
+  sub->add_option("--run-id", f->run_id,
+                  "The run id every output file carries (default: the start time, UTC, YYYYMMDD-HHMMSS)")
+      ->check([](const std::string& v) {
+        const bool ok = !v.empty() && v.size() <= 64 && v != "." && v != ".." &&
+                        v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                            std::string::npos;
+        return ok ? std::string() : "a run id is 1 to 64 letters, digits, '.', '_' or '-' (got '" + v + "')";
+      });
   sub->add_option("--set", f->sets, "Override a scenario key: --set engine.granularity=layer (repeatable)");
   sub->add_option("--policy", f->policies, "Run only these policies (repeatable)");
-  sub->add_option("--jobs", f->jobs, "Policies simulated at once (default: one per core)");
+  sub->add_option("--workers", f->jobs, "Simulations at once, policies and ensemble members (default: one per core)");
+  sub->add_option("--jobs", f->jobs, "The former name of --workers")->group(""); // hidden: scripts that say --jobs
   sub->add_option("--ensemble", f->ensemble,
                   "Also run N members per policy with profiles drawn from the profile's uncertainty and their own "
-                  "seeds, spread over the cores; the summary gives each headline figure's 5-95% range")
-      ->check(CLI::Range(2, 100000));
+                  "seeds, spread over the cores; the summary gives each headline figure's 5-95% range (N: 2 to 100000)")
+      ->check(CLI::Range(2, 100000).description(""));
   sub->add_option("--timeline", f->timeline,
                   "Also write a timeline of the run to FILE: Chrome trace-event JSON for ui.perfetto.dev or "
                   "chrome://tracing (docs/file-formats.md, \"Timeline\")");
   sub->add_option("--window", f->window,
                   "Keep only the timeline's events overlapping FROM:TO in simulated time, e.g. 0s:2s, 500ms:1.5s "
                   "(default: the whole run)");
-  sub->add_flag("--describe", f->describe, "Print the scenario schema and exit");
+  sub->add_flag("--describe", f->describe,
+                "Print the scenario schema and the policies, and exit (as xattn describe scenario)");
   sub->add_flag("--quiet", f->quiet, "No progress lines and no table");
   on_run(sub, action, [f] {
     if (f->describe) {
-      std::cout << core::describe(sim::engine::scenario_schema(), "Scenario file (xattn run SCENARIO.yaml)");
-      std::cout << "\nPolicies (policies: [...], --policy NAME):\n";
-      for (const sim::policy::PolicyInfo& p : sim::policy::registry())
-        std::cout << fmt::format("  {:<11} {}{}\n", p.name, p.summary, p.offline ? " [offline bound]" : "");
+      std::cout << describe_format("scenario");
       return 0;
     }
     sim::engine::TimeWindow window;
@@ -72,6 +87,9 @@ void add_run(CLI::App& app, Action& action)
       path = q->string();
     }
     std::vector<std::string> sets = f->sets;
+    for (const std::string& p : f->policies) // named here, not on the scenario line they are set into
+      if (sim::policy::find(p) == nullptr)
+        core::fail("command line", 0, 0, "--policy", core::unknown_name("policy", p, sim::policy::name_list()));
     if (!f->policies.empty()) {
       std::string list = "[";
       for (const std::string& p : f->policies)
@@ -81,6 +99,8 @@ void add_run(CLI::App& app, Action& action)
     sim::engine::Scenario sc = sim::engine::load_scenario(path, sets);
     sim::engine::RunOptions opt;
     opt.out_dir = f->out;
+    opt.replace = f->replace;
+    opt.run_id = f->run_id;
     opt.jobs = f->jobs;
     opt.progress = !f->quiet;
     opt.ensemble = f->ensemble;
@@ -94,7 +114,8 @@ void add_run(CLI::App& app, Action& action)
     }
     if (!f->quiet)
       std::cout << r.table << "results in " << r.out_dir
-                << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)\n"
+                << "/ (summary.json, requests.csv, links.csv, holders.csv, report.md)"
+                << (r.latest.empty() ? "" : "; " + r.latest + " links to it") << "\n"
                 << (f->timeline.empty() ? "" : "timeline in " + f->timeline + "\n");
     if (r.exit_code != 0) {
       // Each problem names its invariant (docs/architecture.md, "Invariants").

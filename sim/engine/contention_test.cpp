@@ -122,6 +122,7 @@ TEST_CASE("engine: the same seed gives byte-identical summaries, another seed do
         sim::engine::load_scenario(q->string(), {"workload.generator.requests=40", "seed=" + std::to_string(seed)});
     sim::engine::RunOptions opt;
     opt.out_dir = (dir / tag).string();
+    opt.run_id = "seed-test"; // the same id: summaries differ only by what ran
     opt.progress = false;
     sim::engine::run_scenario(sc, opt);
     std::ifstream in(dir / tag / "summary.json");

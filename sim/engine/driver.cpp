@@ -6,6 +6,7 @@
 #include "sim/engine/child_failure.hpp"
 #include "sim/engine/ensemble.hpp"
 #include "sim/engine/output.hpp"
+#include "sim/engine/run_folder.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/stop.hpp"
 
@@ -165,8 +166,9 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
       stopped_before = true;
     }
   }
+  const RunFolder folder = choose_folder(sc, opt);
   RunOutcome outcome;
-  outcome.out_dir = !opt.out_dir.empty() ? opt.out_dir : !sc.out_dir.empty() ? sc.out_dir : "out/" + sc.name;
+  outcome.out_dir = folder.dir;
   std::error_code ec;
   // The folders this run creates, deepest first: removed again if the run fails on bad input, so
   // that a failed run leaves nothing behind (docs/file-formats.md).
@@ -227,6 +229,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     // Stopped early: what finished, and the others' figures so far (docs/file-formats.md).
     stop_children(running);
     outcome.result = make_result(sc, gather(sc, tmp, true));
+    outcome.result.run_id = folder.id;
     outcome.result.interrupted = true;
     outcome.result.signal = stop_signal();
     const fs::path summary = fs::path(outcome.out_dir) / "summary.interrupted.json";
@@ -252,6 +255,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     throw_child_failures(sc.file, failures);
   }
   outcome.result = make_result(sc, gather(sc, tmp, false));
+  outcome.result.run_id = folder.id;
   if (!members.empty()) {
     std::vector<std::vector<std::pair<std::string, PolicyResult>>> runs(members.size());
     for (std::size_t k = 0; k < members.size(); ++k)
@@ -265,6 +269,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   if (!opt.timeline.empty()) write_timeline(sc, tmp, opt.timeline, opt.window);
   write_outputs(sc, outcome.result, tmp, outcome.out_dir);
   fs::remove_all(tmp, ec);
+  link_latest(folder);
+  if (!folder.latest.empty()) outcome.latest = folder.latest.string();
   outcome.table = comparison_table(outcome.result);
   outcome.exit_code = core::code(outcome.result.ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
   return outcome;

@@ -57,7 +57,7 @@ prefill-overlap)
 esac
 
 run() { # run OUT: the small run, stderr to OUT.err, exit code echoed
-  "$xattn" run "$src/scenarios/quickstart.yaml" --out "$1" --quiet --jobs 1 --policy "$policy" \
+  "$xattn" run "$src/scenarios/quickstart.yaml" --out "$1" --quiet --workers 1 --policy "$policy" \
     --set workload.generator.requests=20 "${settings[@]}" >"$1.out" 2>"$1.err"
   echo $?
 }

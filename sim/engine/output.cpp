@@ -2,11 +2,14 @@
 #include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/driver.hpp"
+#include "sim/engine/run_folder.hpp"
+#include "sim/engine/verdict.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
+#include <string_view>
 #include <unistd.h>
 
 namespace xattn::sim::engine
@@ -15,18 +18,20 @@ namespace fs = std::filesystem;
 namespace
 {
 
-// header + the policies' fragments, in the scenario's policy order, to `target` atomically.
+// header + the policies' fragments, in the scenario's policy order, to `target` atomically; each
+// line gets the run id as its last column.
 void concat(const Scenario& sc, const fs::path& parts, const std::string& suffix, const char* header,
-            const fs::path& target)
+            const std::string& run_id, const fs::path& target)
 {
   const fs::path tmp = core::temporary_name(target);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << header << "\n";
+    out << header << ",run_id\n";
+    const std::string tail = "," + run_id + "\n";
     for (const std::string& p : sc.policies) {
       std::ifstream in(parts / (p + suffix), std::ios::binary);
-      if (in && in.peek() != std::ifstream::traits_type::eof())
-        out << in.rdbuf(); // (an empty rdbuf would set out's failbit)
+      for (std::string line; std::getline(in, line);)
+        out << line << tail;
     }
     out.flush();
     if (!out) core::fail(tmp.string(), 0, 0, "", "cannot write");
@@ -39,49 +44,10 @@ std::string human_seconds(double s)
   return core::format_seconds(core::Seconds(s));
 }
 
-} // namespace
-
-RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, PolicyResult>> policies)
+// The spread over the members: median +- half the 5-95 range.
+std::string ensemble_table(const Ensemble& e)
 {
-  RunResult r;
-  r.scenario = sc.name;
-  r.seed = sc.seed;
-  r.ok = !policies.empty();
-  for (const auto& [name, p] : policies)
-    r.ok = r.ok && p.invariants.ok;
-  r.policies = std::move(policies);
-  return r;
-}
-
-std::string comparison_table(const RunResult& result)
-{
-  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", "policy",
-                                "requests", "steps", "step mean", "step p99", "req p50", "wire bytes",
-                                "route/fetch/local", "ok", "busiest (share of the run)");
-  for (const auto& [name, p] : result.policies) {
-    const Decisions& d = p.decisions;
-    const std::string busiest = p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>20} {:>5}  {}\n", name, p.requests, p.steps,
-                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
-                       human_seconds(p.request_latency_s.p50),
-                       core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
-                       fmt::format("{}/{}/{}", d.route, d.fetch, d.local), p.invariants.ok ? "yes" : "NO", busiest);
-  }
-  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
-    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean", "TPOT p99",
-                       "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
-    for (const auto& [name, p] : result.policies)
-      out += fmt::format("{:<10} {:>10} {:>10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name,
-                         human_seconds(p.tpot_s.mean), human_seconds(p.tpot_s.p99), p.output_tokens_per_s_per_gpu,
-                         human_seconds(p.step_latency_s.mean),
-                         fmt::format("{} + {} + {}", human_seconds(p.split_attention_s), human_seconds(p.split_gemm_s),
-                                     human_seconds(p.split_moe_s)),
-                         p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
-                         p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
-  }
-  if (!result.ensemble) return out;
-  // The spread over the members: median +- half the 5-95 range.
-  const Ensemble& e = *result.ensemble;
+  std::string out;
   out += fmt::format("\nensemble of {} members ({}), median +- half the 5-95% range:\n", e.members,
                      e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
                                      : "the profile gives points only: distinct seeds alone");
@@ -101,18 +67,66 @@ std::string comparison_table(const RunResult& result)
   return out;
 }
 
+} // namespace
+
+RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, PolicyResult>> policies)
+{
+  RunResult r;
+  r.scenario = sc.name;
+  r.seed = sc.seed;
+  r.ok = !policies.empty();
+  for (const auto& [name, p] : policies)
+    r.ok = r.ok && p.invariants.ok;
+  r.policies = std::move(policies);
+  return r;
+}
+
+std::string comparison_table(const RunResult& result)
+{
+  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5}  {}\n", "policy",
+                                "requests", "steps", "step mean", "step p99", "req p50", "wire bytes",
+                                "route/fetch/local/cached", "ok", "busiest (share of the run)");
+  for (const auto& [name, p] : result.policies) {
+    const Decisions& d = p.decisions;
+    const std::string busiest = p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
+    out += fmt::format(
+        "{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5}  {}\n", name, p.requests, p.steps,
+        human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+        human_seconds(p.request_latency_s.p50), core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
+        fmt::format("{}/{}/{}/{}", d.route, d.fetch, d.local, d.cached), p.invariants.ok ? "yes" : "NO", busiest);
+  }
+  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
+    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean", "TPOT p99",
+                       "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
+    for (const auto& [name, p] : result.policies)
+      out += fmt::format("{:<10} {:>10} {:>10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name,
+                         human_seconds(p.tpot_s.mean), human_seconds(p.tpot_s.p99), p.output_tokens_per_s_per_gpu,
+                         human_seconds(p.step_latency_s.mean),
+                         fmt::format("{} + {} + {}", human_seconds(p.split_attention_s), human_seconds(p.split_gemm_s),
+                                     human_seconds(p.split_moe_s)),
+                         p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
+                         p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
+  }
+  if (result.ensemble) out += ensemble_table(*result.ensemble);
+  return out + "\n" + verdict(result) + table_legend(result);
+}
+
 void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& parts, const std::string& out_dir)
 {
   const fs::path dir(out_dir);
   // summary.json marks a complete folder: an earlier run's goes first, so that a run killed while
   // it replaces the other files leaves a folder without one (incomplete), never one whose files
   // come from two runs.
+  // An earlier run's files that this one does not rewrite go too (its report's plots, its
+  // interrupted summary).
   std::error_code ec;
   fs::remove(dir / "summary.json", ec);
-  concat(sc, parts, ".requests.csv", kRequestsHeader, dir / "requests.csv");
-  concat(sc, parts, ".links.csv", kLinksHeader, dir / "links.csv");
-  concat(sc, parts, ".holders.csv", kHoldersHeader, dir / "holders.csv");
-  std::string report = "# xattn run: " + sc.name + "\n\n";
+  for (const char* name : kRunFiles)
+    if (std::string_view(name) != "summary.json") fs::remove_all(dir / name, ec);
+  concat(sc, parts, ".requests.csv", kRequestsHeader, result.run_id, dir / "requests.csv");
+  concat(sc, parts, ".links.csv", kLinksHeader, result.run_id, dir / "links.csv");
+  concat(sc, parts, ".holders.csv", kHoldersHeader, result.run_id, dir / "holders.csv");
+  std::string report = "# xattn run: " + sc.name + ", run " + result.run_id + "\n\n";
   report += fmt::format(
       "Scenario `{}`, seed {}, model {}, profile {}, topology {} ({} GPUs), {} requester and {} holder "
       "instances (tp = {}), {} granularity, {} selection.\n\n",

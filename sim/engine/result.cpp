@@ -184,6 +184,7 @@ json to_json(const RunResult& r)
 {
   json s;
   s["scenario"] = r.scenario;
+  if (!r.run_id.empty()) s["run_id"] = r.run_id;
   s["seed"] = r.seed;
   json policies = json::object();
   json inv = json::object();
@@ -222,6 +223,7 @@ RunResult run_result(const json& j)
 {
   RunResult r;
   r.scenario = j.value("scenario", std::string());
+  r.run_id = j.value("run_id", std::string());
   r.seed = j.value("seed", std::int64_t{0});
   const json inv = section(j, "invariants");
   const json policies = section(j, "policies"); // kept alive: items() refers into it

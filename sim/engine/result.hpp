@@ -133,7 +133,7 @@ struct Ensemble {
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 11> kEnsembleFigures{"step_latency_s.mean",
+inline constexpr std::array<const char*, 12> kEnsembleFigures{"step_latency_s.mean",
                                                               "step_latency_s.p50",
                                                               "step_latency_s.p90",
                                                               "step_latency_s.p99",
@@ -143,12 +143,14 @@ inline constexpr std::array<const char*, 11> kEnsembleFigures{"step_latency_s.me
                                                               "request_latency_s.p90",
                                                               "request_latency_s.p99",
                                                               "request_latency_s.max",
-                                                              "wire_bytes"};
+                                                              "wire_bytes",
+                                                              "tpot_s.mean"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 
 struct RunResult {
   std::string scenario;
+  std::string run_id; ///< every output file of the run carries it (empty: not known, an older summary)
   std::int64_t seed = 0;
   std::vector<std::pair<std::string, PolicyResult>> policies; ///< in the order they were given
   bool ok = false;                                            ///< every policy's invariants held
@@ -166,7 +168,7 @@ struct RunResult {
 nlohmann::json to_json(const PolicyResult& r);
 PolicyResult policy_result(const nlohmann::json& j);
 
-/// summary.json: {"scenario", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
+/// summary.json: {"scenario", "run_id", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
 /// (plus "interrupted", "signal", and "limit" and "limit_message" when a guard stopped it, for a run
 /// stopped early; a policy stopped part-way carries "partial": true and "requests_done").
 nlohmann::json to_json(const RunResult& r);

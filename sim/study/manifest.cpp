@@ -101,7 +101,10 @@ bool point_complete(const std::string& dir, const std::string& id)
 
 std::vector<std::string> run_args(const Manifest& m, const ManifestPoint& p, const std::string& dir, int jobs)
 {
-  std::vector<std::string> a{"run", m.base, "--out", point_dir(dir, p.id), "--quiet", "--jobs", std::to_string(jobs)};
+  // A point reruns into its own folder (resumed after a kill): --replace; its run id is its point id,
+  // so that a sweep's files do not depend on when it ran.
+  std::vector<std::string> a{"run",      m.base, "--out",   point_dir(dir, p.id), "--replace",
+                             "--run-id", p.id,   "--quiet", "--workers",          std::to_string(jobs)};
   if (m.ensemble > 0) {
     a.push_back("--ensemble");
     a.push_back(std::to_string(m.ensemble));

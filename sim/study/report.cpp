@@ -94,7 +94,10 @@ std::string quote(const std::string& s)
 
 std::string write_report(const std::string& dir_in, const std::string& scenario)
 {
-  const fs::path dir = fs::absolute(dir_in).lexically_normal();
+  fs::path dir = fs::absolute(dir_in).lexically_normal();
+  // A scenario's folder of runs (out/<name>/): its latest complete run.
+  if (!fs::exists(dir / "summary.json") && !fs::exists(dir / "sweep.json") && fs::is_directory(dir / "latest"))
+    dir = fs::canonical(dir / "latest");
   const bool is_sweep = fs::exists(dir / "sweep.json");
   const bool is_run = fs::exists(dir / "summary.json");
   const bool is_validation = fs::exists(dir / "validation.json") && fs::exists(dir / "points.csv");

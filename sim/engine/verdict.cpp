@@ -1,0 +1,153 @@
+#include "sim/engine/verdict.hpp"
+
+#include "sim/core/units.hpp"
+#include "sim/model/confidence.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace xattn::sim::engine
+{
+namespace
+{
+
+// Within this relative distance of the best, a policy ties with it.
+constexpr double kTie = 0.005;
+
+std::string words(const std::string& figure)
+{
+  return figure == "tpot_s.mean" ? "mean TPOT" : "mean step latency";
+}
+
+// A ratio to three significant figures, trailing zeros kept: 1.10x, 41.6x, 123x.
+std::string times(double r)
+{
+  return r < 10 ? fmt::format("{:.2f}x", r) : r < 100 ? fmt::format("{:.1f}x", r) : fmt::format("{:.0f}x", r);
+}
+
+// A resource busy this share of the run or more is where the loser's queue grows.
+constexpr double kSaturated = 0.5;
+
+// The member-by-member ratio of `policy`'s figure to the best's, its 5-95% range; empty without
+// an ensemble or where a member's best figure is zero.
+std::string ratio_range(const RunResult& r, const std::string& figure, const std::string& best,
+                        const std::string& policy)
+{
+  if (!r.ensemble) return "";
+  const std::vector<double>* a = nullptr;
+  const std::vector<double>* b = nullptr;
+  for (const auto& [name, figs] : r.ensemble->policies)
+    for (const auto& [f, s] : figs)
+      if (f == figure) {
+        if (name == policy) a = &s.values;
+        if (name == best) b = &s.values;
+      }
+  if (a == nullptr || b == nullptr || a->size() != b->size() || a->empty()) return "";
+  std::vector<double> ratios;
+  for (std::size_t k = 0; k < a->size(); ++k) {
+    if (!((*b)[k] > 0)) return "";
+    ratios.push_back((*a)[k] / (*b)[k]);
+  }
+  const Quantiles q = quantiles(ratios);
+  return fmt::format(" (5-95% over the {} ensemble members: {} to {})", ratios.size(), times(q.p5), times(q.p95));
+}
+
+// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
+std::string wrap(const std::string& text, std::size_t width)
+{
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = "  " + word;
+    } else {
+      line += (line.empty() ? "" : " ") + word;
+    }
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+} // namespace
+
+std::string headline_figure(const RunResult& result)
+{
+  const bool full =
+      std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; });
+  return full ? "tpot_s.mean" : "step_latency_s.mean";
+}
+
+std::string verdict(const RunResult& result)
+{
+  if (result.policies.empty()) return "verdict: no policy finished.\n";
+  const std::string figure = headline_figure(result);
+  const auto value = [&figure](const PolicyResult& p) { return ensemble_figure(p, figure); };
+  if (result.policies.size() == 1) {
+    const auto& [name, p] = result.policies.front();
+    return wrap(fmt::format("verdict: only {} ran ({} {}); name more policies (--policy NAME, repeatable; "
+                            "`xattn run --describe` lists them) to compare.",
+                            name, words(figure), core::format_seconds(core::Seconds(value(p)))),
+                100);
+  }
+  // The best among the policies whose invariants held (all of them when none did).
+  const auto usable = [&result](const PolicyResult& p) {
+    const bool any_ok = std::any_of(result.policies.begin(), result.policies.end(),
+                                    [](const auto& q) { return q.second.invariants.ok; });
+    return p.invariants.ok || !any_ok;
+  };
+  const std::pair<std::string, PolicyResult>* best = nullptr;
+  for (const auto& entry : result.policies)
+    if (usable(entry.second) && (best == nullptr || value(entry.second) < value(best->second))) best = &entry;
+  const double b = value(best->second);
+  std::string text = fmt::format("verdict: {} is best on {} ({}{}).", best->first, words(figure),
+                                 core::format_seconds(core::Seconds(b)),
+                                 best->second.invariants.ok ? "" : "; its invariants failed too");
+  std::vector<std::string> ties;
+  for (const auto& [name, p] : result.policies)
+    if (name != best->first && std::abs(value(p) - b) <= kTie * b) ties.push_back(name);
+  if (!ties.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < ties.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == ties.size() ? " and " : ", ") + ties[i];
+    text += fmt::format(" {} {} with it (within {:g}%).", list, ties.size() == 1 ? "ties" : "tie", 100 * kTie);
+  }
+  for (const auto& [name, p] : result.policies) {
+    const double v = value(p);
+    if (name == best->first || std::abs(v - b) <= kTie * b) continue;
+    const std::string margin = b > 0 ? times(v / b) : core::format_seconds(core::Seconds(v - b));
+    // Only a policy whose invariants failed can be faster than the best (it was not eligible).
+    text += fmt::format(" {} is {} {}{}", name, v < b ? "faster," : margin, v < b ? margin + " of it" : "slower",
+                        ratio_range(result, figure, best->first, name));
+    if (!p.invariants.ok) text += ", an invariant failed";
+    if (!p.busiest.empty() && p.busiest_share >= kSaturated)
+      text += fmt::format(", held back by {} (busy {:.0f}% of the run)", p.busiest, 100 * p.busiest_share);
+    else if (!p.busiest.empty())
+      text += fmt::format(", no resource near saturation (the busiest, {}, {:.0f}% of the run)", p.busiest,
+                          100 * p.busiest_share);
+    text += ".";
+  }
+  return wrap(text, 100);
+}
+
+std::string table_legend(const RunResult& result)
+{
+  std::string text =
+      "legend: a step is one decode iteration of one request over every layer; req p50 is the median request "
+      "latency (arrival to last token); wire bytes are the bytes moved between GPUs, each transfer once whatever its "
+      "hops; "
+      "route/fetch/local/cached counts the chunk calls each primitive served (cached: the chunk already sat in "
+      "the requester's cache; calls whose chunk is on the requester's own GPU are not counted); ok: every invariant "
+      "held "
+      "(summary.json, \"invariants\"); busiest: the link, holder or requester busy the largest share of the run.";
+  if (headline_figure(result) == "tpot_s.mean")
+    text += " TPOT: (last token - first token) / (tokens - 1) per request, as vLLM reports it.";
+  return wrap(text, 100);
+}
+
+} // namespace xattn::sim::engine

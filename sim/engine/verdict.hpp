@@ -1,0 +1,25 @@
+// The lines under a run's comparison table: which policy wins the headline figure, by how much
+// over each other one (with the ensemble's range of that ratio when there is one), what holds
+// each loser back; and a legend of the table's columns.
+#pragma once
+
+#include "sim/engine/result.hpp"
+
+#include <string>
+
+namespace xattn::sim::engine
+{
+
+/// The headline figure of a run: TPOT's mean when the policies ran the whole model's step, the
+/// step latency's mean otherwise (its path in a policy's summary, as ensemble_figure reads it).
+std::string headline_figure(const RunResult& result);
+
+/// "verdict: ..." (one paragraph, wrapped, ending in a newline). Policies within 0.5% of the best
+/// tie with it. With an ensemble, each margin gets the 5-95% range of the member-by-member ratio
+/// (members share their drawn profile across policies, so the ratio is paired).
+std::string verdict(const RunResult& result);
+
+/// What each column of the comparison table means.
+std::string table_legend(const RunResult& result);
+
+} // namespace xattn::sim::engine

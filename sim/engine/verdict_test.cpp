@@ -1,0 +1,103 @@
+// The verdict under a run's table, on results written by hand: the best, ties, ratios, the
+// ensemble's paired range, what holds a loser back.
+#include "sim/engine/verdict.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace xattn::sim::engine;
+using Catch::Matchers::Contains;
+
+namespace
+{
+PolicyResult policy(double step_mean, std::string busiest = "", double share = 0, bool ok = true)
+{
+  PolicyResult p;
+  p.step_latency_s.mean = step_mean;
+  p.busiest = std::move(busiest);
+  p.busiest_share = share;
+  p.invariants.ok = ok;
+  return p;
+}
+
+// verdict() wraps at 100 columns: the text with its line breaks taken out.
+std::string flat(std::string s)
+{
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\n') {
+      while (i + 1 < s.size() && s[i + 1] == ' ')
+        ++i;
+      if (i + 1 < s.size()) out += ' ';
+    } else {
+      out += s[i];
+    }
+  return out;
+}
+} // namespace
+
+TEST_CASE("verdict: the best on the mean step, ties within 0.5%, each loser's ratio and its saturated resource")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.1116, "link node0.nic0.ib up", 0.63)},
+                {"fetch", policy(0.002684, "link node0.nic2.ib down", 0.16)},
+                {"predicate", policy(0.002690)}, // 0.22% above fetch: a tie
+                {"ski-rental", policy(0.002943, "link node0.nic1.ib down", 0.17)}};
+  const std::string v = flat(verdict(r));
+  CHECK_THAT(v, Contains("verdict: fetch is best on mean step latency (2.684ms)."));
+  CHECK_THAT(v, Contains("predicate ties with it (within 0.5%)."));
+  // 0.1116 / 0.002684 = 41.58; 0.002943 / 0.002684 = 1.0965.
+  CHECK_THAT(v, Contains("route is 41.6x slower, held back by link node0.nic0.ib up (busy 63% of the run)."));
+  CHECK_THAT(v, Contains("ski-rental is 1.10x slower, no resource near saturation (the busiest, link node0.nic1.ib "
+                         "down, 17% of the run)."));
+  for (const std::string& line : [&] {
+         std::vector<std::string> lines;
+         std::string s = verdict(r), l;
+         for (char c : s)
+           if (c == '\n')
+             lines.push_back(l), l.clear();
+           else
+             l += c;
+         return lines;
+       }())
+    CHECK(line.size() <= 100);
+}
+
+TEST_CASE("verdict: mean TPOT is the headline of the whole step; a policy whose invariants failed cannot win")
+{
+  RunResult r;
+  PolicyResult a = policy(0.010), b = policy(0.020), c = policy(0.001, "", 0, false);
+  a.full_step = b.full_step = c.full_step = true;
+  a.tpot_s.mean = 0.030;
+  b.tpot_s.mean = 0.024;
+  c.tpot_s.mean = 0.001;
+  r.policies = {{"route", a}, {"fetch", b}, {"broken", c}};
+  CHECK(headline_figure(r) == "tpot_s.mean");
+  const std::string v = flat(verdict(r));
+  CHECK_THAT(v, Contains("fetch is best on mean TPOT (24ms)."));
+  CHECK_THAT(v, Contains("route is 1.25x slower."));
+  CHECK_THAT(v, Contains("broken is faster, 0.04x of it, an invariant failed."));
+  CHECK_THAT(table_legend(r), Contains("TPOT"));
+}
+
+TEST_CASE("verdict: under an ensemble each margin carries the 5-95% range of the member-by-member ratio")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.100)}, {"fetch", policy(0.010)}};
+  Ensemble e;
+  e.members = 3;
+  // Paired by member: ratios 8, 12 and 20 (the unpaired extremes, 24/12 = 2 and 40/3 = 13.3, are not).
+  Spread route{.p5 = 0, .p50 = 0, .p95 = 0, .values = {24, 36, 40}};
+  Spread fetch{.p5 = 0, .p50 = 0, .p95 = 0, .values = {3, 3, 2}};
+  e.policies = {{"route", {{"step_latency_s.mean", route}}}, {"fetch", {{"step_latency_s.mean", fetch}}}};
+  r.ensemble = e;
+  const std::string v = flat(verdict(r));
+  // Nearest-rank quantiles of {8, 12, 20}: p5 the first, p95 the last.
+  CHECK_THAT(v, Contains("route is 10.0x slower (5-95% over the 3 ensemble members: 8.00x to 20.0x)."));
+}
+
+TEST_CASE("verdict: one policy has nothing to compare with, and says how to compare")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.05)}};
+  CHECK_THAT(flat(verdict(r)), Contains("only route ran (mean step latency 50ms); name more policies (--policy NAME"));
+}
