@@ -8,6 +8,7 @@ packages=(
   libsimgrid-dev libboost-graph-dev libyaml-cpp-dev catch2
   libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libabsl-dev
   zlib1g-dev liblzma-dev libzstd-dev
+  python3-matplotlib  # `xattn report` draws its plots with it
   clang-format-14  # pinned: .ci/format-check.sh fails on a file another version would format
 )
 # Extra packages a caller may ask for (e.g. "slurm-wlm munge" for the Slurm tests).

@@ -184,18 +184,22 @@ std::string to_text(const StatsReport& s)
                 "popularity        zipf s %.3f, top 1%% of blocks take %.1f%% of references, "
                 "top block in %.1f%% of requests\n"
                 "sessions          %llu\n"
-                "agents            %llu (%llu sub-agents under %llu parents, at most %llu siblings)\n"
-                "sub-agent calls   %llu\n"
-                "sibling overlap   %.3f (mean Jaccard of first requests, %llu pairs)\n",
+                "agents            %llu\n",
                 static_cast<unsigned long long>(s.requests), s.duration_s, s.rate_per_s, len(s.input_tokens).c_str(),
                 len(s.output_tokens).c_str(), static_cast<long long>(s.block_tokens),
                 static_cast<unsigned long long>(s.block_refs), static_cast<unsigned long long>(s.distinct_blocks),
                 100.0 * s.reuse_ratio, s.zipf_s, 100.0 * s.top1pct_share, 100.0 * s.top_block_share,
-                static_cast<unsigned long long>(s.sessions), static_cast<unsigned long long>(s.agents),
+                static_cast<unsigned long long>(s.sessions), static_cast<unsigned long long>(s.agents));
+  std::string out = buf;
+  if (s.subagents == 0) return out; // the sub-agent lines say something only for a trace that has them
+  std::snprintf(buf, sizeof buf,
+                "sub-agents        %llu under %llu parents, at most %llu siblings\n"
+                "sub-agent calls   %llu\n"
+                "sibling overlap   %.3f (mean Jaccard of first requests, %llu pairs)\n",
                 static_cast<unsigned long long>(s.subagents), static_cast<unsigned long long>(s.parents_with_subagents),
                 static_cast<unsigned long long>(s.max_siblings), static_cast<unsigned long long>(s.subagent_requests),
                 s.sibling_overlap, static_cast<unsigned long long>(s.sibling_pairs));
-  return buf;
+  return out + buf;
 }
 
 std::string to_json(const StatsReport& s)

@@ -15,12 +15,22 @@ calibrate::Profile hand_profile()
 {
   calibrate::Profile p;
   for (FabricClass f : {FabricClass::kNvlink, FabricClass::kPcie, FabricClass::kIbSameLeaf, FabricClass::kIbSpine})
-    p.fabric(f) = {core::Seconds(16e-6), core::Seconds(26.72e-6), core::BytesPerSec(25e9), core::BytesPerSec(25e9),
-                   core::Seconds(0)};
+    p.fabric(f) = {.probe_gpu = core::Seconds(16e-6),
+                   .probe_proxy = core::Seconds(26.72e-6),
+                   .block_rate = core::BytesPerSec(25e9),
+                   .bandwidth = core::BytesPerSec(25e9),
+                   .wire_latency = core::Seconds(0),
+                   .nominal_bandwidth = core::BytesPerSec(0),
+                   .curve = {}};
   p.fabric(FabricClass::kNvlink).bandwidth = core::BytesPerSec(450e9);
   p.fabric(FabricClass::kNvlink).probe_gpu = core::Seconds(8e-6);
-  p.fabric(FabricClass::kSameGpu) = {core::Seconds(0), core::Seconds(0), core::BytesPerSec(1e30),
-                                     core::BytesPerSec(1e30), core::Seconds(0)};
+  p.fabric(FabricClass::kSameGpu) = {.probe_gpu = core::Seconds(0),
+                                     .probe_proxy = core::Seconds(0),
+                                     .block_rate = core::BytesPerSec(1e30),
+                                     .bandwidth = core::BytesPerSec(1e30),
+                                     .wire_latency = core::Seconds(0),
+                                     .nominal_bandwidth = core::BytesPerSec(0),
+                                     .curve = {}};
   p.route_blocks = 1;
   p.fetch_blocks = 32;
   p.kernel_fixed = core::Seconds(2e-6);

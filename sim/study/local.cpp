@@ -2,6 +2,8 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -152,6 +154,8 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
 
   std::map<pid_t, Running> running;
   std::size_t next = 0, finished = 0;
+  const bool tty = isatty(STDERR_FILENO) == 1;
+  bool status_shown = false; // a terminal status line awaits its newline
   bool signalled = false;
   Clock::time_point stop_at{};
   while (next < todo.size() || !running.empty()) {
@@ -190,18 +194,24 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
     if (point_complete(dir, p.id)) {
       ++out.ran;
       log_line(dir, "done " + p.id + " rc=" + std::to_string(rc) + " " + std::to_string(secs) + "s");
-      if (opt.progress)
-        std::cerr << "[" << finished << "/" << todo.size() << "] " << p.id << " " << describe(p) << " ("
-                  << static_cast<int>(secs * 10) / 10.0 << " s)\n";
+      if (opt.progress) {
+        // On a terminal one line, rewritten in place; in a log one line per point (ids are in sweep.log).
+        const std::string line = fmt::format("[{}/{}] {} ({:.1f} s)", finished, todo.size(), describe(p), secs);
+        std::cerr << (tty ? "\r" + line + "\033[K" : line + "\n") << std::flush;
+        status_shown = tty;
+      }
     } else if (g_stop == 0) {
       ++out.failed;
       out.failed_ids.push_back(p.id);
       log_line(dir, "FAILED " + p.id + " rc=" + std::to_string(rc) + " log " + point_dir(dir, p.id) + "/run.log");
-      if (opt.progress)
-        std::cerr << "[" << finished << "/" << todo.size() << "] FAILED " << p.id << " (exit " << rc << "): see "
-                  << point_dir(dir, p.id) << "/run.log\n";
+      if (opt.progress) {
+        std::cerr << (status_shown ? "\n" : "") << "[" << finished << "/" << todo.size() << "] FAILED " << p.id
+                  << " (exit " << rc << "): see " << point_dir(dir, p.id) << "/run.log\n";
+        status_shown = false;
+      }
     }
   }
+  if (status_shown) std::cerr << "\n";
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   out.interrupted = g_stop != 0;

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace xattn::sim::study
 {
@@ -22,7 +25,8 @@ std::string knobs_text(const PlanResult& r, std::size_t combo)
   return s;
 }
 
-std::string row(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
+// The cells of one configuration's row: size, the size key's value, knobs, worst, verdict, points.
+std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
 {
   std::string ids;
   for (const std::string& id : e.point_ids)
@@ -31,10 +35,37 @@ std::string row(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
                                   ? fmt::format("{} ({}/{} draws)", e.meets ? "meets" : "FAILS",
                                                 static_cast<int>(std::lround(e.share * e.members)), e.members)
                                   : std::string(e.meets ? "meets" : "FAILS");
-  return fmt::format("  {:>8g}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", spec.sizes[e.index], spec.size.values[e.index],
-                     knobs_text(r, e.combo).empty() ? "-" : knobs_text(r, e.combo),
-                     core::format_seconds(core::Seconds(e.worst_s)), verdict,
-                     ids + (e.invariants_ok ? "" : " (an engine invariant failed)"));
+  const std::string knobs = knobs_text(r, e.combo);
+  return {fmt::format("{:g}", spec.sizes[e.index]),
+          spec.size.values[e.index],
+          knobs.empty() ? "-" : knobs,
+          core::format_seconds(core::Seconds(e.worst_s)),
+          verdict,
+          ids + (e.invariants_ok ? "" : " (an engine invariant failed)")};
+}
+
+// The rows under one header, each column as wide as its widest cell; numbers right-aligned.
+std::string table(const PlanSpec& spec, const PlanResult& r, const std::vector<const Evaluation*>& rows)
+{
+  std::vector<std::vector<std::string>> t{{"size", spec.size.key, "knobs", "worst", "verdict", "points"}};
+  for (const Evaluation* e : rows)
+    t.push_back(cells(spec, r, *e));
+  std::vector<std::size_t> width(t.front().size(), 0);
+  for (const auto& row : t)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : t) {
+    std::string line = " ";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const bool right = c == 0 || c == 3, last = c + 1 == row.size();
+      line += " " + (right  ? fmt::format("{:>{}}", row[c], width[c])
+                     : last ? row[c]
+                            : fmt::format("{:<{}}", row[c], width[c]));
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
@@ -66,24 +97,28 @@ std::string plan_text(const PlanSpec& spec, const PlanResult& r)
   s += fmt::format("{} simulations run ({} configurations judged, {} seed{} each) in {:.1f} s; folder {}\n\n",
                    r.simulations, r.evaluations.size(), spec.seeds.size(), spec.seeds.size() == 1 ? "" : "s", r.wall_s,
                    r.dir);
-  const std::string head = fmt::format("  {:>8}  {:<28}  {:<32}  {:>10}  {:<5}  {}\n", "size", spec.size.key, "knobs",
-                                       "worst", "", "points");
   if (r.answer) {
     s += "ANSWER: " + spec.size_label + " = " + fmt::format("{:g}", spec.sizes[r.answer->index]) + " (" +
          spec.size.key + "=" + spec.size.values[r.answer->index] + ")" +
          (knobs_text(r, r.answer->combo).empty() ? "" : " with " + knobs_text(r, r.answer->combo)) + "\n";
-    s += head + row(spec, r, *r.answer);
+    s += table(spec, r, {&*r.answer});
     if (r.next_smaller)
-      s += "next smaller configuration, which fails the SLO:\n" + head + row(spec, r, *r.next_smaller);
+      s += "next smaller configuration, which fails the SLO:\n" + table(spec, r, {&*r.next_smaller});
     else
       s += "(the smallest candidate already meets the SLO: there is no smaller one to show failing)\n";
   } else {
     s += "NO ANSWER: no candidate meets the SLO, even the largest of every combination\n";
   }
-  s += "\nevery configuration simulated (worst of the judged metric over the seeds):\n" + head;
+  // By combination of knobs, then by size.
+  std::vector<const Evaluation*> all;
   for (const Evaluation& e : r.evaluations)
-    s += row(spec, r, e);
-  return s;
+    all.push_back(&e);
+  std::stable_sort(all.begin(), all.end(), [&](const Evaluation* a, const Evaluation* b) {
+    const std::string ka = knobs_text(r, a->combo), kb = knobs_text(r, b->combo);
+    return ka != kb ? ka < kb : spec.sizes[a->index] < spec.sizes[b->index];
+  });
+  return s + "\nevery configuration simulated (worst of the judged metric over the seeds), by knobs then size:\n" +
+         table(spec, r, all);
 }
 
 json plan_json(const PlanSpec& spec, const PlanResult& r)
