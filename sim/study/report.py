@@ -11,7 +11,11 @@ The figures live beside this file, one module per kind (installed with it: sim/s
 report_style.py (colours, units, sizes), report_run.py (step latency, decisions, ensemble),
 report_load.py (links, holders), report_sweep.py (capacity), report_maps.py (crossover and
 break-even maps), report_validation.py (measured against simulated).
+
+Exit codes: 0 written; 2 the folder's files disagree (a CSV written by another run than its
+summary.json: the run_id contract, `check_run_ids`).
 """
+import csv
 import html
 import json
 import os
@@ -24,6 +28,36 @@ import report_maps  # noqa: E402
 import report_run  # noqa: E402
 import report_sweep  # noqa: E402
 import report_validation  # noqa: E402
+
+RUN_CSVS = ("requests.csv", "links.csv", "holders.csv")
+
+
+class Mismatch(Exception):
+    pass
+
+
+def check_run_ids(d):
+    """A run folder whose summary.json carries "run_id": every row of its requests.csv, links.csv
+    and holders.csv that has a run_id column must carry the same id, else Mismatch (the folder mixes
+    two runs' files). Without the key (older folders) or the column, nothing is checked."""
+    with open(os.path.join(d, "summary.json")) as f:
+        run_id = json.load(f).get("run_id")
+    if not isinstance(run_id, str):
+        return
+    for name in RUN_CSVS:
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            rows = csv.DictReader(f)
+            if "run_id" not in (rows.fieldnames or []):
+                continue
+            for line, r in enumerate(rows, start=2):
+                if r["run_id"] != run_id:
+                    raise Mismatch("%s:%d: run_id '%s', but %s has run_id '%s': the folder mixes files of two "
+                                   "runs (rerun it, or remove the stale file)"
+                                   % (path, line, r["run_id"], os.path.join(d, "summary.json"), run_id))
+
 
 def point_label(p):
     return ", ".join("%s = %s" % (k, v) for k, v in p.get("values", [])) or "point " + p["id"]
@@ -44,6 +78,12 @@ def main(d):
         pooled = " (pooled over %d points)" % len(runs)
     else:
         runs, pooled = [(d, "")], ""
+    try:
+        for run, _ in runs:
+            check_run_ids(run)
+    except Mismatch as e:
+        sys.stderr.write("xattn report: error: %s\n" % e)
+        return 2
     dirs = [r for r, _ in runs]
     figs = []
     if meta["kind"] == "sweep":

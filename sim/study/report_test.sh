@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The HTML report of a run and of a sweep: self-contained (plots as base64 PNGs, 1,600 px wide), the
 # CSV behind every plot beside it; a missing python3-matplotlib gives a clear message; --reuse N
-# redraws the decision map. With Debian's
-# chromium, the page is rendered headless and the screenshot must show the plots (not a blank
-# page). The run is an ensemble (--ensemble 4): its plots carry 5-95% bands over the profile draws.
+# redraws the decision map; a folder whose CSVs carry another run_id than its summary.json is
+# refused. With Debian's chromium, the page is rendered headless and the screenshot must show the
+# plots (not a blank page). The run is an ensemble (--ensemble 4): its plots carry 5-95% bands over
+# the profile draws.
 # It runs route, fetch and local (and predicate) so that every plot colour the screenshot check
 # looks for is in the data: the three policies' CDF lines and decision bars are blue, red, green.
 # Skips (exit 77) where matplotlib or chromium is absent, after the checks that need neither.
@@ -16,6 +17,9 @@ trap 'rm -rf "$work"' EXIT
 
 "$xattn" run "$here/../../scenarios/quickstart.yaml" --out "$work/run" --quiet --set workload.generator.requests=60 \
   --policy route --policy fetch --policy local --policy predicate --ensemble 4
+# Copies for the run_id contract below, taken before any report is written into the run.
+cp -r "$work/run" "$work/mixed"
+cp -r "$work/run" "$work/same"
 
 # Without matplotlib: a clear message naming the package, exit 2, no page.
 rc=0
@@ -101,6 +105,33 @@ PY
 rc=0
 "$xattn" report "$work/run" --reuse -1 2>"$work/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "--reuse" "$work/err" || { echo "FAIL: --reuse -1 should be refused (exit 2)"; exit 1; }
+
+# The run_id contract: where summary.json has "run_id", a CSV beside it with rows of another run_id
+# is refused (exit 2, the file and both ids named); matching ids pass. Fabricated on copies of the run
+# (the column is added where this build does not write it yet).
+/usr/bin/python3 - "$work/mixed" "$work/same" <<'PY'
+import csv, json, sys
+def stamp(d, ids):
+    s = json.load(open(d + "/summary.json"))
+    s["run_id"] = "run-A"
+    json.dump(s, open(d + "/summary.json", "w"), indent=2)
+    for name, rid in ids.items():
+        rows = list(csv.DictReader(open(d + "/" + name)))
+        cols = list(rows[0].keys()) if rows else open(d + "/" + name).readline().strip().split(",")
+        cols = cols if "run_id" in cols else cols + ["run_id"]
+        with open(d + "/" + name, "w", newline="") as f:
+            w = csv.DictWriter(f, cols)
+            w.writeheader()
+            w.writerows({**r, "run_id": rid} for r in rows)
+stamp(sys.argv[1], {"requests.csv": "run-A", "links.csv": "run-B", "holders.csv": "run-A"})
+stamp(sys.argv[2], {"requests.csv": "run-A", "links.csv": "run-A", "holders.csv": "run-A"})
+PY
+rc=0
+"$xattn" report "$work/mixed" 2>"$work/err" || rc=$?
+cat "$work/err"
+[ "$rc" -eq 2 ] && grep -q "mixed/links.csv" "$work/err" && grep -q "run-A" "$work/err" && grep -q "run-B" "$work/err" &&
+  [ ! -e "$work/mixed/report.html" ] || { echo "FAIL: a links.csv of another run_id should be refused (exit 2)"; exit 1; }
+"$xattn" report "$work/same" >/dev/null || { echo "FAIL: matching run_ids refused"; exit 1; }
 
 # A sweep (2 points) gets the capacity curve too.
 cat >"$work/sweep.yaml" <<YAML
