@@ -1,5 +1,6 @@
 #include "sim/study/report.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/check.hpp"
 
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,8 +24,9 @@ namespace xattn::sim::study
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string crossover_csv(const engine::Scenario& sc)
+std::string crossover_csv(const engine::Scenario& sc, std::optional<double> reuse)
 {
+  XATTN_CHECK(!reuse || (std::isfinite(*reuse) && *reuse >= 0));
   std::string out = "fabric,mq,ct,reuse,decision,route_s,fetch_s,local_s,break_even_reuse\n";
   for (core::FabricClass f : core::kAllFabrics) {
     if (f == core::FabricClass::kSameGpu) continue;
@@ -35,7 +38,7 @@ std::string crossover_csv(const engine::Scenario& sc)
           r.mq = mq;
           r.ct = ct;
           r.transport = sc.transport;
-          r.reuse = sc.predicate_prior_steps;
+          r.reuse = reuse.value_or(sc.predicate_prior_steps);
           r.fabric = f;
           Prediction p = predict(sc.model, sc.profile, r);
           rows += fmt::format("{},{:g},{:g},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", core::to_string(f), mq, ct, r.reuse,
@@ -90,10 +93,24 @@ std::string quote(const std::string& s)
     q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
+
+/// Runs report.py on `dir`. Its exit 2 means the folder's own files disagree (report.py names them
+/// on stderr): bad input, not a broken script.
+void plot(const fs::path& script, const fs::path& dir)
+{
+  const int rc = shell(quote(python()) + " " + quote(script.string()) + " " + quote(dir.string()));
+  if (rc == 2)
+    core::fail(dir.string(), 0, 0, "", "the folder's files disagree (the message above names them); no report written");
+  if (rc != 0)
+    throw std::runtime_error("the plotting script " + script.string() + " failed (exit " + std::to_string(rc) + ")");
+}
 } // namespace
 
-std::string write_report(const std::string& dir_in, const std::string& scenario)
+std::string write_report(const std::string& dir_in, const std::string& scenario, std::optional<double> reuse)
 {
+  if (reuse && !(std::isfinite(*reuse) && *reuse >= 0))
+    core::fail("command line", 0, 0, "--reuse",
+               fmt::format("{:g} is not a count of later uses (finite, >= 0)", *reuse));
   fs::path dir = fs::absolute(dir_in).lexically_normal();
   // A scenario's folder of runs (out/<name>/): its latest complete run.
   if (!fs::exists(dir / "summary.json") && !fs::exists(dir / "sweep.json") && fs::is_directory(dir / "latest"))
@@ -124,8 +141,7 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
               {"validation", v}};
     fs::create_directories(rd);
     core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
-    if (int rc = shell(quote(python()) + " " + quote(script->string()) + " " + quote(dir.string())); rc != 0)
-      throw std::runtime_error("the plotting script " + script->string() + " failed (exit " + std::to_string(rc) + ")");
+    plot(*script, dir);
     return (dir / "report.html").string();
   }
   json meta{{"kind", is_sweep ? "sweep" : "run"}, {"dir", dir.string()}, {"notes", json::array()}};
@@ -143,18 +159,19 @@ std::string write_report(const std::string& dir_in, const std::string& scenario)
   fs::create_directories(rd);
   if (!scen.empty()) {
     engine::Scenario sc = engine::load_scenario(scen);
-    core::write_file_atomically((rd / "crossover.csv").string(), crossover_csv(sc));
+    core::write_file_atomically((rd / "crossover.csv").string(), crossover_csv(sc, reuse));
     meta["scenario"] = scen;
     meta["model"] = sc.model.name;
     meta["profile"] = sc.profile.name;
-    meta["reuse"] = sc.predicate_prior_steps;
+    meta["reuse"] = reuse.value_or(sc.predicate_prior_steps);
+    meta["reuse_source"] = reuse ? "--reuse" : "engine.predicate_prior_steps";
   } else {
     fs::remove(rd / "crossover.csv");
     meta["notes"].push_back("no crossover map: the scenario file is unknown (pass --scenario FILE)");
+    if (reuse) meta["notes"].push_back("--reuse has no map to apply to: the scenario file is unknown");
   }
   core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
-  if (int rc = shell(quote(python()) + " " + quote(script->string()) + " " + quote(dir.string())); rc != 0)
-    throw std::runtime_error("the plotting script " + script->string() + " failed (exit " + std::to_string(rc) + ")");
+  plot(*script, dir);
   return (dir / "report.html").string();
 }
 

@@ -1,0 +1,85 @@
+"""The capacity curve of a sweep (sim/study/report.py): p99 step latency against the sweep's first
+key, one panel per value of the other keys, one colour per policy (report_style.POLICY). A numeric
+key is an axis (markers joined by lines); a categorical one (topologies, holder lists) is a row of
+categories with markers side by side per policy and no lines between them."""
+import math
+import os
+from collections import defaultdict
+
+from report_style import (colour, figure_with_legend, log_limits, png, policy_order, read_csv, seconds_axis, wrap,
+                          write_csv)
+
+
+def _number(v):
+    try:
+        x = float(v)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def capacity(d, meta, rd):
+    rows = read_csv(os.path.join(d, "results.csv"))
+    keys = [k for k in meta.get("keys", []) if rows and k in rows[0]]
+    x_key = keys[0] if keys else "point"
+    facet_keys = keys[1:]
+    order = list(dict.fromkeys(r[x_key] for r in rows))
+    numeric = all(_number(x) is not None for x in order)
+    acc = defaultdict(list)
+    for r in rows:
+        facet = ", ".join("%s = %s" % (k, r[k]) for k in facet_keys)
+        acc[(facet, r["policy"], r[x_key])].append(float(r["step_p99_s"]))
+    facets = list(dict.fromkeys(f for f, _, _ in acc))
+    pols = policy_order(p for _, p, _ in acc)
+    out = [[p, f, x, sum(acc[(f, p, x)]) / len(acc[(f, p, x)]), min(acc[(f, p, x)]), max(acc[(f, p, x)]),
+            len(acc[(f, p, x)])] for f in facets for p in pols for x in order if (f, p, x) in acc]
+    write_csv(os.path.join(rd, "capacity.csv"), ["policy", "panel", x_key, "step_p99_s_mean", "min", "max", "seeds"],
+              out)
+    ncols = 1 if len(facets) == 1 else (2 if len(facets) in (2, 4) else 3)
+    nrows = math.ceil(len(facets) / ncols)
+    fig, axes, lax = figure_with_legend(nrows, ncols, height=2.6 + 4.4 * nrows, legend_in=0.8, sharey=True)
+    xs_num = [_number(x) for x in order] if numeric else []
+    log_x = numeric and min(xs_num) > 0 and max(xs_num) / min(xs_num) >= 8
+    width = 0.7 / len(pols)
+    for i, f in enumerate(facets):
+        ax = axes[i // ncols][i % ncols]
+        for j, p in enumerate(pols):
+            pts = [r for r in out if r[0] == p and r[1] == f]
+            if not pts:
+                continue
+            if numeric:
+                xs = [_number(r[2]) for r in pts]
+                style = {"marker": "o", "ls": "-", "lw": 2}
+            else:
+                xs = [order.index(r[2]) - 0.35 + (j + 0.5) * width for r in pts]
+                style = {"marker": "o", "ls": "none"}
+            ax.errorbar(xs, [r[3] for r in pts], yerr=[[r[3] - r[4] for r in pts], [r[5] - r[3] for r in pts]],
+                        capsize=4, ms=8, color=colour(p), label=p, **style)
+        if numeric:
+            if log_x:
+                ax.set_xscale("log")
+            ax.set_xticks(xs_num)
+            ax.set_xticklabels(order)
+            ax.minorticks_off()
+        else:
+            ax.set_xticks(range(len(order)))
+            ax.set_xticklabels([wrap(x, 10 * 3 // ncols) for x in order])
+            ax.set_xlim(-0.6, len(order) - 0.4)
+            for k in range(1, len(order)):
+                ax.axvline(k - 0.5, color="#dddddd", lw=1)
+        ax.set_yscale("log")
+        seconds_axis(ax.yaxis)
+        ax.set_xlabel(x_key)
+        ax.grid(alpha=0.3, axis="y")
+        if f:
+            ax.set_title(wrap(f, 90 // ncols), fontsize=11)
+        if i % ncols == 0:
+            ax.set_ylabel("p99 step latency (log scale)")
+    for k in range(len(facets), nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
+    axes[0][0].set_ylim(*log_limits([v for r in out for v in (r[4], r[5])]))
+    seeds = max(r[6] for r in out)
+    fig.suptitle("p99 step latency along the sweep" + (": mean over seeds, bars from the fastest to the slowest seed"
+                                                       if seeds > 1 else " (one seed per point)"), x=0.01, ha="left")
+    lax.legend(*axes[0][0].get_legend_handles_labels(), title="policy", loc="center", ncol=len(pols))
+    return png(fig)
