@@ -22,4 +22,10 @@ std::vector<Scenario> ensemble_members(const Scenario& sc, int n);
 Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string, PolicyResult>>>& members,
                             bool profile_drawn);
 
+/// The ensemble's lines under the comparison table: per policy, the median and the 5-95% range of
+/// step mean, step p99 and request p50 (with few members, min to max); then a note for each figure
+/// whose members split (p95 over 3x p5, or the base run 25% outside their range), with the members'
+/// values and the decision count that moved with them.
+std::string ensemble_table(const RunResult& result);
+
 } // namespace xattn::sim::engine

@@ -2,6 +2,7 @@
 #include "sim/core/atomic_file.hpp"
 
 #include "sim/engine/driver.hpp"
+#include "sim/engine/ensemble.hpp"
 #include "sim/engine/run_folder.hpp"
 #include "sim/engine/verdict.hpp"
 
@@ -44,29 +45,6 @@ std::string human_seconds(double s)
   return core::format_seconds(core::Seconds(s));
 }
 
-// The spread over the members: median +- half the 5-95 range.
-std::string ensemble_table(const Ensemble& e)
-{
-  std::string out;
-  out += fmt::format("\nensemble of {} members ({}), median +- half the 5-95% range:\n", e.members,
-                     e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
-                                     : "the profile gives points only: distinct seeds alone");
-  out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
-  auto cell = [](const Spread& s) { return human_seconds(s.p50) + " +- " + human_seconds((s.p95 - s.p5) / 2); };
-  for (const auto& policy : e.policies) {
-    const auto& name = policy.first;
-    const auto& figs = policy.second; // named, not bound: clang 14 cannot capture a structured binding
-    auto fig = [&figs](const char* k) {
-      for (const auto& [f, s] : figs)
-        if (f == k) return s;
-      return Spread{};
-    };
-    out += fmt::format("{:<10} {:>22} {:>22} {:>22} {:>5}\n", name, cell(fig("step_latency_s.mean")),
-                       cell(fig("step_latency_s.p99")), cell(fig("request_latency_s.p50")), e.ok ? "yes" : "NO");
-  }
-  return out;
-}
-
 } // namespace
 
 RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, PolicyResult>> policies)
@@ -107,7 +85,7 @@ std::string comparison_table(const RunResult& result)
                          p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
                          p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
   }
-  if (result.ensemble) out += ensemble_table(*result.ensemble);
+  if (result.ensemble) out += ensemble_table(result);
   return out + "\n" + verdict(result) + table_legend(result);
 }
 

@@ -133,7 +133,7 @@ struct Ensemble {
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 12> kEnsembleFigures{"step_latency_s.mean",
+inline constexpr std::array<const char*, 15> kEnsembleFigures{"step_latency_s.mean",
                                                               "step_latency_s.p50",
                                                               "step_latency_s.p90",
                                                               "step_latency_s.p99",
@@ -144,7 +144,10 @@ inline constexpr std::array<const char*, 12> kEnsembleFigures{"step_latency_s.me
                                                               "request_latency_s.p99",
                                                               "request_latency_s.max",
                                                               "wire_bytes",
-                                                              "tpot_s.mean"};
+                                                              "tpot_s.mean",
+                                                              "decisions.route",
+                                                              "decisions.fetch",
+                                                              "decisions.local"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 

@@ -51,8 +51,33 @@ std::string ratio_range(const RunResult& r, const std::string& figure, const std
     ratios.push_back((*a)[k] / (*b)[k]);
   }
   const Quantiles q = quantiles(ratios);
-  return fmt::format(" (5-95% over the {} ensemble members: {} to {})", ratios.size(), times(q.p5), times(q.p95));
+  // Nearest-rank 5% and 95% of fewer than 20 members are the ends.
+  return fmt::format(" ({} over the {} ensemble members: {} to {})", ratios.size() < 20 ? "range" : "5-95%",
+                     ratios.size(), times(q.p5), times(q.p95));
 }
+
+// Under the whole step: the part of the step (attention, GEMMs, MoE) that grew most over the
+// best's, or empty.
+std::string step_growth(const PolicyResult& p, const PolicyResult& best)
+{
+  if (!p.full_step || !best.full_step) return "";
+  struct Part {
+    const char* name;
+    double mine, theirs;
+  };
+  const Part parts[] = {{"attention", p.split_attention_s, best.split_attention_s},
+                        {"GEMMs", p.split_gemm_s, best.split_gemm_s},
+                        {"MoE exchange (waits for the group's slowest GPU included)", p.split_moe_s, best.split_moe_s}};
+  const Part* most = nullptr;
+  for (const Part& part : parts)
+    if (part.mine > part.theirs && (most == nullptr || part.mine - part.theirs > most->mine - most->theirs))
+      most = &part;
+  if (most == nullptr) return "";
+  return fmt::format("; its step grew most in the {}: {} against {}", most->name,
+                     core::format_seconds(core::Seconds(most->mine)), core::format_seconds(core::Seconds(most->theirs)));
+}
+
+} // namespace
 
 // Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
 std::string wrap(const std::string& text, std::size_t width)
@@ -73,8 +98,6 @@ std::string wrap(const std::string& text, std::size_t width)
   }
   return out + line + "\n";
 }
-
-} // namespace
 
 std::string headline_figure(const RunResult& result)
 {
@@ -130,6 +153,7 @@ std::string verdict(const RunResult& result)
     else if (!p.busiest.empty())
       text += fmt::format(", no resource near saturation (the busiest, {}, {:.0f}% of the run)", p.busiest,
                           100 * p.busiest_share);
+    text += step_growth(p, best->second);
     text += ".";
   }
   return wrap(text, 100);

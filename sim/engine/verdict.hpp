@@ -19,6 +19,10 @@ std::string headline_figure(const RunResult& result);
 /// (members share their drawn profile across policies, so the ratio is paired).
 std::string verdict(const RunResult& result);
 
+/// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline,
+/// the lines after the first indented by two.
+std::string wrap(const std::string& text, std::size_t width);
+
 /// What each column of the comparison table means.
 std::string table_legend(const RunResult& result);
 

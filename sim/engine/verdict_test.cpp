@@ -1,5 +1,6 @@
-// The verdict under a run's table, on results written by hand: the best, ties, ratios, the
-// ensemble's paired range, what holds a loser back.
+// The lines under a run's table, on results written by hand: the verdict (the best, ties, ratios, the
+// ensemble's paired range, what holds a loser back) and the ensemble's lines (ranges, split notes).
+#include "sim/engine/ensemble.hpp"
 #include "sim/engine/verdict.hpp"
 
 #include <catch2/catch.hpp>
@@ -75,6 +76,14 @@ TEST_CASE("verdict: mean TPOT is the headline of the whole step; a policy whose 
   const std::string v = flat(verdict(r));
   CHECK_THAT(v, Contains("fetch is best on mean TPOT (24ms)."));
   CHECK_THAT(v, Contains("route is 1.25x slower."));
+
+  // The part of the step that grew most over the best's is named.
+  r.policies[0].second.split_attention_s = 0.006;
+  r.policies[0].second.split_moe_s = 0.020;
+  r.policies[1].second.split_attention_s = 0.002;
+  r.policies[1].second.split_moe_s = 0.006;
+  CHECK_THAT(flat(verdict(r)), Contains("route is 1.25x slower; its step grew most in the MoE exchange (waits for the "
+                                        "group's slowest GPU included): 20ms against 6ms."));
   CHECK_THAT(v, Contains("broken is faster, 0.04x of it, an invariant failed."));
   CHECK_THAT(table_legend(r), Contains("TPOT"));
 }
@@ -92,7 +101,7 @@ TEST_CASE("verdict: under an ensemble each margin carries the 5-95% range of the
   r.ensemble = e;
   const std::string v = flat(verdict(r));
   // Nearest-rank quantiles of {8, 12, 20}: p5 the first, p95 the last.
-  CHECK_THAT(v, Contains("route is 10.0x slower (5-95% over the 3 ensemble members: 8.00x to 20.0x)."));
+  CHECK_THAT(v, Contains("route is 10.0x slower (range over the 3 ensemble members: 8.00x to 20.0x)."));
 }
 
 TEST_CASE("verdict: one policy has nothing to compare with, and says how to compare")
@@ -100,4 +109,43 @@ TEST_CASE("verdict: one policy has nothing to compare with, and says how to comp
   RunResult r;
   r.policies = {{"route", policy(0.05)}};
   CHECK_THAT(flat(verdict(r)), Contains("only route ran (mean step latency 50ms); name more policies (--policy NAME"));
+}
+
+TEST_CASE("ensemble: a split figure's range holds every member and the base run, and a note says what moved")
+{
+  // The four members of a report's puzzle: predicate's step p99 at 3.241 ms in one member, 70 to
+  // 89 ms in three (one re-prefill's time at each drawn prefill rate), the base run at 3.3 ms.
+  std::vector<std::vector<std::pair<std::string, PolicyResult>>> members;
+  const double p99[] = {3.241e-3, 88.67e-3, 70.18e-3, 83.87e-3};
+  const std::uint64_t local[] = {8815, 11778, 16229, 12797};
+  for (int k = 0; k < 4; ++k) {
+    PolicyResult p = policy(2.2e-3);
+    p.step_latency_s.p99 = p99[k];
+    p.decisions.local = local[k];
+    p.decisions.route = 900000;
+    members.push_back({{"predicate", p}});
+  }
+  RunResult r;
+  PolicyResult base = policy(2.319e-3);
+  base.step_latency_s.p99 = 3.3e-3;
+  base.decisions.local = 10385;
+  base.decisions.route = 900000;
+  r.policies = {{"predicate", base}};
+  r.ensemble = summarise_ensemble(members, true);
+  // Nearest rank over 4 values: p5 the smallest, p50 the second, p95 the largest.
+  const Spread& s = [&]() -> const Spread& {
+    for (const auto& [f, sp] : r.ensemble->policies.front().second)
+      if (f == "step_latency_s.p99") return sp;
+    FAIL("no step p99 spread");
+    return r.ensemble->policies.front().second.front().second;
+  }();
+  CHECK(s.p5 == 3.241e-3);
+  CHECK(s.p50 == 70.18e-3);
+  CHECK(s.p95 == 88.67e-3);
+  const std::string t = ensemble_table(r);
+  CHECK_THAT(t, Contains("median [min, max: too few members for a 5-95% range]"));
+  CHECK_THAT(t, Contains("70.18ms [3.241ms, 88.67ms]")); // every member and the base inside
+  CHECK_THAT(flat(t), Contains("note: predicate's step p99 splits over the members (3.241ms, 88.67ms, 70.18ms, "
+                               "83.87ms; this run 3.3ms); its local calls range 8815 to 16229 (this run 10385)"));
+  CHECK_THAT(t, !Contains("step mean splits")); // the means agree
 }

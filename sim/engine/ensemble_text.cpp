@@ -1,0 +1,99 @@
+#include "sim/core/units.hpp"
+#include "sim/engine/ensemble.hpp"
+#include "sim/engine/verdict.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace xattn::sim::engine
+{
+namespace
+{
+
+// The figures of the table, as their cells and notes name them.
+struct Shown {
+  const char* figure;
+  const char* words;
+};
+constexpr Shown kShown[] = {{"step_latency_s.mean", "step mean"},
+                            {"step_latency_s.p99", "step p99"},
+                            {"request_latency_s.p50", "req p50"}};
+constexpr const char* kDecisionFigures[] = {"decisions.route", "decisions.fetch", "decisions.local"};
+
+// A spread whose ends are this far apart, or that leaves out the base run by this share of it, is split.
+constexpr double kSplit = 3;
+constexpr double kOutside = 0.25;
+
+std::string seconds(double s)
+{
+  return core::format_seconds(core::Seconds(s));
+}
+
+const Spread* find(const std::vector<std::pair<std::string, Spread>>& figs, std::string_view figure)
+{
+  for (const auto& [f, s] : figs)
+    if (f == figure) return &s;
+  return nullptr;
+}
+
+// "its local calls range 8815 to 16229 (this run 10385)": the decision whose count moved most
+// over the members, relative to the base run's.
+std::string moved_decision(const std::vector<std::pair<std::string, Spread>>& figs, const PolicyResult& base)
+{
+  std::string out;
+  double widest = 0;
+  for (const char* f : kDecisionFigures) {
+    const Spread* s = find(figs, f);
+    if (s == nullptr || s->values.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(s->values.begin(), s->values.end());
+    const double b = ensemble_figure(base, f), width = (*hi - *lo) / std::max(b, 1.0);
+    if (width > widest) {
+      widest = width;
+      out = fmt::format("; its {} calls range {:.0f} to {:.0f} (this run {:.0f})", std::string_view(f).substr(10), *lo,
+                        *hi, b);
+    }
+  }
+  return widest > 0.01 ? out : "";
+}
+
+} // namespace
+
+std::string ensemble_table(const RunResult& result)
+{
+  const Ensemble& e = *result.ensemble;
+  const bool few = e.members < 20; // nearest-rank 5% and 95% of fewer than 20 are the ends
+  std::string out =
+      fmt::format("\nensemble of {} members ({}), median [{}]:\n", e.members,
+                  e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
+                                  : "the profile gives points only: distinct seeds alone",
+                  few ? "min, max: too few members for a 5-95% range" : "5%, 95%");
+  out += fmt::format("{:<10} {:>30} {:>30} {:>30} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
+  std::string notes;
+  for (const auto& [name, figs] : e.policies) {
+    std::string row = fmt::format("{:<10}", name);
+    const PolicyResult* base = result.find(name);
+    for (const Shown& shown : kShown) {
+      const Spread* s = find(figs, shown.figure);
+      row += s == nullptr ? fmt::format(" {:>30}", "-")
+                          : fmt::format(" {:>30}", seconds(s->p50) + " [" + seconds(s->p5) + ", " + seconds(s->p95) + "]");
+      if (s == nullptr || base == nullptr) continue;
+      const double b = ensemble_figure(*base, shown.figure);
+      const bool outside = b * (1 - kOutside) > s->p95 || b * (1 + kOutside) < s->p5;
+      const bool wide = s->p5 > 0 && s->p95 > kSplit * s->p5;
+      if (!outside && !wide) continue;
+      std::string values;
+      for (double v : s->values)
+        values += (values.empty() ? "" : ", ") + seconds(v);
+      notes += wrap(fmt::format("note: {}'s {} splits over the members ({}; this run {}){}: the figure is "
+                                "sensitive to a drawn parameter, next to a threshold or on a saturated resource "
+                                "(docs/confidence.md, \"Split members\").",
+                                name, shown.words, values, seconds(b), moved_decision(figs, *base)),
+                    100);
+    }
+    out += row + fmt::format(" {:>5}\n", e.ok ? "yes" : "NO");
+  }
+  return out + notes;
+}
+
+} // namespace xattn::sim::engine
