@@ -2,6 +2,8 @@
 
 #include "sim/core/error.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -183,6 +185,7 @@ PolicyResult policy_result(const json& j)
 json to_json(const RunResult& r)
 {
   json s;
+  s["format"] = kSummaryFormat;
   s["scenario"] = r.scenario;
   if (!r.run_id.empty()) s["run_id"] = r.run_id;
   s["seed"] = r.seed;
@@ -260,12 +263,26 @@ RunResult run_result(const json& j)
   return r;
 }
 
+void check_summary_format(const json& j, const std::string& file)
+{
+  const json format = j.is_object() ? j.value("format", json(1)) : json(1);
+  if (!format.is_number_integer())
+    core::fail(file, 0, 0, "format", "expected a whole number (the summary layout's version), got " + format.dump());
+  if (format.get<int>() > kSummaryFormat)
+    core::fail(file, 0, 0, "format",
+               fmt::format("summary format {} is newer than this xattn reads ({}): read it with the xattn that "
+                           "wrote it, or a newer one",
+                           format.get<int>(), kSummaryFormat));
+}
+
 RunResult read_run_result(const std::filesystem::path& file)
 {
   std::ifstream in(file);
   if (!in) core::fail(file.string(), 0, 0, "", "cannot read the run's summary");
   try {
-    return run_result(json::parse(in));
+    const json j = json::parse(in);
+    check_summary_format(j, file.string());
+    return run_result(j);
   } catch (const json::exception& e) {
     core::fail(file.string(), 0, 0, "", std::string("not a valid summary: ") + e.what());
   }

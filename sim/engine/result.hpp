@@ -171,13 +171,20 @@ struct RunResult {
 nlohmann::json to_json(const PolicyResult& r);
 PolicyResult policy_result(const nlohmann::json& j);
 
-/// summary.json: {"scenario", "run_id", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
+/// The version of summary.json's layout this xattn writes and reads; a reader refuses a newer one.
+/// Raise it when a key is renamed or removed (adding keys does not need it).
+inline constexpr int kSummaryFormat = 1;
+
+/// summary.json: {"format", "scenario", "run_id", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
 /// (plus "interrupted", "signal", and "limit" and "limit_message" when a guard stopped it, for a run
 /// stopped early; a policy stopped part-way carries "partial": true and "requests_done").
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result(const nlohmann::json& j);
+/// Throws core::InputError naming `file` when summary `j` has a newer format than kSummaryFormat
+/// (one without "format" is of format 1).
+void check_summary_format(const nlohmann::json& j, const std::string& file);
 /// Reads a summary.json (or summary.interrupted.json). Throws core::InputError naming the file
-/// when it cannot be read or parsed.
+/// when it cannot be read or parsed, or is of a newer format.
 RunResult read_run_result(const std::filesystem::path& file);
 
 } // namespace xattn::sim::engine

@@ -74,7 +74,8 @@ std::string step_growth(const PolicyResult& p, const PolicyResult& best)
       most = &part;
   if (most == nullptr) return "";
   return fmt::format("; its step grew most in the {}: {} against {}", most->name,
-                     core::format_seconds(core::Seconds(most->mine)), core::format_seconds(core::Seconds(most->theirs)));
+                     core::format_seconds(core::Seconds(most->mine)),
+                     core::format_seconds(core::Seconds(most->theirs)));
 }
 
 } // namespace
@@ -161,14 +162,12 @@ std::string verdict(const RunResult& result)
 
 std::string table_legend(const RunResult& result)
 {
-  std::string text =
-      "legend: a step is one decode iteration of one request over every layer; req p50 is the median request "
-      "latency (arrival to last token); wire bytes are the bytes moved between GPUs, each transfer once whatever its "
-      "hops; "
-      "route/fetch/local/cached counts the chunk calls each primitive served (cached: the chunk already sat in "
-      "the requester's cache; calls whose chunk is on the requester's own GPU are not counted); ok: every invariant "
-      "held "
-      "(summary.json, \"invariants\"); busiest: the link, holder or requester busy the largest share of the run.";
+  std::string text = "legend: a step is one decode iteration of one request over every layer; req p50 is the "
+                     "median request latency (arrival to last token); wire bytes are the bytes moved between GPUs, "
+                     "each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
+                     "primitive served (cached: the chunk already sat in the requester's cache; calls whose chunk is "
+                     "on the requester's own GPU are not counted); ok: every invariant held (summary.json, "
+                     "\"invariants\"); busiest: the link, holder or requester busy the largest share of the run.";
   if (headline_figure(result) == "tpot_s.mean")
     text += " TPOT: (last token - first token) / (tokens - 1) per request, as vLLM reports it.";
   return wrap(text, 100);

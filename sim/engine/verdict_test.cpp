@@ -149,3 +149,19 @@ TEST_CASE("ensemble: a split figure's range holds every member and the base run,
                                "83.87ms; this run 3.3ms); its local calls range 8815 to 16229 (this run 10385)"));
   CHECK_THAT(t, !Contains("step mean splits")); // the means agree
 }
+
+TEST_CASE("summary.json carries its format; a reader refuses a newer one and names the file")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.01)}};
+  nlohmann::json j = to_json(r);
+  CHECK(j.at("format") == kSummaryFormat);
+  CHECK_NOTHROW(check_summary_format(j, "s.json"));
+  j.erase("format"); // written before the key existed: format 1
+  CHECK_NOTHROW(check_summary_format(j, "s.json"));
+  j["format"] = kSummaryFormat + 1;
+  CHECK_THROWS_WITH(check_summary_format(j, "out/x/summary.json"),
+                    Contains("out/x/summary.json") && Contains("newer than this xattn reads"));
+  j["format"] = "one";
+  CHECK_THROWS_WITH(check_summary_format(j, "s.json"), Contains("expected a whole number"));
+}

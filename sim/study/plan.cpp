@@ -212,8 +212,10 @@ Space make_space(const PlanSpec& p)
 double figure(const std::string& dir, const std::string& id, const std::string& policy, const std::string& metric,
               bool& invariants_ok)
 {
-  std::ifstream in(fs::path(point_dir(dir, id)) / "summary.json");
+  const fs::path file = fs::path(point_dir(dir, id)) / "summary.json";
+  std::ifstream in(file);
   json s = json::parse(in);
+  engine::check_summary_format(s, file.string());
   std::string path =
       "/policies/" + policy + "/" + metric.substr(0, metric.find('.')) + "/" + metric.substr(metric.find('.') + 1);
   invariants_ok = invariants_ok && s["invariants"].value("ok", false);

@@ -153,7 +153,9 @@ std::string write_report(const std::string& dir_in, const std::string& scenario,
     meta["keys"] = m.keys;
     if (scen.empty()) scen = m.base;
   } else {
-    meta["title"] = "xattn run: " + json::parse(slurp(dir / "summary.json")).value("scenario", std::string("?"));
+    const json summary = json::parse(slurp(dir / "summary.json"));
+    engine::check_summary_format(summary, (dir / "summary.json").string());
+    meta["title"] = "xattn run: " + summary.value("scenario", std::string("?"));
     if (scen.empty()) scen = scenario_of_run(dir);
   }
   fs::create_directories(rd);

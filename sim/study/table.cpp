@@ -63,11 +63,20 @@ Table gather(const Manifest& m, const std::string& dir)
       t.missing.push_back(p.id);
       continue;
     }
+    // A summary is renamed into place whole: unreadable means foreign, counted missing. One of a
+    // newer xattn's format is refused (its keys may mean other things).
+    std::ifstream in(sp);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) {
+      t.missing.push_back(p.id);
+      continue;
+    }
+    engine::check_summary_format(j, sp.string());
     engine::RunResult s;
     try {
-      s = engine::read_run_result(sp);
-    } catch (const core::InputError&) {
-      t.missing.push_back(p.id); // a summary is renamed into place whole: unreadable means foreign
+      s = engine::run_result(j);
+    } catch (const nlohmann::json::exception&) {
+      t.missing.push_back(p.id);
       continue;
     }
     ++t.points_complete;
