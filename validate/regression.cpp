@@ -55,7 +55,8 @@ RegressionSpec load_regression(const std::string& path)
   if (!doc.root.IsMap() || !doc.root["scenario"] || !doc.root["checks"] || !doc.root["checks"].IsSequence())
     core::fail(path, 0, 0, "", "expected a mapping with `scenario` and a list `checks`");
   for (const auto& kv : doc.root)
-    if (kv.first.Scalar() != "scenario" && kv.first.Scalar() != "checks" && kv.first.Scalar() != "requires")
+    if (kv.first.Scalar() != "scenario" && kv.first.Scalar() != "checks" && kv.first.Scalar() != "requires" &&
+        kv.first.Scalar() != "sets")
       diags.add({path, kv.first.Mark().line + 1, kv.first.Mark().column + 1, kv.first.Scalar(), "unknown key"});
   // The expected file sits in validate/regression/: scenario paths are relative to the project root.
   const fs::path root = fs::absolute(path).parent_path().parent_path().parent_path();
@@ -63,6 +64,14 @@ RegressionSpec load_regression(const std::string& path)
   if (doc.root["requires"])
     for (const YAML::Node& r : doc.root["requires"])
       if (!fs::exists(root / r.Scalar())) spec.missing.push_back((root / r.Scalar()).lexically_normal().string());
+  if (doc.root["sets"]) {
+    if (!doc.root["sets"].IsSequence())
+      diags.add({path, doc.root["sets"].Mark().line + 1, doc.root["sets"].Mark().column + 1, "sets",
+                 "expected a list of key=value overrides"});
+    else
+      for (const YAML::Node& s : doc.root["sets"])
+        spec.sets.push_back(s.Scalar());
+  }
   if (!fs::is_regular_file(spec.scenario))
     diags.add({path, doc.root["scenario"].Mark().line + 1, 0, "scenario", "no such scenario '" + spec.scenario + "'"});
   for (const YAML::Node& n : doc.root["checks"]) {
@@ -130,7 +139,7 @@ RegressionOutcome run_regression(const RegressionSpec& spec)
     o.report = "skipped: " + spec.missing.front() + " is absent\n";
     return o;
   }
-  sim::engine::Scenario sc = sim::engine::load_scenario(spec.scenario);
+  sim::engine::Scenario sc = sim::engine::load_scenario(spec.scenario, spec.sets);
   sim::engine::RunOptions opt;
   static int counter = 0;
   opt.out_dir =

@@ -36,6 +36,7 @@ struct RegressionSpec {
   std::string file;
   std::string scenario;             ///< resolved path
   std::vector<std::string> missing; ///< `requires:` files that are absent (the check is skipped)
+  std::vector<std::string> sets;    ///< `sets:` overrides the check runs the scenario with (as run --set)
   std::vector<RegressionCheck> checks;
 };
 
