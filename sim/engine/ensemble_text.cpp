@@ -16,9 +16,8 @@ struct Shown {
   const char* figure;
   const char* words;
 };
-constexpr Shown kShown[] = {{"step_latency_s.mean", "step mean"},
-                            {"step_latency_s.p99", "step p99"},
-                            {"request_latency_s.p50", "req p50"}};
+constexpr Shown kShown[] = {
+    {"step_latency_s.mean", "step mean"}, {"step_latency_s.p99", "step p99"}, {"request_latency_s.p50", "req p50"}};
 constexpr const char* kDecisionFigures[] = {"decisions.route", "decisions.fetch", "decisions.local"};
 
 // A spread whose ends are this far apart, or that leaves out the base run by this share of it, is split.
@@ -63,11 +62,10 @@ std::string ensemble_table(const RunResult& result)
 {
   const Ensemble& e = *result.ensemble;
   const bool few = e.members < 20; // nearest-rank 5% and 95% of fewer than 20 are the ends
-  std::string out =
-      fmt::format("\nensemble of {} members ({}), median [{}]:\n", e.members,
-                  e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
-                                  : "the profile gives points only: distinct seeds alone",
-                  few ? "min, max: too few members for a 5-95% range" : "5%, 95%");
+  std::string out = fmt::format("\nensemble of {} members ({}), median [{}]:\n", e.members,
+                                e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
+                                                : "the profile gives points only: distinct seeds alone",
+                                few ? "min, max: too few members for a 5-95% range" : "5%, 95%");
   out += fmt::format("{:<10} {:>30} {:>30} {:>30} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
   std::string notes;
   for (const auto& [name, figs] : e.policies) {
@@ -75,8 +73,9 @@ std::string ensemble_table(const RunResult& result)
     const PolicyResult* base = result.find(name);
     for (const Shown& shown : kShown) {
       const Spread* s = find(figs, shown.figure);
-      row += s == nullptr ? fmt::format(" {:>30}", "-")
-                          : fmt::format(" {:>30}", seconds(s->p50) + " [" + seconds(s->p5) + ", " + seconds(s->p95) + "]");
+      row += s == nullptr
+                 ? fmt::format(" {:>30}", "-")
+                 : fmt::format(" {:>30}", seconds(s->p50) + " [" + seconds(s->p5) + ", " + seconds(s->p95) + "]");
       if (s == nullptr || base == nullptr) continue;
       const double b = ensemble_figure(*base, shown.figure);
       const bool outside = b * (1 - kOutside) > s->p95 || b * (1 + kOutside) < s->p5;
