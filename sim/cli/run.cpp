@@ -24,7 +24,7 @@ struct RunFlags {
   std::string run_id;
   std::vector<std::string> sets;
   std::vector<std::string> policies;
-  int jobs = 0;
+  int workers = 0;
   int ensemble = 0;
   std::string timeline;
   std::string window;
@@ -54,8 +54,9 @@ void add_run(CLI::App& app, Action& action)
       });
   sub->add_option("--set", f->sets, "Override a scenario key: --set engine.granularity=layer (repeatable)");
   sub->add_option("--policy", f->policies, "Run only these policies (repeatable)");
-  sub->add_option("--workers", f->jobs, "Simulations at once, policies and ensemble members (default: one per core)");
-  sub->add_option("--jobs", f->jobs, "The former name of --workers")->group(""); // hidden: scripts that say --jobs
+  sub->add_option("--workers", f->workers,
+                  "Simulations at once, policies and ensemble members (default: one per core)");
+  sub->add_option("--jobs", f->workers, "The former name of --workers")->group(""); // hidden: scripts that say --jobs
   sub->add_option("--ensemble", f->ensemble,
                   "Also run N members per policy with profiles drawn from the profile's uncertainty and their own "
                   "seeds, spread over the cores; the summary gives each headline figure's 5-95% range (N: 2 to 100000)")
@@ -101,7 +102,7 @@ void add_run(CLI::App& app, Action& action)
     opt.out_dir = f->out;
     opt.replace = f->replace;
     opt.run_id = f->run_id;
-    opt.jobs = f->jobs;
+    opt.jobs = f->workers;
     opt.progress = !f->quiet;
     opt.ensemble = f->ensemble;
     opt.timeline = f->timeline;

@@ -83,13 +83,8 @@ std::optional<fs::path> find_input(std::string_view path, const fs::path& beside
 
 std::string no_preset_message(std::string_view kind, std::string_view name, std::string_view folder)
 {
-  const std::vector<std::string> presets = list_presets(folder);
-  std::string msg = "no " + std::string(kind) + " file or preset named '" + std::string(name) + "' (";
-  if (const std::string best = closest(name, presets); !best.empty()) msg += "did you mean '" + best + "'?; ";
-  msg += "presets: ";
-  for (std::size_t i = 0; i < presets.size(); ++i)
-    msg += (i == 0 ? "" : ", ") + presets[i];
-  return msg + ")";
+  return "no " + std::string(kind) + " file or preset named '" + std::string(name) + "' " +
+         hint_and_list(name, list_presets(folder), "presets");
 }
 
 } // namespace xattn::core

@@ -34,14 +34,20 @@ std::string closest(std::string_view typed, const std::vector<std::string>& cand
   return best;
 }
 
-std::string unknown_name(std::string_view kind, std::string_view typed, const std::vector<std::string>& candidates)
+std::string hint_and_list(std::string_view typed, const std::vector<std::string>& candidates, std::string_view label)
 {
-  std::string msg = "unknown " + std::string(kind) + " '" + std::string(typed) + "' (";
+  std::string msg = "(";
   if (const std::string best = closest(typed, candidates); !best.empty()) msg += "did you mean '" + best + "'?; ";
-  msg += "expected one of: ";
+  msg += std::string(label) + ": ";
   for (std::size_t i = 0; i < candidates.size(); ++i)
     msg += (i == 0 ? "" : ", ") + candidates[i];
   return msg + ")";
+}
+
+std::string unknown_name(std::string_view kind, std::string_view typed, const std::vector<std::string>& candidates)
+{
+  return "unknown " + std::string(kind) + " '" + std::string(typed) + "' " +
+         hint_and_list(typed, candidates, "expected one of");
 }
 
 } // namespace xattn::core
