@@ -115,6 +115,17 @@ def main(d):
     return 0
 
 
+def run_table(d):
+    """The comparison table, verdict and legend as `xattn run` printed them: report.md's first
+    fenced block, or None where the folder has no report.md."""
+    path = os.path.join(d, "report.md")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        blocks = f.read().split("```")
+    return blocks[1].strip("\n") if len(blocks) >= 3 else None
+
+
 def write_page(d, meta, figs):
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>%s</title><style>"
              "body{font-family:sans-serif;max-width:1250px;margin:1em auto;padding:0 1em;color:#222;font-size:17px}"
@@ -124,6 +135,10 @@ def write_page(d, meta, figs):
                  html.escape(meta["scenario"])) if "scenario" in meta else ""))
     for n in meta.get("notes", []):
         parts.append("<p><em>%s</em></p>" % html.escape(n))
+    table = run_table(d) if meta.get("kind") == "run" else None
+    if table:
+        parts.append("<figure><figcaption>The run's table, verdict and legend (report.md)</figcaption>"
+                     "<pre style='font-size:12px;overflow-x:auto'>%s</pre></figure>" % html.escape(table))
     for title, name, img in figs:
         if img is None and name == "ensemble.csv":
             continue  # a run without an ensemble has no bands to show

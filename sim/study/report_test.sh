@@ -46,6 +46,7 @@ print("colours:", len(ids), "policies, each its own")
 PY
 "$xattn" report "$work/run"
 html=$work/run/report.html
+grep -q "^verdict: " "$html" || { echo "FAIL: the run report does not show the run's verdict"; exit 1; }
 imgs=$(grep -o "data:image/png;base64," "$html" | wc -l)
 echo "run report: $imgs plots, $(stat -c %s "$html") bytes"
 [ "$imgs" -eq 7 ] ||
