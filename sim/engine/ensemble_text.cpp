@@ -18,7 +18,8 @@ struct Shown {
 };
 constexpr Shown kShown[] = {
     {"step_latency_s.mean", "step mean"}, {"step_latency_s.p99", "step p99"}, {"request_latency_s.p50", "req p50"}};
-constexpr const char* kDecisionFigures[] = {"decisions.route", "decisions.fetch", "decisions.local"};
+constexpr Shown kDecisions[] = {
+    {"decisions.route", "route"}, {"decisions.fetch", "fetch"}, {"decisions.local", "local"}};
 
 // A spread whose ends are this far apart, or that leaves out the base run by this share of it, is split.
 constexpr double kSplit = 3;
@@ -29,28 +30,20 @@ std::string seconds(double s)
   return core::format_seconds(core::Seconds(s));
 }
 
-const Spread* find(const std::vector<std::pair<std::string, Spread>>& figs, std::string_view figure)
-{
-  for (const auto& [f, s] : figs)
-    if (f == figure) return &s;
-  return nullptr;
-}
-
 // "its local calls range 8815 to 16229 (this run 10385)": the decision whose count moved most
 // over the members, relative to the base run's.
-std::string moved_decision(const std::vector<std::pair<std::string, Spread>>& figs, const PolicyResult& base)
+std::string moved_decision(const Ensemble& e, const std::string& policy, const PolicyResult& base)
 {
   std::string out;
   double widest = 0;
-  for (const char* f : kDecisionFigures) {
-    const Spread* s = find(figs, f);
+  for (const Shown& d : kDecisions) {
+    const Spread* s = e.spread(policy, d.figure);
     if (s == nullptr || s->values.empty()) continue;
     const auto [lo, hi] = std::minmax_element(s->values.begin(), s->values.end());
-    const double b = ensemble_figure(base, f), width = (*hi - *lo) / std::max(b, 1.0);
+    const double b = ensemble_figure(base, d.figure), width = (*hi - *lo) / std::max(b, 1.0);
     if (width > widest) {
       widest = width;
-      out = fmt::format("; its {} calls range {:.0f} to {:.0f} (this run {:.0f})", std::string_view(f).substr(10), *lo,
-                        *hi, b);
+      out = fmt::format("; its {} calls range {:.0f} to {:.0f} (this run {:.0f})", d.words, *lo, *hi, b);
     }
   }
   return widest > 0.01 ? out : "";
@@ -61,18 +54,18 @@ std::string moved_decision(const std::vector<std::pair<std::string, Spread>>& fi
 std::string ensemble_table(const RunResult& result)
 {
   const Ensemble& e = *result.ensemble;
-  const bool few = e.members < 20; // nearest-rank 5% and 95% of fewer than 20 are the ends
   std::string out = fmt::format("\nensemble of {} members ({}), median [{}]:\n", e.members,
                                 e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
                                                 : "the profile gives points only: distinct seeds alone",
-                                few ? "min, max: too few members for a 5-95% range" : "5%, 95%");
+                                e.range_is_ends() ? "min, max: too few members for a 5-95% range" : "5%, 95%");
   out += fmt::format("{:<10} {:>30} {:>30} {:>30} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
   std::string notes;
-  for (const auto& [name, figs] : e.policies) {
+  for (const auto& policy : e.policies) {
+    const std::string& name = policy.first;
     std::string row = fmt::format("{:<10}", name);
     const PolicyResult* base = result.find(name);
     for (const Shown& shown : kShown) {
-      const Spread* s = find(figs, shown.figure);
+      const Spread* s = e.spread(name, shown.figure);
       row += s == nullptr
                  ? fmt::format(" {:>30}", "-")
                  : fmt::format(" {:>30}", seconds(s->p50) + " [" + seconds(s->p5) + ", " + seconds(s->p95) + "]");
@@ -87,7 +80,7 @@ std::string ensemble_table(const RunResult& result)
       notes += wrap(fmt::format("note: {}'s {} splits over the members ({}; this run {}){}: the figure is "
                                 "sensitive to a drawn parameter, next to a threshold or on a saturated resource "
                                 "(docs/confidence.md, \"Split members\").",
-                                name, shown.words, values, seconds(b), moved_decision(figs, *base)),
+                                name, shown.words, values, seconds(b), moved_decision(e, name, *base)),
                     100);
     }
     out += row + fmt::format(" {:>5}\n", e.ok ? "yes" : "NO");

@@ -96,11 +96,11 @@ void write_outputs(const Scenario& sc, const RunResult& result, const fs::path& 
   // it replaces the other files leaves a folder without one (incomplete), never one whose files
   // come from two runs.
   // An earlier run's files that this one does not rewrite go too (its report's plots, its
-  // interrupted summary).
+  // interrupted summary); summary.json is kRunFiles' first.
+  static_assert(std::string_view(kRunFiles.front()) == "summary.json");
   std::error_code ec;
-  fs::remove(dir / "summary.json", ec);
   for (const char* name : kRunFiles)
-    if (std::string_view(name) != "summary.json") fs::remove_all(dir / name, ec);
+    fs::remove_all(dir / name, ec);
   concat(sc, parts, ".requests.csv", kRequestsHeader, result.run_id, dir / "requests.csv");
   concat(sc, parts, ".links.csv", kLinksHeader, result.run_id, dir / "links.csv");
   concat(sc, parts, ".holders.csv", kHoldersHeader, result.run_id, dir / "holders.csv");

@@ -103,6 +103,15 @@ double ensemble_figure(const PolicyResult& r, std::string_view figure)
   return v.get<double>();
 }
 
+const Spread* Ensemble::spread(std::string_view policy, std::string_view figure) const
+{
+  for (const auto& [name, figs] : policies)
+    if (name == policy)
+      for (const auto& [f, s] : figs)
+        if (f == figure) return &s;
+  return nullptr;
+}
+
 const PolicyResult* RunResult::find(const std::string& name) const
 {
   for (const auto& [n, p] : policies)

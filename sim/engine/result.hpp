@@ -130,6 +130,12 @@ struct Ensemble {
   std::vector<std::string> problems; ///< the first failed invariants, "member K, POLICY: what"
   /// Per policy, per figure ("step_latency_s.mean", ... kEnsembleFigures), its spread.
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, Spread>>>> policies;
+
+  /// `policy`'s spread of `figure`, or null.
+  const Spread* spread(std::string_view policy, std::string_view figure) const;
+  /// Under 20 members, nearest-rank 5% and 95% are the smallest and the largest member: what is
+  /// printed as a 5-95% range is then the whole range.
+  bool range_is_ends() const { return members < 20; }
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.

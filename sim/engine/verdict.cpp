@@ -36,23 +36,16 @@ std::string ratio_range(const RunResult& r, const std::string& figure, const std
                         const std::string& policy)
 {
   if (!r.ensemble) return "";
-  const std::vector<double>* a = nullptr;
-  const std::vector<double>* b = nullptr;
-  for (const auto& [name, figs] : r.ensemble->policies)
-    for (const auto& [f, s] : figs)
-      if (f == figure) {
-        if (name == policy) a = &s.values;
-        if (name == best) b = &s.values;
-      }
-  if (a == nullptr || b == nullptr || a->size() != b->size() || a->empty()) return "";
+  const Spread* a = r.ensemble->spread(policy, figure);
+  const Spread* b = r.ensemble->spread(best, figure);
+  if (a == nullptr || b == nullptr || a->values.size() != b->values.size() || a->values.empty()) return "";
   std::vector<double> ratios;
-  for (std::size_t k = 0; k < a->size(); ++k) {
-    if (!((*b)[k] > 0)) return "";
-    ratios.push_back((*a)[k] / (*b)[k]);
+  for (std::size_t k = 0; k < a->values.size(); ++k) {
+    if (!(b->values[k] > 0)) return "";
+    ratios.push_back(a->values[k] / b->values[k]);
   }
   const Quantiles q = quantiles(ratios);
-  // Nearest-rank 5% and 95% of fewer than 20 members are the ends.
-  return fmt::format(" ({} over the {} ensemble members: {} to {})", ratios.size() < 20 ? "range" : "5-95%",
+  return fmt::format(" ({} over the {} ensemble members: {} to {})", r.ensemble->range_is_ends() ? "range" : "5-95%",
                      ratios.size(), times(q.p5), times(q.p95));
 }
 
@@ -111,51 +104,53 @@ std::string verdict(const RunResult& result)
 {
   if (result.policies.empty()) return "verdict: no policy finished.\n";
   const std::string figure = headline_figure(result);
-  const auto value = [&figure](const PolicyResult& p) { return ensemble_figure(p, figure); };
-  if (result.policies.size() == 1) {
-    const auto& [name, p] = result.policies.front();
+  std::vector<double> value; // each policy's headline figure, in the policies' order
+  for (const auto& [name, p] : result.policies)
+    value.push_back(ensemble_figure(p, figure));
+  if (result.policies.size() == 1)
     return wrap(fmt::format("verdict: only {} ran ({} {}); name more policies (--policy NAME, repeatable; "
                             "`xattn run --describe` lists them) to compare.",
-                            name, words(figure), core::format_seconds(core::Seconds(value(p)))),
+                            result.policies.front().first, words(figure),
+                            core::format_seconds(core::Seconds(value.front()))),
                 100);
-  }
   // The best among the policies whose invariants held (all of them when none did).
-  const auto usable = [&result](const PolicyResult& p) {
-    const bool any_ok = std::any_of(result.policies.begin(), result.policies.end(),
-                                    [](const auto& q) { return q.second.invariants.ok; });
-    return p.invariants.ok || !any_ok;
-  };
-  const std::pair<std::string, PolicyResult>* best = nullptr;
-  for (const auto& entry : result.policies)
-    if (usable(entry.second) && (best == nullptr || value(entry.second) < value(best->second))) best = &entry;
-  const double b = value(best->second);
-  std::string text = fmt::format("verdict: {} is best on {} ({}{}).", best->first, words(figure),
-                                 core::format_seconds(core::Seconds(b)),
-                                 best->second.invariants.ok ? "" : "; its invariants failed too");
-  std::vector<std::string> ties;
-  for (const auto& [name, p] : result.policies)
-    if (name != best->first && std::abs(value(p) - b) <= kTie * b) ties.push_back(name);
-  if (!ties.empty()) {
+  const bool any_ok =
+      std::any_of(result.policies.begin(), result.policies.end(), [](const auto& q) { return q.second.invariants.ok; });
+  std::size_t best = result.policies.size();
+  for (std::size_t i = 0; i < result.policies.size(); ++i)
+    if ((result.policies[i].second.invariants.ok || !any_ok) &&
+        (best == result.policies.size() || value[i] < value[best]))
+      best = i;
+  const auto& [best_name, best_result] = result.policies[best];
+  const double b = value[best];
+  const auto ties = [&](std::size_t i) { return i != best && std::abs(value[i] - b) <= kTie * b; };
+  std::string text =
+      fmt::format("verdict: {} is best on {} ({}{}).", best_name, words(figure), core::format_seconds(core::Seconds(b)),
+                  best_result.invariants.ok ? "" : "; its invariants failed too");
+  std::vector<std::string> tied;
+  for (std::size_t i = 0; i < result.policies.size(); ++i)
+    if (ties(i)) tied.push_back(result.policies[i].first);
+  if (!tied.empty()) {
     std::string list;
-    for (std::size_t i = 0; i < ties.size(); ++i)
-      list += (i == 0 ? "" : i + 1 == ties.size() ? " and " : ", ") + ties[i];
-    text += fmt::format(" {} {} with it (within {:g}%).", list, ties.size() == 1 ? "ties" : "tie", 100 * kTie);
+    for (std::size_t i = 0; i < tied.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == tied.size() ? " and " : ", ") + tied[i];
+    text += fmt::format(" {} {} with it (within {:g}%).", list, tied.size() == 1 ? "ties" : "tie", 100 * kTie);
   }
-  for (const auto& [name, p] : result.policies) {
-    const double v = value(p);
-    if (name == best->first || std::abs(v - b) <= kTie * b) continue;
+  for (std::size_t i = 0; i < result.policies.size(); ++i) {
+    if (i == best || ties(i)) continue;
+    const auto& [name, p] = result.policies[i];
+    const double v = value[i];
     const std::string margin = b > 0 ? times(v / b) : core::format_seconds(core::Seconds(v - b));
     // Only a policy whose invariants failed can be faster than the best (it was not eligible).
     text += fmt::format(" {} is {} {}{}", name, v < b ? "faster," : margin, v < b ? margin + " of it" : "slower",
-                        ratio_range(result, figure, best->first, name));
+                        ratio_range(result, figure, best_name, name));
     if (!p.invariants.ok) text += ", an invariant failed";
     if (!p.busiest.empty() && p.busiest_share >= kSaturated)
       text += fmt::format(", held back by {} (busy {:.0f}% of the run)", p.busiest, 100 * p.busiest_share);
     else if (!p.busiest.empty())
       text += fmt::format(", no resource near saturation (the busiest, {}, {:.0f}% of the run)", p.busiest,
                           100 * p.busiest_share);
-    text += step_growth(p, best->second);
-    text += ".";
+    text += step_growth(p, best_result) + ".";
   }
   return wrap(text, 100);
 }
