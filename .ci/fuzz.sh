@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Bounded fuzzing (issue 9): builds the libFuzzer targets with clang, ASan and UBSan in their own
-# build folder, then fuzzes each for XATTN_FUZZ_SECONDS (default 30) starting from its seed corpus
-# (<folder>/fuzz_corpus/<target>/, replayed first: a past finding stays a regression test) and the
-# bad-input corpus. Exits non-zero on the first crash, leak, timeout or sanitizer report, naming
-# the input that caused it (copy it into the seed corpus once fixed).
+# Bounded fuzzing: builds the libFuzzer targets with clang, ASan and UBSan in their own build
+# folder (or in XATTN_FUZZ_BUILD, when that folder is already configured with XATTN_FUZZ, as CI's
+# sanitizer build is: its tests and the fuzzers share one compile), then fuzzes each for
+# XATTN_FUZZ_SECONDS (default 30) starting from its seed corpus (<folder>/fuzz_corpus/<target>/,
+# replayed first: a past finding stays a regression test) and the bad-input corpus. Exits non-zero
+# on the first crash, leak, timeout or sanitizer report, naming the input that caused it (copy it
+# into the seed corpus once fixed).
 #   .ci/fuzz.sh [TARGET...]        env: XATTN_FUZZ_SECONDS, XATTN_FUZZ_BUILD (default build-fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +33,10 @@ names=()
 for e in "${entries[@]}"; do names+=("${e%%:*}"); done
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)"; exit 2; }
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DXATTN_FUZZ=ON -DXATTN_BUILD_TESTS=OFF >/dev/null
+if ! grep -q '^XATTN_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DXATTN_FUZZ=ON -DXATTN_BUILD_TESTS=OFF >/dev/null
+fi
 cmake --build "$build" -j "$(nproc)" --target "${names[@]}"
 
 # SimGrid's context switching confuses ASan's fake stacks; nothing here runs a simulation, but

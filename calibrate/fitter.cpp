@@ -1,4 +1,5 @@
 #include "calibrate/fitter.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "sim/core/error.hpp"
 

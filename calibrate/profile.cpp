@@ -1,4 +1,5 @@
 #include "calibrate/profile.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "calibrate/uncertainty.hpp"
 

@@ -8,8 +8,8 @@
 
 #include "calibrate/fit.hpp"
 #include "sim/core/fabric.hpp"
+#include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
-#include "sim/core/yaml.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,5 @@
 // Routed paths from node, leaf and spine arithmetic, and a breadth-first search to cross-check them.
+#include "topologies/graph.hpp"
 #include "topologies/topology.hpp"
 
 #include <boost/graph/breadth_first_search.hpp>
@@ -169,13 +170,13 @@ std::vector<LinkId> Topology::shortest_path(VertexId from, VertexId to) const
   std::vector<bool> seen(vertices_.size(), false);
   struct Recorder : boost::default_bfs_visitor {
     std::vector<LinkId>* via;
-    void tree_edge(Graph::edge_descriptor e, const Graph& g) const
+    void tree_edge(Graph::List::edge_descriptor e, const Graph::List& g) const
     {
       (*via)[boost::target(e, g)] = boost::get(boost::edge_index, g, e);
     }
   } rec;
   rec.via = &via;
-  boost::breadth_first_search(graph_, from, boost::visitor(rec));
+  boost::breadth_first_search(graph_->list, from, boost::visitor(rec));
   std::vector<LinkId> out;
   for (VertexId v = to; v != from;) {
     LinkId id = via[v];

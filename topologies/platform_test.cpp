@@ -1,4 +1,5 @@
 // The SimGrid platform against the graph: same routes, same idle times, max-min sharing.
+#include "sim/core/yaml.hpp"
 #include "topologies/sim_check.hpp"
 #include "topologies/test_topologies.hpp"
 

@@ -1,6 +1,7 @@
 #include "topologies/report.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <map>

@@ -5,7 +5,7 @@
 
 #include "topologies/topology.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <string>
 #include <string_view>

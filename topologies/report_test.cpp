@@ -2,6 +2,7 @@
 #include "topologies/test_topologies.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace xattn;
 using Catch::Matchers::Contains;

@@ -35,8 +35,8 @@
 //     cross_rail: pxn           # rails > 1: pxn (NVLink to the node's GPU on the other rail) or spine
 #pragma once
 
+#include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
-#include "sim/core/yaml.hpp"
 
 #include <filesystem>
 #include <optional>

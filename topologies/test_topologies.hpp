@@ -1,6 +1,7 @@
 // Small hand-checkable topologies shared by the tests (written here, not read from the presets).
 #pragma once
 
+#include "sim/core/yaml.hpp"
 #include "topologies/topology.hpp"
 
 #include <string>

@@ -1,5 +1,7 @@
 // Building the graph from a spec: fixed per-node blocks of vertices and links, then the fabric.
 #include "topologies/topology.hpp"
+#include "sim/core/yaml.hpp"
+#include "topologies/graph.hpp"
 
 #include <boost/graph/connected_components.hpp>
 
@@ -131,9 +133,10 @@ void Topology::build()
     }
   }
 
-  graph_ = Graph(vertices_.size());
+  auto graph = std::make_shared<Graph>(Graph{Graph::List(vertices_.size())});
   for (LinkId id = 0; id < links_.size(); ++id)
-    boost::add_edge(links_[id].a, links_[id].b, id, graph_);
+    boost::add_edge(links_[id].a, links_[id].b, id, graph->list);
+  graph_ = std::move(graph);
 }
 
 void Topology::validate() const
@@ -143,7 +146,7 @@ void Topology::validate() const
     if (!(l.bandwidth.value() > 0.0) || !(l.latency.value() >= 0.0))
       diags.add({spec_.file, 0, 0, "", "link " + l.name + " has no positive bandwidth or a negative latency"});
   std::vector<int> component(vertices_.size());
-  int count = vertices_.empty() ? 0 : boost::connected_components(graph_, component.data());
+  int count = vertices_.empty() ? 0 : boost::connected_components(graph_->list, component.data());
   if (count > 1)
     for (std::size_t v = 1; v < vertices_.size(); ++v)
       if (component[v] != component[0]) {

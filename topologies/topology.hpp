@@ -25,11 +25,10 @@
 #include "sim/core/units.hpp"
 #include "topologies/spec.hpp"
 
-#include <boost/graph/adjacency_list.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,8 +90,9 @@ struct Path {
 class Topology
 {
 public:
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
-                                      boost::property<boost::edge_index_t, LinkId>>;
+  /// The Boost.Graph adjacency list of vertices_ and links_ (topologies/graph.hpp), shared by
+  /// copies: it does not change once built.
+  struct Graph;
 
   /// Builds the graph and validates it: connected, positive bandwidths, counts consistent.
   /// `spec` must come from read_topology_spec without diagnostics. Throws core::InputError.
@@ -148,7 +148,6 @@ public:
   {
     return v < node_count() * vertices_per_node_ ? static_cast<int>(v / vertices_per_node_) : -1;
   }
-  const Graph& graph() const { return graph_; }
 
   /// same-gpu; same NVLink domain (its node, or a rack-scale domain): nvlink (pcie within a node
   /// without NVLink); otherwise ib-same-leaf when the network part of the path crosses one leaf
@@ -215,7 +214,7 @@ private:
   VertexId first_domain_switch_ = 0; ///< multi-node NVLink domains: vertex of domain 0's switch
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
-  Graph graph_;
+  std::shared_ptr<const Graph> graph_;
 };
 
 /// Reads, checks and builds a topology file. Throws core::InputError (file:line:col) on bad input.

@@ -1,6 +1,7 @@
 // libFuzzer target: a topology file through the schema (topo::read_topology_spec), and, when the
 // spec is valid and small enough to build quickly, the Boost.Graph model and a few routed paths.
 // A finding is a crash, a sanitizer report, or an exception other than core::InputError.
+#include "sim/core/yaml.hpp"
 #include "topologies/topology.hpp"
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The topology file's schema and its reader: values first, then the cross-field checks (counts that
 // must divide, references that must resolve), each reported once at the key the user has to fix.
+#include "sim/core/yaml.hpp"
 #include "topologies/spec.hpp"
 
 #include <fmt/format.h>

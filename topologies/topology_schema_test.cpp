@@ -1,4 +1,5 @@
 // Bad topology files: each gives one clear line with file:line:col (the CLI maps it to exit 2).
+#include "sim/core/yaml.hpp"
 #include "topologies/topology.hpp"
 
 #include <catch2/catch.hpp>

@@ -78,7 +78,8 @@ calibrate::Measurements every_other(const calibrate::Measurements& m, int parity
 }
 } // namespace
 
-TEST_CASE("validate: a profile fitted to the harness's JSON passes --max-mape, a 10x-probe profile exits 1")
+TEST_CASE("validate: a profile fitted to the harness's JSON passes --max-mape, a 10x-probe profile exits 1",
+          "[integration]")
 {
   const std::string probe = XATTN_SOURCE_DIR "/calibrate/testdata/probe.json";
   const std::string good = fitted_profile(calibrate::import_file(probe), "fixture-fit");
@@ -99,7 +100,8 @@ TEST_CASE("validate: a profile fitted to the harness's JSON passes --max-mape, a
   fs::remove_all(temp("").parent_path());
 }
 
-TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validated through the engine on the rest")
+TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validated through the engine on the rest",
+          "[integration]")
 {
   const fs::path file = XATTN_SHARED_DIR "/measurements/a100_dgx_nccl_send_recv.csv";
   if (!fs::exists(file)) {

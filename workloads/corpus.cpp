@@ -1,4 +1,5 @@
 #include "workloads/corpus.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "sim/core/check.hpp"
 

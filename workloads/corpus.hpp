@@ -3,7 +3,7 @@
 // one holder instance (or several, for replicated hot chunks), checked against holder HBM.
 #pragma once
 
-#include "sim/core/yaml.hpp"
+#include "sim/core/schema.hpp"
 #include "workloads/request.hpp"
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+#include "sim/core/yaml.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/mooncake.hpp"

@@ -1,4 +1,5 @@
 #include "workloads/datasets.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "sim/core/resources.hpp"
 #include "workloads/compressed_file.hpp"

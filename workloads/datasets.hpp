@@ -3,7 +3,7 @@
 // changed, and per file the format, decompressed size and record count. `xattn data list`.
 #pragma once
 
-#include "sim/core/yaml.hpp"
+#include "sim/core/schema.hpp"
 #include "workloads/trace_format.hpp"
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // seed, on every platform (own RNG and sampling, workloads/rng.hpp).
 #pragma once
 
-#include "sim/core/yaml.hpp"
+#include "sim/core/schema.hpp"
 #include "workloads/request.hpp"
 #include "workloads/rng.hpp"
 

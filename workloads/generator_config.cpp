@@ -1,4 +1,5 @@
 // The generator's YAML schema and reader (generator.hpp).
+#include "sim/core/yaml.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/request_id.hpp"
 

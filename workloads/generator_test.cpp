@@ -1,3 +1,4 @@
+#include "sim/core/yaml.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/stats.hpp"
 #include "workloads/test_util.hpp"

@@ -1,4 +1,5 @@
 #include "workloads/selection.hpp"
+#include "sim/core/yaml.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // tokens, a share from hot blocks, the rest spread over the context.
 #pragma once
 
-#include "sim/core/yaml.hpp"
+#include "sim/core/schema.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/rng.hpp"
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace xattn::bench
 {
@@ -48,5 +49,25 @@ nlohmann::json bare_simgrid(const std::string& topology, std::uint64_t messages,
 /// `xattn run` of a scenario (one policy, one job): wall time and the engine's own counters.
 nlohmann::json engine_replay(const std::string& xattn, const std::string& scenario, const std::string& policy,
                              const std::string& extra_args);
+
+/// One row of the long tier's list (sim/bench/long.tsv, which says what the columns mean).
+struct LongItem {
+  std::string name;
+  bool ratio = false;  ///< a speed ratio against a reference; else a check (the exit status)
+  double bound = 0;    ///< ratios: the bound on command / reference wall time
+  bool at_most = true; ///< ratios: the bound is an upper one
+  std::string command; ///< {xattn} and {src} stand for the binary and the source folder
+  std::string reference;
+  std::string why;
+  int line = 0;
+};
+
+/// Reads the long tier's list; throws core::InputError naming the file and line of a bad row.
+std::vector<LongItem> load_long_items(const std::string& path);
+
+/// Runs one item (and, for a ratio, its reference) in `work`/NAME/, printing its figures beside
+/// its bound on stdout; returns them as JSON with "ok".
+nlohmann::json run_long_item(const LongItem& item, const std::string& xattn, const std::string& src,
+                             const std::string& work);
 
 } // namespace xattn::bench

@@ -1,11 +1,15 @@
-// xattn_bench: measures, in one run, what issue 9 asks and writes one JSON of figures.
+// xattn_bench: the engine's speed and memory figures in one run, written as one JSON.
 //   xattn_bench [--out FILE] [--quick] [--xattn PATH] [--scenario FILE] [--mooncake FILE]
+//   xattn_bench --long [--only NAME]... [--work DIR] [--out FILE] [--xattn PATH]
 // Figures: platform build of the 1,024- and 8,192-GPU presets; closed-form predicate decisions
 // per second; trace import (Mooncake) requests and block references per second; the engine's
 // exchanges per wall second on a replay against a bare SimGrid loop of as many messages of the
 // same mean size (the ceiling); the peak memory of each. BENCHMARKS.md records a run.
+// --long runs the long tier instead (sim/bench/long.tsv: the whole-trace checks and the speed
+// ratios), prints each figure beside its bound and exits 1 when one fails.
 #include "sim/bench/bench.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
 
@@ -44,10 +48,67 @@ std::string load_average()
   return one + " " + five + " " + fifteen;
 }
 
+json machine()
+{
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"cpu", cpu_model()},
+          {"nproc", std::thread::hardware_concurrency()},
+          {"date", date},
+          {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR)},
+          {"compiler", __VERSION__},
+          {"load_average_at_start", load_average()}};
+}
+
 std::string data(const std::string& rel)
 {
   auto p = core::find_data(rel);
   return p ? p->string() : std::string();
+}
+
+/// --long: every row of sim/bench/long.tsv (or those --only names), one after the other.
+int run_long(const std::string& xattn, const std::vector<std::string>& only, const std::string& work,
+             const std::string& out)
+{
+  const std::string list = data("sim/bench/long.tsv");
+  if (list.empty()) {
+    std::cerr << "xattn_bench: sim/bench/long.tsv not found (set XATTN_DATA_DIR to the source folder)\n";
+    return 2;
+  }
+  std::vector<bench::LongItem> items;
+  try {
+    items = bench::load_long_items(list);
+  } catch (const core::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  for (const std::string& name : only)
+    if (std::none_of(items.begin(), items.end(), [&](const bench::LongItem& i) { return i.name == name; })) {
+      std::cerr << "xattn_bench: --only: no item '" << name << "' in " << list << "\n";
+      return 2;
+    }
+  const std::string src = fs::path(list).parent_path().parent_path().parent_path().string();
+  const std::string scratch = fs::absolute(work).string();
+  json r = json::array();
+  int failed = 0, skipped = 0;
+  for (const bench::LongItem& item : items) {
+    if (!only.empty() && std::find(only.begin(), only.end(), item.name) == only.end()) continue;
+    r.push_back(bench::run_long_item(item, fs::absolute(xattn).string(), src, scratch));
+    failed += r.back()["ok"].get<bool>() ? 0 : 1;
+    skipped += r.back().value("skipped", false) ? 1 : 0;
+  }
+  const int ran = static_cast<int>(r.size());
+  std::cout << "long: " << ran - failed - skipped << " passed, " << failed << " failed, " << skipped
+            << " skipped (logs in " << scratch << ")\n";
+  try {
+    core::write_file_atomically(out, json{{"machine", machine()}, {"long", r}}.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "xattn_bench: cannot write " << out << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (failed > 0) return 1;
+  return skipped == ran ? 77 : 0; // 77: ctest's skip code (nothing could run here)
 }
 
 void say(const std::string& what, const json& j)
@@ -58,8 +119,9 @@ void say(const std::string& what, const json& j)
 
 int main(int argc, char** argv)
 {
-  std::string out = "bench.json", xattn, scenario, mooncake;
-  bool quick = false;
+  std::string out = "bench.json", xattn, scenario, mooncake, work = "bench-long";
+  bool quick = false, long_tier = false;
+  std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -79,14 +141,22 @@ int main(int argc, char** argv)
       scenario = value();
     else if (a == "--mooncake")
       mooncake = value();
+    else if (a == "--long")
+      long_tier = true;
+    else if (a == "--only")
+      only.push_back(value());
+    else if (a == "--work")
+      work = value();
     else {
-      std::cerr << "usage: xattn_bench [--out FILE] [--quick] [--xattn PATH] [--scenario FILE] [--mooncake FILE]\n";
+      std::cerr << "usage: xattn_bench [--out FILE] [--quick] [--xattn PATH] [--scenario FILE] [--mooncake FILE]\n"
+                   "       xattn_bench --long [--only NAME]... [--work DIR] [--out FILE] [--xattn PATH]\n";
       return 2;
     }
   }
   std::error_code ec;
   if (xattn.empty())
     xattn = (fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path().parent_path() / "xattn").string();
+  if (long_tier) return run_long(xattn, only, work, out);
   if (scenario.empty())
     scenario = !data("scenarios/mooncake-1024.yaml").empty() ? data("scenarios/mooncake-1024.yaml")
                                                              : data("scenarios/quickstart.yaml");
@@ -94,16 +164,8 @@ int main(int argc, char** argv)
     mooncake = data("workloads/data/mooncake/conversation_trace.jsonl.zst");
 
   json r;
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  r["machine"] = {{"cpu", cpu_model()},
-                  {"nproc", std::thread::hardware_concurrency()},
-                  {"date", date},
-                  {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR)},
-                  {"compiler", __VERSION__},
-                  {"quick", quick},
-                  {"load_average_at_start", load_average()}};
+  r["machine"] = machine();
+  r["machine"]["quick"] = quick;
 
   for (auto [key, file] : {std::pair{"platform_1024", "topologies/ndr400-128.yaml"},
                            std::pair{"platform_8192", "topologies/ndr400-1024.yaml"}}) {

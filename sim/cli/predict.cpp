@@ -8,6 +8,7 @@
 
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace xattn::cli
 {

@@ -2,7 +2,7 @@
 // YAML reader (its error messages, yaml.cpp) and the schema listing (`describe`, schema_text.cpp).
 #pragma once
 
-#include "sim/core/yaml.hpp"
+#include "sim/core/schema.hpp"
 
 #include <optional>
 #include <string>

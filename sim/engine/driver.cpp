@@ -9,6 +9,7 @@
 #include "sim/engine/run_folder.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/stop.hpp"
+#include "sim/engine/timeline.hpp"
 
 #include <fmt/format.h>
 

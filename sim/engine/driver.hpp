@@ -6,7 +6,7 @@
 
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
-#include "sim/engine/timeline.hpp"
+#include "sim/engine/time_window.hpp"
 
 #include <nlohmann/json.hpp>
 

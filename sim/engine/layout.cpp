@@ -1,4 +1,5 @@
 #include "sim/engine/layout.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "sim/core/units.hpp"
 #include "sim/model/serving.hpp"

@@ -25,7 +25,7 @@
 
 #include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
-#include "sim/model/pricing.hpp"
+#include "sim/model/path.hpp"
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 

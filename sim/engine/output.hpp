@@ -5,8 +5,6 @@
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <string>
 

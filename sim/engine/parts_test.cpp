@@ -1,5 +1,6 @@
 // The engine's parts on their own: the holder's processor sharing, the copy-stream pool, the LRU
 // cache, the network's re-solves and its end-date heap, each against a hand-computed answer.
+#include "calibrate/profile.hpp"
 #include "sim/engine/cache.hpp"
 #include "sim/engine/clock.hpp"
 #include "sim/engine/compute.hpp"

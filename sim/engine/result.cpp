@@ -3,6 +3,7 @@
 #include "sim/core/error.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <sstream>

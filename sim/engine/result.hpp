@@ -6,7 +6,7 @@
 
 #include "sim/core/fabric.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <array>
 #include <cstdint>

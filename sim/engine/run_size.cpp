@@ -1,4 +1,5 @@
 #include "sim/engine/run_size.hpp"
+#include "sim/core/yaml.hpp"
 
 #include <fmt/format.h>
 

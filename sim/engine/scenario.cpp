@@ -1,4 +1,5 @@
 #include "sim/engine/scenario.hpp"
+#include "sim/core/yaml.hpp"
 #include "sim/engine/layout.hpp"
 #include "sim/engine/run_size.hpp"
 

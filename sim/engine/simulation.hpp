@@ -17,7 +17,6 @@
 #include "workloads/corpus.hpp"
 #include "workloads/selection.hpp"
 
-#include <nlohmann/json.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
 #include <cstdio>

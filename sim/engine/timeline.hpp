@@ -12,7 +12,8 @@
 
 #include "sim/core/units.hpp"
 #include "sim/engine/scenario.hpp"
-#include "sim/model/cost_model.hpp"
+#include "sim/engine/time_window.hpp"
+#include "sim/model/primitive.hpp"
 #include "topologies/topology.hpp"
 
 #include <array>
@@ -30,14 +31,6 @@ namespace xattn::sim::engine
 
 class Network;
 
-/// The simulated time a timeline keeps: events overlapping [from, to].
-struct TimeWindow {
-  core::Seconds from{0};
-  core::Seconds to{std::numeric_limits<double>::infinity()}; ///< +infinity: to the end of the run
-};
-/// Parses `--window FROM:TO` ("0s:2s", "500ms:1.5s"; units as everywhere, sim/core/units.hpp).
-/// Throws core::InputError on a missing or unknown unit, a missing ':', or TO <= FROM.
-TimeWindow parse_window(std::string_view text);
 /// Throws core::InputError unless `path` names a file in an existing folder (before a run starts).
 void check_timeline_path(const std::string& path);
 /// Joins the policies' fragments (`<policy>.timeline.json` in `parts`, the scenario's policy

@@ -4,6 +4,7 @@
 #include "sim/engine/verdict.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace xattn::sim::engine;
 using Catch::Matchers::Contains;

@@ -4,6 +4,7 @@
 #include "workloads/rng.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -8,6 +8,7 @@
 #include "workloads/rng.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "sim/model/pricing.hpp"
+#include "sim/model/primitive.hpp"
 
 #include <array>
 #include <limits>
@@ -17,9 +18,6 @@
 
 namespace xattn::sim
 {
-
-enum class Primitive { kRoute, kFetch, kLocal };
-std::string_view to_string(Primitive p);
 
 /// What one attention call needs from remote holders.
 struct CallShape {

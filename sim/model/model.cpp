@@ -1,4 +1,5 @@
 #include "sim/model/model.hpp"
+#include "sim/core/yaml.hpp"
 
 #include "sim/core/resources.hpp"
 

@@ -5,8 +5,8 @@
 // values, and each row's partial result is kv_lora_rank values plus one fp32 log-sum-exp.
 #pragma once
 
+#include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
-#include "sim/core/yaml.hpp"
 
 #include <string>
 #include <string_view>

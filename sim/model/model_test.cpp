@@ -1,3 +1,4 @@
+#include "sim/core/yaml.hpp"
 #include "sim/model/model.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,7 @@
 #include "sim/model/predict.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>

@@ -4,7 +4,7 @@
 
 #include "sim/model/cost_model.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <string>

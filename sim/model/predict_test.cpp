@@ -1,6 +1,7 @@
 #include "sim/model/sweep.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

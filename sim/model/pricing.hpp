@@ -11,6 +11,7 @@
 #include "calibrate/profile.hpp"
 #include "sim/core/fabric.hpp"
 #include "sim/model/model.hpp"
+#include "sim/model/path.hpp"
 
 #include <string>
 
@@ -21,36 +22,10 @@ using calibrate::Profile;
 using core::BytesPerSec;
 using core::Seconds;
 
-/// The requester-holder path as the model sees it.
-struct PathCost {
-  core::FabricClass fabric = core::FabricClass::kIbSpine;
-  BytesPerSec bottleneck; ///< slowest link on the path, per direction
-  Seconds latency;        ///< one-way wire latency sum (the profile's wire_latency on its nominal path)
-  /// Disjoint routes the requester's transfers to several holders spread over (its node's NICs
-  /// when it stripes them rail-matched: `xattn predict --rails`); 1: they share one. The engine
-  /// needs none of this: it routes each transfer on its own relayed path.
-  int lanes = 1;
-};
 /// The profile's nominal path for a fabric class (predict without --topology): the link at its
 /// nominal rate, the probe's own wire latency.
 PathCost nominal_path(const Profile& p, core::FabricClass f);
 
-/// How one message of a given size moves alone on a path.
-///
-/// A message sent by `blocks` thread blocks moves at min(blocks x block_rate, e x bottleneck),
-/// where e = curve bandwidth at its size / the fabric's nominal bandwidth (the share of a link's
-/// capacity that a bulk transfer turns into progress); blocks that sustain the fabric's bulk rate
-/// (`bandwidth`) move it at e x bottleneck whatever its size (the curve was measured that way). When the blocks bind,
-/// the message is `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor` 1);
-/// when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it is given, alone or
-/// shared (SimGrid's bandwidth factor; the engine's solver works in capacity). A fitted segment of small messages may
-/// give e > 1: its line fits latency-dominated times.
-struct Flow {
-  BytesPerSec rate;  ///< alone on the path
-  double factor = 1; ///< progress per unit of link capacity
-  bool link_bound = false;
-  int blocks = 1;
-};
 Flow flow(const Profile& p, const PathCost& path, Bytes size, int blocks);
 
 /// Fixed time of a message of `size` bytes by `transport` on `fabric`: the probe, plus what the

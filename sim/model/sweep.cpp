@@ -1,6 +1,7 @@
 #include "sim/model/sweep.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cmath>
