@@ -111,8 +111,7 @@ TEST_CASE("check: the halves split every transfer series, by alternate sizes or 
   CHECK_THROWS_WITH(split_measurements(m, CheckOptions{}), Catch::Contains("m.csv: error: s: too few points to split"));
 }
 
-TEST_CASE("check: the A100 table, fitted on alternate sizes, stays within 1.5x its noise floor (exit 0)",
-          "[integration]")
+TEST_CASE("check: the A100 table, fitted on alternate sizes, stays within 1.5x its noise floor (exit 0)", "[long]")
 {
   const fs::path file = XATTN_SHARED_DIR "/measurements/a100_dgx_nccl_send_recv.csv";
   if (!fs::exists(file)) {
@@ -141,7 +140,7 @@ TEST_CASE("check: the A100 table, fitted on alternate sizes, stays within 1.5x i
 }
 
 TEST_CASE("check: the H100 table's falling NVLink times are fitted as a curve, and the check says how far off",
-          "[integration]")
+          "[long]")
 {
   const std::string file = XATTN_SOURCE_DIR "/calibrate/data/vidur-h100-dgx/send_recv.csv.zst";
   const fs::path out = temp("h100");

@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/pricing.hpp"
 
 #include <fmt/format.h>
 

@@ -101,7 +101,7 @@ TEST_CASE("validate: a profile fitted to the harness's JSON passes --max-mape, a
 }
 
 TEST_CASE("validate: NCCL send/recv on an A100 DGX, calibrated on half, validated through the engine on the rest",
-          "[integration]")
+          "[long]")
 {
   const fs::path file = XATTN_SHARED_DIR "/measurements/a100_dgx_nccl_send_recv.csv";
   if (!fs::exists(file)) {

@@ -1,4 +1,4 @@
-// xattn_bench: the figures of issue 9 in one run (see BENCHMARKS.md at the top of the repository).
+// xattn_bench: the engine's speed and memory figures in one run, and the long tier (BENCHMARKS.md).
 // Each measurement returns a JSON object; anything that creates a SimGrid engine runs in its own
 // forked process (one simulation per process: docs/architecture.md), and its peak memory is that
 // child's maximum resident set.

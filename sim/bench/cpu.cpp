@@ -1,6 +1,7 @@
 // The measurements that need no SimGrid engine: the closed-form predicate and trace import.
 #include "sim/bench/bench.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/pricing.hpp"
 #include "workloads/trace_format.hpp"
 
 #include <sys/resource.h>

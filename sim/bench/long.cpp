@@ -36,7 +36,9 @@ std::vector<std::string> split_tabs(const std::string& line)
 
 std::string expand(std::string command, const std::string& xattn, const std::string& src)
 {
-  for (auto [key, value] : {std::pair{std::string("{xattn}"), xattn}, std::pair{std::string("{src}"), src}})
+  const std::string build = fs::path(xattn).parent_path().string();
+  for (auto [key, value] : {std::pair{std::string("{xattn}"), xattn}, std::pair{std::string("{src}"), src},
+                            std::pair{std::string("{build}"), build}})
     for (std::size_t at; (at = command.find(key)) != std::string::npos;)
       command.replace(at, key.size(), value);
   return command;

@@ -7,6 +7,7 @@
 #include "sim/engine/clock.hpp"
 #include "sim/engine/iteration.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/model/pricing.hpp"
 #include "sim/model/serving.hpp"
 
 #include <functional>

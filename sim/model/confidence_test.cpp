@@ -5,6 +5,7 @@
 #include "calibrate/fitter.hpp"
 #include "calibrate/uncertainty.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/model/pricing.hpp"
 #include "workloads/rng.hpp"
 
 #include <catch2/catch.hpp>

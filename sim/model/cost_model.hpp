@@ -8,7 +8,10 @@
 // contention.
 #pragma once
 
-#include "sim/model/pricing.hpp"
+#include "calibrate/profile.hpp"
+#include "sim/core/fabric.hpp"
+#include "sim/model/model.hpp"
+#include "sim/model/path.hpp"
 #include "sim/model/primitive.hpp"
 
 #include <array>
@@ -18,6 +21,8 @@
 
 namespace xattn::sim
 {
+
+using calibrate::Profile;
 
 /// What one attention call needs from remote holders.
 struct CallShape {

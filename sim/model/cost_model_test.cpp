@@ -1,4 +1,5 @@
 #include "sim/model/cost_model.hpp"
+#include "sim/model/pricing.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,5 @@
 #include "sim/model/predict.hpp"
+#include "sim/model/pricing.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
