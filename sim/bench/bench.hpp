@@ -59,7 +59,6 @@ struct LongItem {
   std::string command; ///< {xattn} and {src} stand for the binary and the source folder
   std::string reference;
   std::string why;
-  int line = 0;
 };
 
 /// Reads the long tier's list; throws core::InputError naming the file and line of a bad row.

@@ -114,7 +114,7 @@ std::vector<LongItem> load_long_items(const std::string& path)
     const std::vector<std::string> c = split_tabs(line);
     const auto bad = [&](const std::string& what) { core::fail(path, line_no, 0, "", what); };
     if (c.size() != 6) bad(fmt::format("expected 6 tab-separated columns, got {}", c.size()));
-    LongItem it{.name = c[0], .command = c[3], .reference = c[4], .why = c[5], .line = line_no};
+    LongItem it{.name = c[0], .command = c[3], .reference = c[4], .why = c[5]};
     if (c[1] == "check") {
       it.ratio = false;
       if (c[2] != "-" || c[4] != "-") bad("a check has no bound and no reference: write -");
