@@ -118,8 +118,8 @@ TEST_CASE("engine: the same seed gives byte-identical summaries, another seed do
   REQUIRE(q);
   auto dir = fresh_dir("seed");
   auto summary = [&](const std::string& tag, int seed) {
-    sim::engine::Scenario sc =
-        sim::engine::load_scenario(q->string(), {"workload.generator.requests=40", "seed=" + std::to_string(seed)});
+    sim::engine::Scenario sc = sim::engine::load_scenario(
+        q->string(), {"workload.generator.requests=40", "policies=[route, predicate]", "seed=" + std::to_string(seed)});
     sim::engine::RunOptions opt;
     opt.out_dir = (dir / tag).string();
     opt.run_id = "seed-test"; // the same id: summaries differ only by what ran
