@@ -311,6 +311,7 @@ void IterationSteps::finish()
     sim.split_gemm_ += plan->gemm_s;
     sim.split_moe_ += plan->moe_s;
     ++sim.steps_;
+    sim.load_.token(t);
   }
   // Finished requests leave (keeping the others' arrival order).
   for (auto it = in.active.begin(); it != in.active.end();) {

@@ -61,17 +61,21 @@ RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, Pol
 
 std::string comparison_table(const RunResult& result)
 {
-  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5}  {}\n", "policy",
+  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", "policy",
                                 "requests", "steps", "step mean", "step p99", "req p50", "wire bytes",
-                                "route/fetch/local/cached", "ok", "busiest (share of the run)");
+                                "route/fetch/local/cached", "ok", "delivered", "busiest (share of the run)");
   for (const auto& [name, p] : result.policies) {
     const Decisions& d = p.decisions;
     const std::string busiest = p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
-    out += fmt::format(
-        "{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5}  {}\n", name, p.requests, p.steps,
-        human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
-        human_seconds(p.request_latency_s.p50), core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
-        fmt::format("{}/{}/{}/{}", d.route, d.fetch, d.local, d.cached), p.invariants.ok ? "yes" : "NO", busiest);
+    const std::string delivered =
+        p.load.window_s > 0 ? fmt::format("{:.0f}%{}", 100 * p.load.steady_share(), p.load.overloaded ? " OVER" : "")
+                            : std::string("-");
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", name, p.requests,
+                       p.steps, human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+                       human_seconds(p.request_latency_s.p50),
+                       core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
+                       fmt::format("{}/{}/{}/{}", d.route, d.fetch, d.local, d.cached), p.invariants.ok ? "yes" : "NO",
+                       delivered, busiest);
   }
   if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
     out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean", "TPOT p99",

@@ -57,6 +57,34 @@ Decisions decisions(const json& j)
   return fields_from<Decisions>(j, kDecisionFields);
 }
 
+// summary.json's "load" object, its numbers by name.
+constexpr std::array<std::pair<const char*, double LoadFigures::*>, 9> kLoadFields{
+    {{"window_s", &LoadFigures::window_s},
+     {"offered_tokens_per_s", &LoadFigures::offered_tokens_per_s},
+     {"delivered_tokens_per_s", &LoadFigures::delivered_tokens_per_s},
+     {"offered_requests_per_s", &LoadFigures::offered_requests_per_s},
+     {"delivered_requests_per_s", &LoadFigures::delivered_requests_per_s},
+     {"steady_offered_tokens_per_s", &LoadFigures::steady_offered_tokens_per_s},
+     {"steady_delivered_tokens_per_s", &LoadFigures::steady_delivered_tokens_per_s},
+     {"backlog_requests", &LoadFigures::backlog_requests},
+     {"backlog_tokens", &LoadFigures::backlog_tokens}}};
+
+json load(const LoadFigures& f)
+{
+  json j = fields_json(f, kLoadFields);
+  j["overloaded"] = f.overloaded;
+  j["gpus"] = f.gpus;
+  j["steady_delivered_share"] = f.steady_share(); // written for readers; computed again on reading
+  return j;
+}
+LoadFigures load(const json& j)
+{
+  LoadFigures f = fields_from<LoadFigures>(j, kLoadFields);
+  f.overloaded = j.value("overloaded", false);
+  f.gpus = j.value("gpus", std::uint64_t{0});
+  return f;
+}
+
 json invariants(const Invariants& v)
 {
   return {{"ok", v.ok},
@@ -133,6 +161,7 @@ json to_json(const PolicyResult& r)
             {"request_latency_s", latency(r.request_latency_s)},
             {"tpot_s", latency(r.tpot_s)},
             {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"load", load(r.load)},
             {"wire_bytes", r.wire_bytes},
             {"wire_bytes_by_fabric", by_fabric},
             {"decisions", decisions(r.decisions)},
@@ -176,6 +205,7 @@ PolicyResult policy_result(const json& j)
   r.ep_dispatch_s = latency(section(j, "ep_dispatch_s"));
   r.ep_combine_s = latency(section(j, "ep_combine_s"));
   r.output_tokens_per_s_per_gpu = j.value("output_tokens_per_s_per_gpu", 0.0);
+  r.load = load(section(j, "load"));
   r.wire_bytes = u64(j, "wire_bytes");
   const json by = section(j, "wire_bytes_by_fabric");
   for (core::FabricClass f : core::kAllFabrics)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sim/core/fabric.hpp"
+#include "sim/engine/load.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -87,7 +88,12 @@ struct PolicyResult {
   /// Time per output token as vLLM reports it: each finished request's (end - first token) /
   /// (tokens - 1), over the requests with two tokens or more.
   LatencyStats tpot_s;
-  double output_tokens_per_s_per_gpu = 0; ///< decoded tokens over the simulated time and the requester GPUs
+  /// Decoded tokens over the simulated time and every GPU the run uses (requesters and holders:
+  /// work moved to a holder is not free).
+  double output_tokens_per_s_per_gpu = 0;
+  /// Offered against delivered load over the arrival window, and whether the policy kept up
+  /// (load.hpp). An overloaded policy's latencies are a growing queue's: never ranked.
+  LoadFigures load;
   /// engine.step full with ep > 1, per GPU and MoE round: its dispatch (from the last GPU reaching
   /// the MoE layers to its last incoming token) and its combine (from its experts' end to its
   /// tokens' last result back). Written only for such a run.

@@ -70,8 +70,13 @@ PolicyResult Simulation::figures()
   }
   r.ep_dispatch_s = latency_stats(ep_dispatch_);
   r.ep_combine_s = latency_stats(ep_combine_);
-  if (now() > 0 && !sc_.requesters.empty())
-    r.output_tokens_per_s_per_gpu = static_cast<double>(steps_) / now() / static_cast<double>(sc_.requesters.size());
+  std::vector<topo::GpuId> gpus = sc_.requesters;
+  gpus.insert(gpus.end(), sc_.holders.begin(), sc_.holders.end());
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  r.load = load_.figures(sc_.overload_tolerance, gpus.size());
+  if (now() > 0 && !gpus.empty())
+    r.output_tokens_per_s_per_gpu = static_cast<double>(steps_) / now() / static_cast<double>(gpus.size());
   double wire = 0;
   for (core::FabricClass f : core::kAllFabrics) {
     const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];

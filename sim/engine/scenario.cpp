@@ -152,6 +152,12 @@ const core::Schema kEngineSchema{
      .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive,
      .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "overload_tolerance",
+     .def = "0.1",
+     .meaning = "a policy that delivers fewer output tokens than (1 - this) of those offered over the second half "
+                "of the arrival window is overloaded: its backlog grew, its latencies are a growing queue's and are "
+                "not ranked",
+     .range = {0, 1, "a share of the offered tokens"}},
     {.key = "step",
      .kind = FieldKind::kChoice,
      .def = "attention",
@@ -501,6 +507,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                                  : std::to_string(t.nics->count) + " NIC per node"));
   }
   sc.predicate_prior_steps = eng.number("predicate_prior_steps");
+  sc.overload_tolerance = eng.number("overload_tolerance");
   if (eng.has("max_memory")) {
     sc.max_memory = eng.bytes("max_memory");
     sc.max_memory_origin = "engine.max_memory = " + core::format_bytes(sc.max_memory);

@@ -75,6 +75,9 @@ struct Scenario {
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;
+  /// engine.overload_tolerance: the share of the offered output tokens a policy may fall short by
+  /// over the second half of the arrival window and still keep up (load.hpp).
+  double overload_tolerance = 0.1;
   double predicate_prior_steps = 256; ///< predicate's expected output length before any request ended
   /// engine.max_memory, or its default (core::default_memory_limit): the run stops cleanly past it.
   core::Bytes max_memory{0};

@@ -152,6 +152,7 @@ void Simulation::on_arrival()
               "a request arrives at the time the stream gave it");
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
+  load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
   const int inst = homes_.of(pending_);
   a->home = inst;
   Instance& in = *instances_[inst];
@@ -209,6 +210,7 @@ void Simulation::start_iteration(int inst)
 void Simulation::record_finished(Active& a, double finish)
 {
   ++finished_;
+  load_.finished(finish);
   completed_output_ += static_cast<double>(a.steps_total);
   request_latency_.push_back(static_cast<float>(finish - a.arrival));
   if (a.steps_done >= 2)

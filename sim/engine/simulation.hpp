@@ -8,6 +8,7 @@
 #include "sim/engine/cache.hpp"
 #include "sim/engine/compute.hpp"
 #include "sim/engine/homes.hpp"
+#include "sim/engine/load.hpp"
 #include "sim/engine/network.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
@@ -132,6 +133,7 @@ private:
   std::vector<float> request_latency_;
   std::vector<float> tpot_;     ///< per finished request with two tokens or more
   double completed_output_ = 0; ///< sum of output lengths of finished requests (predicate)
+  LoadRecorder load_;           ///< offered against delivered load (load.hpp)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;
   double last_progress_ = 0; ///< wall time of the last progress line

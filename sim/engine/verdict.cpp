@@ -71,6 +71,38 @@ std::string step_growth(const PolicyResult& p, const PolicyResult& best)
                      core::format_seconds(core::Seconds(most->theirs)));
 }
 
+// Where the policy's queue grew: its busiest resource, when busy half the run or more.
+std::string held_back(const PolicyResult& p)
+{
+  if (p.busiest.empty() || p.busiest_share < kSaturated) return "";
+  return fmt::format(", held back by {} (busy {:.0f}% of the run)", p.busiest, 100 * p.busiest_share);
+}
+
+// "route is overloaded: ..." for a policy that did not keep up with the load.
+std::string overloaded(const std::string& name, const PolicyResult& p)
+{
+  return fmt::format("{} is overloaded: it delivered {:.0f}% of the output tokens offered over the second half of "
+                     "the arrivals ({:.0f} of {:.0f} per s), {:.0f} requests waiting at the last arrival; its "
+                     "latencies are a growing queue's and are not ranked{}{}",
+                     name, 100 * p.load.steady_share(), p.load.steady_delivered_tokens_per_s,
+                     p.load.steady_offered_tokens_per_s, p.load.backlog_requests, held_back(p),
+                     p.invariants.ok ? "" : "; an invariant failed too");
+}
+
+// The verdict when no policy kept up: each one's delivered share, once.
+std::string all_overloaded(const RunResult& r)
+{
+  const LoadFigures& any = r.policies.front().second.load;
+  std::string text = fmt::format("verdict: no policy keeps up with this load ({:.0f} output tokens/s offered over "
+                                 "the second half of the arrivals), so none is ranked by latency. Each delivered:",
+                                 any.steady_offered_tokens_per_s);
+  for (std::size_t i = 0; i < r.policies.size(); ++i) {
+    const auto& [name, p] = r.policies[i];
+    text += fmt::format("{} {} {:.0f}%{}", i == 0 ? "" : ";", name, 100 * p.load.steady_share(), held_back(p));
+  }
+  return text + ". Lower the load (workload.time_scale below 1) to compare them.";
+}
+
 } // namespace
 
 // Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
@@ -107,23 +139,31 @@ std::string verdict(const RunResult& result)
   std::vector<double> value; // each policy's headline figure, in the policies' order
   for (const auto& [name, p] : result.policies)
     value.push_back(ensemble_figure(p, figure));
-  if (result.policies.size() == 1)
+  if (result.policies.size() == 1) {
+    const auto& [name, p] = result.policies.front();
     return wrap(fmt::format("verdict: only {} ran ({} {}); name more policies (--policy NAME, repeatable; "
-                            "`xattn run --describe` lists them) to compare.",
-                            result.policies.front().first, words(figure),
-                            core::format_seconds(core::Seconds(value.front()))),
+                            "`xattn run --describe` lists them) to compare.{}",
+                            name, words(figure), core::format_seconds(core::Seconds(value.front())),
+                            p.load.overloaded ? " " + overloaded(name, p) + "." : ""),
                 100);
-  // The best among the policies whose invariants held (all of them when none did).
-  const bool any_ok =
-      std::any_of(result.policies.begin(), result.policies.end(), [](const auto& q) { return q.second.invariants.ok; });
+  }
+  // The best among the policies that kept up with the load and whose invariants held (all of
+  // those that kept up when none held). A policy that did not keep up is never ranked by latency.
+  const bool any_ok = std::any_of(result.policies.begin(), result.policies.end(),
+                                  [](const auto& q) { return q.second.invariants.ok && !q.second.load.overloaded; });
   std::size_t best = result.policies.size();
-  for (std::size_t i = 0; i < result.policies.size(); ++i)
-    if ((result.policies[i].second.invariants.ok || !any_ok) &&
+  for (std::size_t i = 0; i < result.policies.size(); ++i) {
+    const PolicyResult& p = result.policies[i].second;
+    if (!p.load.overloaded && (p.invariants.ok || !any_ok) &&
         (best == result.policies.size() || value[i] < value[best]))
       best = i;
+  }
+  if (best == result.policies.size()) return wrap(all_overloaded(result), 100);
   const auto& [best_name, best_result] = result.policies[best];
   const double b = value[best];
-  const auto ties = [&](std::size_t i) { return i != best && std::abs(value[i] - b) <= kTie * b; };
+  const auto ties = [&](std::size_t i) {
+    return i != best && !result.policies[i].second.load.overloaded && std::abs(value[i] - b) <= kTie * b;
+  };
   std::string text =
       fmt::format("verdict: {} is best on {} ({}{}).", best_name, words(figure), core::format_seconds(core::Seconds(b)),
                   best_result.invariants.ok ? "" : "; its invariants failed too");
@@ -139,14 +179,18 @@ std::string verdict(const RunResult& result)
   for (std::size_t i = 0; i < result.policies.size(); ++i) {
     if (i == best || ties(i)) continue;
     const auto& [name, p] = result.policies[i];
+    if (p.load.overloaded) {
+      text += " " + overloaded(name, p) + ".";
+      continue;
+    }
     const double v = value[i];
     const std::string margin = b > 0 ? times(v / b) : core::format_seconds(core::Seconds(v - b));
     // Only a policy whose invariants failed can be faster than the best (it was not eligible).
     text += fmt::format(" {} is {} {}{}", name, v < b ? "faster," : margin, v < b ? margin + " of it" : "slower",
                         ratio_range(result, figure, best_name, name));
     if (!p.invariants.ok) text += ", an invariant failed";
-    if (!p.busiest.empty() && p.busiest_share >= kSaturated)
-      text += fmt::format(", held back by {} (busy {:.0f}% of the run)", p.busiest, 100 * p.busiest_share);
+    if (!held_back(p).empty())
+      text += held_back(p);
     else if (!p.busiest.empty())
       text += fmt::format(", no resource near saturation (the busiest, {}, {:.0f}% of the run)", p.busiest,
                           100 * p.busiest_share);
@@ -157,12 +201,15 @@ std::string verdict(const RunResult& result)
 
 std::string table_legend(const RunResult& result)
 {
-  std::string text = "legend: a step is one decode iteration of one request over every layer; req p50 is the "
-                     "median request latency (arrival to last token); wire bytes are the bytes moved between GPUs, "
-                     "each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
-                     "primitive served (cached: the chunk already sat in the requester's cache; calls whose chunk is "
-                     "on the requester's own GPU are not counted); ok: every invariant held (summary.json, "
-                     "\"invariants\"); busiest: the link, holder or requester busy the largest share of the run.";
+  std::string text =
+      "legend: a step is one decode iteration of one request over every layer; req p50 is the "
+      "median request latency (arrival to last token); wire bytes are the bytes moved between GPUs, "
+      "each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
+      "primitive served (cached: the chunk already sat in the requester's cache; calls whose chunk is "
+      "on the requester's own GPU are not counted); ok: every invariant held (summary.json, "
+      "\"invariants\"); delivered: the output tokens decoded over those offered across the second half "
+      "of the arrival window, OVER where the policy fell short by more than engine.overload_tolerance "
+      "(its backlog grew: overloaded); busiest: the link, holder or requester busy the largest share of the run.";
   if (headline_figure(result) == "tpot_s.mean")
     text += " TPOT: (last token - first token) / (tokens - 1) per request, as vLLM reports it.";
   return wrap(text, 100);

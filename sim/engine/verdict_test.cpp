@@ -89,6 +89,42 @@ TEST_CASE("verdict: mean TPOT is the headline of the whole step; a policy whose 
   CHECK_THAT(table_legend(r), Contains("TPOT"));
 }
 
+TEST_CASE("verdict: a policy that did not keep up is never ranked by latency, however fast its steps")
+{
+  RunResult r;
+  PolicyResult route = policy(0.001, "link node0.nic0.ib up", 0.63), fetch = policy(0.004), local = policy(0.002);
+  // route: 1,115 of 3,210 tokens/s over the second half, 224 requests waiting at the last arrival.
+  route.load = {.window_s = 5.4,
+                .steady_offered_tokens_per_s = 3210,
+                .steady_delivered_tokens_per_s = 1115,
+                .backlog_requests = 224,
+                .overloaded = true};
+  fetch.load = {.window_s = 5.4, .steady_offered_tokens_per_s = 3210, .steady_delivered_tokens_per_s = 3136};
+  local.load = {.window_s = 5.4, .steady_offered_tokens_per_s = 3210, .steady_delivered_tokens_per_s = 3200};
+  r.policies = {{"route", route}, {"fetch", fetch}, {"local", local}};
+  const std::string v = flat(verdict(r));
+  CHECK_THAT(v, Contains("verdict: local is best on mean step latency (2ms)."));
+  CHECK_THAT(v, Contains("fetch is 2.00x slower"));
+  CHECK_THAT(v, Contains("route is overloaded: it delivered 35% of the output tokens offered over the second half of "
+                         "the arrivals (1115 of 3210 per s), 224 requests waiting at the last arrival; its latencies "
+                         "are a growing queue's and are not ranked, held back by link node0.nic0.ib up (busy 63% of "
+                         "the run)."));
+  CHECK_THAT(v, !Contains("route is 0.50x") && !Contains("route ties"));
+
+  // None kept up: none is ranked, each says how far it fell short, and the verdict says what to do.
+  r.policies[1].second.load.overloaded = r.policies[2].second.load.overloaded = true;
+  const std::string none = flat(verdict(r));
+  CHECK_THAT(none, Contains("verdict: no policy keeps up with this load (3210 output tokens/s offered over the second "
+                            "half of the arrivals), so none is ranked by latency. Each delivered: route 35%, held "
+                            "back by link node0.nic0.ib up (busy 63% of the run); fetch 98%; local 100%. Lower the "
+                            "load"));
+  CHECK_THAT(none, !Contains("best"));
+
+  // Alone, an overloaded policy says so too.
+  r.policies = {{"route", route}};
+  CHECK_THAT(flat(verdict(r)), Contains("only route ran") && Contains("route is overloaded"));
+}
+
 TEST_CASE("verdict: under an ensemble each margin carries the 5-95% range of the member-by-member ratio")
 {
   RunResult r;
