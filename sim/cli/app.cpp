@@ -6,6 +6,9 @@
 #include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
 #include "sim/core/fault.hpp"
+#include "sim/core/resources.hpp"
+#include "sim/core/suggest.hpp"
+#include "sim/policy/policy.hpp"
 
 #include <iostream>
 
@@ -50,6 +53,21 @@ void polish_numbers(CLI::App& app)
 
 } // namespace
 
+std::string default_scenario()
+{
+  auto q = core::find_data("scenarios/quickstart.yaml");
+  if (!q)
+    core::fail("command line", 0, 0, "scenario", "no scenario given and the embedded quickstart is not installed");
+  return q->string();
+}
+
+void check_policies(const std::vector<std::string>& names)
+{
+  for (const std::string& p : names)
+    if (sim::policy::find(p) == nullptr)
+      core::fail("command line", 0, 0, "--policy", core::unknown_name("policy", p, sim::policy::name_list()));
+}
+
 int run_cli(int argc, char** argv)
 {
   CLI::App app{"xattn: a discrete-event cluster simulator for cross-instance attention in LLM serving.\n"
@@ -67,6 +85,7 @@ int run_cli(int argc, char** argv)
   add_validate(app, action);
   add_sweep(app, action);
   add_plan(app, action);
+  add_capacity(app, action);
   add_report(app, action);
   polish_numbers(app);
 

@@ -30,11 +30,19 @@ void add_run(CLI::App& app, Action& action);
 void add_validate(CLI::App& app, Action& action);
 void add_sweep(CLI::App& app, Action& action);
 void add_plan(CLI::App& app, Action& action);
+void add_capacity(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);
 
 /// The schema text of an input format ("scenario", "profile", ...: `xattn describe WHAT`), which
 /// each subcommand's --describe prints too. Throws core::InputError for an unknown name.
 std::string describe_format(std::string_view what);
+
+/// The scenario a subcommand runs when none is named: the embedded scenarios/quickstart.yaml.
+/// Throws core::InputError when it is not installed.
+std::string default_scenario();
+
+/// Throws core::InputError (at --policy) unless every name is in the policy registry.
+void check_policies(const std::vector<std::string>& names);
 
 /// Marks `sub` as the chosen command: its callback stores `run` into `action`.
 inline void on_run(CLI::App* sub, Action& action, Action run)

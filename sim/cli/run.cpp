@@ -80,17 +80,9 @@ void add_run(CLI::App& app, Action& action)
       if (f->timeline.empty()) core::fail("command line", 0, 0, "--window", "needs --timeline FILE");
       window = sim::engine::parse_window(f->window);
     }
-    std::string path = f->scenario;
-    if (path.empty()) {
-      auto q = core::find_data("scenarios/quickstart.yaml");
-      if (!q)
-        core::fail("command line", 0, 0, "scenario", "no scenario given and the embedded quickstart is not installed");
-      path = q->string();
-    }
+    const std::string path = f->scenario.empty() ? default_scenario() : f->scenario;
     std::vector<std::string> sets = f->sets;
-    for (const std::string& p : f->policies) // named here, not on the scenario line they are set into
-      if (sim::policy::find(p) == nullptr)
-        core::fail("command line", 0, 0, "--policy", core::unknown_name("policy", p, sim::policy::name_list()));
+    check_policies(f->policies); // named here, not on the scenario line they are set into
     if (!f->policies.empty()) {
       std::string list = "[";
       for (const std::string& p : f->policies)

@@ -132,6 +132,23 @@ double ensemble_figure(const PolicyResult& r, std::string_view figure)
   return v.get<double>();
 }
 
+std::string latency_figure_names(std::string_view sep)
+{
+  std::string out;
+  for (const auto& [stat, member] : kLatencyFigures)
+    for (const auto& [field, value] : kLatencyFields)
+      out += (out.empty() ? "" : std::string(sep)) + stat + "." + field;
+  return out;
+}
+
+std::optional<double> latency_figure(const PolicyResult& r, std::string_view path)
+{
+  for (const auto& [stat, member] : kLatencyFigures)
+    for (const auto& [field, value] : kLatencyFields)
+      if (path == std::string(stat) + "." + field) return (r.*member).*value;
+  return std::nullopt;
+}
+
 const Spread* Ensemble::spread(std::string_view policy, std::string_view figure) const
 {
   for (const auto& [name, figs] : policies)

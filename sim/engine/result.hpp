@@ -163,6 +163,17 @@ inline constexpr std::array<const char*, 15> kEnsembleFigures{"step_latency_s.me
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 
+/// The latency statistics of a policy's summary, by name.
+inline constexpr std::array<std::pair<const char*, LatencyStats PolicyResult::*>, 3> kLatencyFigures{
+    {{"step_latency_s", &PolicyResult::step_latency_s},
+     {"request_latency_s", &PolicyResult::request_latency_s},
+     {"tpot_s", &PolicyResult::tpot_s}}};
+/// Every latency figure by its path, "step_latency_s.mean" to "tpot_s.max", joined by `sep`: the
+/// figures an SLO may bound.
+std::string latency_figure_names(std::string_view sep);
+/// `r`'s latency figure at `path` (one of latency_figure_names); nullopt for another path.
+std::optional<double> latency_figure(const PolicyResult& r, std::string_view path);
+
 struct RunResult {
   std::string scenario;
   std::string run_id; ///< every output file of the run carries it (empty: not known, an older summary)

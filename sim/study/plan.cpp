@@ -20,14 +20,13 @@ using nlohmann::json;
 
 namespace
 {
+const std::string kSloMetrics = engine::latency_figure_names("|");
 const core::Schema kSloSchema{
     {.key = "metric",
      .kind = FieldKind::kChoice,
      .def = "step_latency_s.p99",
-     .meaning = "the latency figure bounded",
-     .choices = "step_latency_s.mean|step_latency_s.p50|step_latency_s.p90|step_latency_s.p99|step_latency_s.max|"
-                "request_latency_s.mean|request_latency_s.p50|request_latency_s.p90|request_latency_s.p99|"
-                "request_latency_s.max"},
+     .meaning = "the latency figure bounded (tpot_s: under engine.step full)",
+     .choices = kSloMetrics},
     {.key = "max",
      .kind = FieldKind::kQuantity,
      .dim = core::Dimension::kSeconds,
