@@ -73,6 +73,13 @@ const core::Schema kDispatchSchema{
      .def = "1",
      .meaning = "thread blocks dispatching a routed query",
      .check = Check::kPositive},
+    {.key = "route_protocol",
+     .kind = FieldKind::kChoice,
+     .def = "absorbed",
+     .meaning = "what a routed query carries: absorbed (the per-head latent query out, the latent partial output "
+                "back; the paper's prototype) or compressed (the query's low-rank latent c_Q out, expanded on the "
+                "holder, the partial output projected to values there, as a serving engineer sends it)",
+     .choices = "absorbed|compressed"},
     {.key = "fetch_blocks",
      .kind = FieldKind::kInteger,
      .def = "32",
@@ -420,6 +427,8 @@ Profile read_profile(const core::Document& doc)
 
   core::Section dispatch = top.section("dispatch");
   p.route_blocks = dispatch.count("route_blocks");
+  p.route_protocol =
+      dispatch.choice("route_protocol") == "compressed" ? RouteProtocol::kCompressed : RouteProtocol::kAbsorbed;
   p.fetch_blocks = dispatch.count("fetch_blocks");
 
   const bool has_gpu = top.has("gpu");

@@ -109,6 +109,18 @@ struct MeasuredCosts {
   bool concurrency = false; ///< holder.compute_concurrency: each kernel takes 1/n of the GPU
 };
 
+/// What a routed query carries (docs/cost-path.md, "Route protocols").
+enum class RouteProtocol {
+  /// The absorbed per-head query out (heads rows of kv_lora_rank + rope_dim BF16 values), the
+  /// per-head latent partial output and its log-sum-exp back: the paper's prototype.
+  kAbsorbed,
+  /// The compressed query c_Q out (q_lora_rank BF16 values and the token's position); the holder,
+  /// which holds the model too, expands it (q_b_proj, W_UK), attends, and projects the partial
+  /// output to values (W_UV: linear, so it commutes with the merge) before it answers with heads x
+  /// v_head_dim BF16 values and the log-sum-exp.
+  kCompressed,
+};
+
 struct Profile {
   std::string name;
   std::string file; ///< where it was read from ("" if built in code)
@@ -118,6 +130,7 @@ struct Profile {
   std::array<FabricCosts, core::kAllFabrics.size()> fabrics{};
 
   int route_blocks = 1; ///< thread blocks that dispatch a routed query (1: single-block)
+  RouteProtocol route_protocol = RouteProtocol::kAbsorbed;
   int fetch_blocks = 1; ///< thread blocks (or copy-engine equivalent) that move a fetched chunk
 
   GpuSpec gpu;

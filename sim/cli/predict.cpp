@@ -69,6 +69,8 @@ void add_predict(CLI::App& app, Action& action)
     calibrate::Profile profile = calibrate::load_profile(o->profile);
     if (std::string missing = sim::missing_dimensions(model, profile); !missing.empty())
       core::fail("command line", 0, 0, "--model", missing);
+    if (std::string missing = sim::missing_for_protocol(model, profile); !missing.empty())
+      core::fail("command line", 0, 0, "--model", missing);
     sim::PredictRequest req = o->req;
     req.fabric = *core::parse_fabric(o->fabric);
     req.transport = o->transport == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;

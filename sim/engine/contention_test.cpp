@@ -30,7 +30,7 @@ std::string scenario(int n, const std::string& policy, int layers)
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"
-    << "engine: {fast_path: false}\n";
+    << "engine: {fast_path: false, route_protocol: absorbed}\n";
   return s.str();
 }
 
@@ -165,8 +165,9 @@ corpus: {chunk_tokens: 2048, placement: round-robin}
 workload: {trace: trace.jsonl}
 policies: [route]
 )";
-  nlohmann::json slow = run(std::string(scen) + "engine: {fast_path: false}\n", line + filler);
-  nlohmann::json fast = run(std::string(scen) + "engine: {fast_path: true}\n", line + filler);
+  nlohmann::json slow =
+      run(std::string(scen) + "engine: {fast_path: false, route_protocol: absorbed}\n", line + filler);
+  nlohmann::json fast = run(std::string(scen) + "engine: {fast_path: true, route_protocol: absorbed}\n", line + filler);
   for (const char* q : {"mean", "max", "p50"})
     CHECK(fast["policies"]["route"]["step_latency_s"][q].get<double>() ==
           Approx(slow["policies"]["route"]["step_latency_s"][q].get<double>()).epsilon(1e-6));

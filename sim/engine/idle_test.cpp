@@ -42,7 +42,8 @@ std::string scenario(const Pair& p, const std::string& granularity, const std::s
          "workload: {trace: trace.jsonl}\n"
          "policies: [route, fetch, local]\n"
          "profile: " +
-         profile + "\nengine: {granularity: " + granularity + ", fast_path: " + (fast_path ? "true" : "false") + "}\n";
+         profile + "\nengine: {route_protocol: absorbed, granularity: " + granularity +
+         ", fast_path: " + (fast_path ? "true" : "false") + "}\n";
 }
 
 // The paper prototype's constants, written out by hand (calibrate/profiles/paper-prototype.yaml and

@@ -23,7 +23,8 @@ std::string scenario(const std::string& holders, const std::string& policy, cons
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"
     << "workload: {trace: trace.jsonl}\n"
     << "policies: [" << policy << "]\n"
-    << "engine: {fast_path: " << (fast ? "true" : "false") << ", requester_nics: " << nics << "}\n";
+    << "engine: {route_protocol: absorbed, fast_path: " << (fast ? "true" : "false") << ", requester_nics: " << nics
+    << "}\n";
   return s.str();
 }
 

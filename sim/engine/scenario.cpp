@@ -152,6 +152,13 @@ const core::Schema kEngineSchema{
      .meaning = "predicate: expected output length before any request finished",
      .check = Check::kPositive,
      .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "route_protocol",
+     .kind = FieldKind::kChoice,
+     .def = "profile",
+     .meaning = "what a routed query carries: the profile's dispatch.route_protocol, or absorbed (the per-head latent "
+                "query and partial output: the paper's prototype) or compressed (the query's latent c_Q out, expanded "
+                "and projected to values on the holder)",
+     .choices = "profile|absorbed|compressed"},
     {.key = "overload_tolerance",
      .def = "0.1",
      .meaning = "a policy that delivers fewer output tokens than (1 - this) of those offered over the second half "
@@ -508,6 +515,14 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
   sc.predicate_prior_steps = eng.number("predicate_prior_steps");
   sc.overload_tolerance = eng.number("overload_tolerance");
+  if (const std::string protocol = eng.choice("route_protocol"); protocol != "profile")
+    sc.profile.route_protocol =
+        protocol == "compressed" ? calibrate::RouteProtocol::kCompressed : calibrate::RouteProtocol::kAbsorbed;
+  // Every policy but fetch and local may route.
+  const bool routes = std::any_of(sc.policies.begin(), sc.policies.end(),
+                                  [](const std::string& p) { return p != "fetch" && p != "local"; });
+  if (routes && !sc.profile.name.empty() && sc.model.layers > 0)
+    if (std::string missing = missing_for_protocol(sc.model, sc.profile); !missing.empty()) top.error("model", missing);
   if (eng.has("max_memory")) {
     sc.max_memory = eng.bytes("max_memory");
     sc.max_memory_origin = "engine.max_memory = " + core::format_bytes(sc.max_memory);

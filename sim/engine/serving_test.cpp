@@ -57,7 +57,8 @@ TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEM
       "profile: " +
       (dir / "hand.yaml").string() +
       "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
-      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full}\n";
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full, "
+      "route_protocol: absorbed}\n";
   const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
   // Memory at 2e12 x 0.5 B/s, BF16 at 500e12 x 0.5 FLOP/s.
   const double bw = 1e12, peak = 250e12, launch = 2e-6;
@@ -101,7 +102,7 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
            "instances: {requesters: [node2.gpu1, node0.gpu1, node0.gpu0, node0.gpu2], holders: [node2.gpu0], "
            "dp_attention: 2, ep: 2}\n"
            "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-           "engine: {step: full, max_batch: 256}\n";
+           "engine: {step: full, max_batch: 256, route_protocol: absorbed}\n";
   };
   std::string trace;
   for (int i = 0; i < 256; ++i)

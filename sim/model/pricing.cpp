@@ -1,5 +1,7 @@
 #include "sim/model/pricing.hpp"
 
+#include "sim/model/serving.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -180,17 +182,71 @@ Seconds ExchangePrice::idle() const
   return query / query_flow.rate + after_query + kernel.time() + answer / answer_flow.rate + after_answer;
 }
 
+Bytes routed_query(const ModelSpec& m, const Profile& p, double rows)
+{
+  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return m.query_row() * rows;
+  return Bytes((rows / m.heads) * (m.q_lora_rank * 2.0 + 4.0)); // c_Q in BF16 and an int32 position per token
+}
+
+Bytes routed_answer(const ModelSpec& m, const Profile& p, double rows)
+{
+  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return m.output_row() * rows;
+  return Bytes(rows * (m.v_head_dim * 2.0 + 4.0)); // per head: the values in BF16 and an fp32 log-sum-exp
+}
+
+Kernel expansion_kernel(const ModelSpec& m, const Profile& p, double rows)
+{
+  Kernel k;
+  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed || rows <= 0) return k;
+  // The serving step's own GEMMs (serving.hpp), for the decoded tokens of the exchange: c_Q up to
+  // every head's query, each head's no-RoPE part absorbed into the latent (W_UK), and after the
+  // attention each head's latent output up to its values (W_UV). Memory-bound at decode's few
+  // rows: the weights are read once per exchange. Each GEMM spreads over the whole GPU.
+  const double tokens = rows / m.heads, heads = m.heads;
+  k.work = gemm_time(m, p, tokens, m.q_lora_rank, heads * (m.qk_nope_head_dim + m.rope_dim)) +
+           gemm_time(m, p, rows, m.qk_nope_head_dim, m.kv_lora_rank, heads) +
+           gemm_time(m, p, rows, m.kv_lora_rank, m.v_head_dim, heads);
+  return k;
+}
+
+Kernel then(const Kernel& a, const Kernel& b)
+{
+  Kernel k;
+  k.launch = a.launch + b.launch;
+  k.work = a.work + b.work;
+  // Alone it takes both kernels' times; its share of the GPU is their time-weighted share.
+  k.share = k.work.value() > 0 ? (a.work.value() * a.share + b.work.value() * b.share) / k.work.value() : a.share;
+  return k;
+}
+
+std::string missing_for_protocol(const ModelSpec& m, const Profile& p)
+{
+  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return "";
+  std::string keys;
+  auto need = [&](bool ok, const char* key) {
+    if (!ok) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  };
+  need(m.q_lora_rank > 0, "q_lora_rank");
+  need(m.qk_nope_head_dim > 0, "qk_nope_head_dim");
+  need(m.v_head_dim > 0, "v_head_dim");
+  if (keys.empty() && p.gpu.given()) return "";
+  return "profile '" + p.name + "' routes the compressed query (dispatch.route_protocol: compressed), which needs " +
+         (keys.empty() ? "the profile's gpu section (the holder's expansion GEMMs by the roofline)"
+                       : "the model's " + keys + " (model '" + m.name + "' lacks them)") +
+         "; give them, or route the absorbed query (engine.route_protocol: absorbed)";
+}
+
 ExchangePrice price_exchange(const ModelSpec& m, const Profile& p, const ExchangeShape& s, const PathCost& out,
                              const PathCost& back, const Options& o)
 {
   ExchangePrice e;
   // Under selection the ids of the selected tokens (known from the first phase) ride along.
-  e.query = m.query_row() * s.rows + Bytes(s.sparse ? 4.0 * s.tokens : 0.0);
-  e.answer = m.output_row() * s.rows;
+  e.query = routed_query(m, p, s.rows) + Bytes(s.sparse ? 4.0 * s.tokens : 0.0);
+  e.answer = routed_answer(m, p, s.rows);
   e.query_flow = flow(p, out, e.query, p.route_blocks);
   e.answer_flow = flow(p, back, e.answer, p.route_blocks);
   e.after_query = probe(p, out.fabric, o.transport, e.query) + leg_latency(p, out) + p.host_overhead;
-  e.kernel = attention_kernel(m, p, s.launches, s.rows, s.tokens, s.token_rows);
+  e.kernel = then(attention_kernel(m, p, s.launches, s.rows, s.tokens, s.token_rows), expansion_kernel(m, p, s.rows));
   e.after_answer =
       leg_latency(p, back) + (o.collapsed_response ? Seconds(0) : probe(p, back.fabric, o.transport, e.answer));
   return e;

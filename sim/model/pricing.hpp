@@ -79,6 +79,21 @@ Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double
 std::string missing_dimensions(const ModelSpec& m, const Profile& p);
 /// The same for a sparse model's selection: the indexer's scan needs the profile's gpu section.
 std::string missing_for_selection(const ModelSpec& m, const Profile& p);
+/// The same for the profile's route protocol: the compressed query needs the model's q_lora_rank,
+/// qk_nope_head_dim and v_head_dim, and the gpu section to price the holder's expansion.
+std::string missing_for_protocol(const ModelSpec& m, const Profile& p);
+
+/// A routed exchange's query and answer for `rows` query rows (heads per decoded token), by the
+/// profile's route protocol (calibrate::RouteProtocol), selected tokens' ids not included.
+Bytes routed_query(const ModelSpec& m, const Profile& p, double rows);
+Bytes routed_answer(const ModelSpec& m, const Profile& p, double rows);
+/// Under the compressed protocol, the holder's GEMMs for `rows` query rows of one layer: c_Q up
+/// to the heads' queries (q_b_proj), absorbed into the latent (W_UK), and the latent outputs up to
+/// values (W_UV), by the roofline (serving.hpp's gemm_time), over the whole GPU. Nothing under the
+/// absorbed protocol.
+Kernel expansion_kernel(const ModelSpec& m, const Profile& p, double rows);
+/// `a` then `b` on one GPU as one kernel: both launches, both works, the time-weighted share.
+Kernel then(const Kernel& a, const Kernel& b);
 
 struct Options {
   core::Transport transport = core::Transport::kGpu;

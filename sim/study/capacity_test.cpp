@@ -31,7 +31,7 @@ std::string write_case(const std::filesystem::path& dir, int requests)
                                    "corpus: {chunk_tokens: 2048}\n"
                                    "workload: {trace: trace.jsonl}\n"
                                    "policies: [route, fetch]\n"
-                                   "engine: {max_batch: 1, overload_tolerance: 0.02}\n";
+                                   "engine: {max_batch: 1, overload_tolerance: 0.02, route_protocol: absorbed}\n";
   return (dir / "s.yaml").string();
 }
 

@@ -208,8 +208,10 @@ Space make_space(const PlanSpec& p)
   return s;
 }
 
+// The judged figure of a point; clears `invariants_ok` where an invariant failed and sets
+// `overloaded` where the policy did not keep up with the load (engine/load.hpp).
 double figure(const std::string& dir, const std::string& id, const std::string& policy, const std::string& metric,
-              bool& invariants_ok)
+              bool& invariants_ok, bool& overloaded)
 {
   const fs::path file = fs::path(point_dir(dir, id)) / "summary.json";
   std::ifstream in(file);
@@ -218,6 +220,8 @@ double figure(const std::string& dir, const std::string& id, const std::string& 
   std::string path =
       "/policies/" + policy + "/" + metric.substr(0, metric.find('.')) + "/" + metric.substr(metric.find('.') + 1);
   invariants_ok = invariants_ok && s["invariants"].value("ok", false);
+  const json::json_pointer load("/policies/" + policy + "/load/overloaded");
+  overloaded = overloaded || (s.contains(load) && s.at(load).get<bool>());
   return s.at(json::json_pointer(path)).get<double>();
 }
 // The judged figure of every ensemble member of a point.
@@ -280,7 +284,8 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       int met = 0;
       for (const Point& p : space.points(c, i, spec)) {
         e.point_ids.push_back(p.id);
-        e.worst_s = std::max(e.worst_s, figure(r.dir, p.id, space.judged(c, spec), spec.metric, e.invariants_ok));
+        e.worst_s =
+            std::max(e.worst_s, figure(r.dir, p.id, space.judged(c, spec), spec.metric, e.invariants_ok, e.overloaded));
         if (spec.confidence > 0)
           for (double v : member_figures(r.dir, p.id, space.judged(c, spec), spec.metric)) {
             ++e.members;
@@ -293,6 +298,9 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       } else {
         e.meets = e.worst_s <= spec.max_s;
       }
+      // A configuration that does not keep up with its load meets nothing: its latencies are a
+      // growing queue's, which a longer run would make worse.
+      e.meets = e.meets && !e.overloaded;
       r.evaluations.push_back(e);
       Search& s = search[c];
       if (e.meets)

@@ -50,6 +50,7 @@ struct Evaluation {
   int members = 0;                    ///< with confidence: members judged (draws x seeds)
   bool meets = false;
   bool invariants_ok = true;
+  bool overloaded = false; ///< the judged policy did not keep up with the load in some seed's run
 };
 
 struct PlanResult {

@@ -23,6 +23,7 @@ instances: {requesters: [node0.gpu0], holders: [node2.gpu3]}
 corpus: {chunk_tokens: 2048}
 workload: {trace: trace.jsonl}
 policies: [route]
+engine: {route_protocol: absorbed}
 S
 # The route step across the spine with the profile's own values.
 "$xattn" run "$work/base.yaml" --out "$work/point" --quiet

@@ -2,7 +2,7 @@
 # Acceptance: `xattn plan` on the shipped agentic scenario returns a configuration that meets the
 # SLO while the next smaller one fails (both shown). The two configurations are then simulated
 # again here, independently of the planner, with plain `xattn run`, and judged from their own
-# summary.json against the plan file's bound (40 ms on route's p99 step latency).
+# summary.json against the plan file's bound (40 ms on the predicate's p99 step latency).
 # Usage: plan_test.sh XATTN
 set -euo pipefail
 xattn=$1
@@ -30,15 +30,15 @@ for name, e in (("answer", a), ("smaller", b)):
     open("%s/%s.sets" % (sys.argv[2], name), "w").write("\n".join(sets) + "\n")
     print(name, e["size"], sets)
 PY
-p99() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['policies']['route']['step_latency_s']['p99'])" "$1"; }
+p99() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['policies']['predicate']['step_latency_s']['p99'])" "$1"; }
 for name in answer smaller; do
   args=()
   while read -r s; do args+=(--set "$s"); done <"$work/$name.sets"
   rc=0
-  "$xattn" run "$scen/agentic-capacity.yaml" --out "$work/$name" --quiet --policy route "${args[@]}" || rc=$?
+  "$xattn" run "$scen/agentic-capacity.yaml" --out "$work/$name" --quiet --policy predicate "${args[@]}" || rc=$?
   # Evidence counts only from a run whose invariants hold.
   [ "$rc" -eq 0 ] || { echo "FAIL: xattn run exited $rc"; exit 1; }
-  echo "$name: route p99 step latency $(p99 "$work/$name/summary.json") s"
+  echo "$name: predicate p99 step latency $(p99 "$work/$name/summary.json") s"
 done
 awk -v a="$(p99 "$work/answer/summary.json")" -v b="$(p99 "$work/smaller/summary.json")" \
   'BEGIN { if (!(a <= 0.040)) { print "FAIL: the answer misses the SLO"; exit 1 }

@@ -31,10 +31,11 @@ std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const 
   std::string ids;
   for (const std::string& id : e.point_ids)
     ids += (ids.empty() ? "" : " ") + id;
-  const std::string verdict = spec.confidence > 0
-                                  ? fmt::format("{} ({}/{} draws)", e.meets ? "meets" : "FAILS",
-                                                static_cast<int>(std::lround(e.share * e.members)), e.members)
-                                  : std::string(e.meets ? "meets" : "FAILS");
+  const std::string word = e.meets ? "meets" : e.overloaded ? "OVERLOADED" : "FAILS";
+  const std::string verdict =
+      spec.confidence > 0
+          ? fmt::format("{} ({}/{} draws)", word, static_cast<int>(std::lround(e.share * e.members)), e.members)
+          : word;
   const std::string knobs = knobs_text(r, e.combo);
   return {fmt::format("{:g}", spec.sizes[e.index]),
           spec.size.values[e.index],
@@ -78,6 +79,7 @@ json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
           {"knobs", knobs},
           {spec.metric + " (worst over seeds)", e.worst_s},
           {"meets", e.meets},
+          {"overloaded", e.overloaded},
           {"share_meeting", e.share},
           {"members_judged", e.members},
           {"invariants_ok", e.invariants_ok},
