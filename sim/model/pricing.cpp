@@ -1,7 +1,5 @@
 #include "sim/model/pricing.hpp"
 
-#include "sim/model/serving.hpp"
-
 #include <algorithm>
 #include <cmath>
 
@@ -198,14 +196,21 @@ Kernel expansion_kernel(const ModelSpec& m, const Profile& p, double rows)
 {
   Kernel k;
   if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed || rows <= 0) return k;
-  // The serving step's own GEMMs (serving.hpp), for the decoded tokens of the exchange: c_Q up to
-  // every head's query, each head's no-RoPE part absorbed into the latent (W_UK), and after the
-  // attention each head's latent output up to its values (W_UV). Memory-bound at decode's few
-  // rows: the weights are read once per exchange. Each GEMM spreads over the whole GPU.
-  const double tokens = rows / m.heads, heads = m.heads;
-  k.work = gemm_time(m, p, tokens, m.q_lora_rank, heads * (m.qk_nope_head_dim + m.rope_dim)) +
-           gemm_time(m, p, rows, m.qk_nope_head_dim, m.kv_lora_rank, heads) +
-           gemm_time(m, p, rows, m.kv_lora_rank, m.v_head_dim, heads);
+  // The serving step's own GEMMs for the exchange's decoded tokens: c_Q up to every head's query
+  // (q_b_proj), each head's no-RoPE part absorbed into the latent (W_UK), and after the attention
+  // each head's latent output up to its values (W_UV). The holder serves the same model and runs
+  // these GEMMs for its own batch every step: the routed rows join them, so what they add is
+  // their activations (BF16, read and written) and their FLOPs; the weights are read anyway.
+  const double tokens = rows / m.heads, nope = m.qk_nope_head_dim, rank = m.kv_lora_rank;
+  double bytes = 0, flops = 0;
+  const auto gemm = [&](double r, double k_dim, double n_dim) {
+    bytes += r * (k_dim + n_dim) * 2.0;
+    flops += 2.0 * r * k_dim * n_dim;
+  };
+  gemm(tokens, m.q_lora_rank, m.heads * (nope + m.rope_dim));
+  gemm(rows, nope, rank);
+  gemm(rows, rank, m.v_head_dim);
+  k.work = roofline(p.gpu, Bytes(bytes), flops, p.gpu.fp8, p.gpu.gemm_efficiency);
   return k;
 }
 

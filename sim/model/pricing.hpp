@@ -87,10 +87,11 @@ std::string missing_for_protocol(const ModelSpec& m, const Profile& p);
 /// profile's route protocol (calibrate::RouteProtocol), selected tokens' ids not included.
 Bytes routed_query(const ModelSpec& m, const Profile& p, double rows);
 Bytes routed_answer(const ModelSpec& m, const Profile& p, double rows);
-/// Under the compressed protocol, the holder's GEMMs for `rows` query rows of one layer: c_Q up
-/// to the heads' queries (q_b_proj), absorbed into the latent (W_UK), and the latent outputs up to
-/// values (W_UV), by the roofline (serving.hpp's gemm_time), over the whole GPU. Nothing under the
-/// absorbed protocol.
+/// Under the compressed protocol, what `rows` query rows of one layer add to the holder's GEMMs:
+/// c_Q up to the heads' queries (q_b_proj), absorbed into the latent (W_UK), and the latent
+/// outputs up to values (W_UV), their BF16 activations and FP8 FLOPs by the roofline, over the
+/// whole GPU. The weights are not counted: the holder serves the same model and reads them for
+/// its own batch every step, which the routed rows join. Nothing under the absorbed protocol.
 Kernel expansion_kernel(const ModelSpec& m, const Profile& p, double rows);
 /// `a` then `b` on one GPU as one kernel: both launches, both works, the time-weighted share.
 Kernel then(const Kernel& a, const Kernel& b);
