@@ -57,8 +57,11 @@ prefill-overlap)
 esac
 
 run() { # run OUT: the small run, stderr to OUT.err, exit code echoed
+  # Attention alone (engine.step: attention): the faults act on the calls, and a step of calls
+  # only is what the step bound and the requester's GPU time are checked against.
   "$xattn" run "$src/scenarios/quickstart.yaml" --out "$1" --quiet --workers 1 --policy "$policy" \
-    --set workload.generator.requests=20 "${settings[@]}" >"$1.out" 2>"$1.err"
+    --set workload.generator.requests=20 --set engine.step=attention --set instances.dp_attention=1 \
+    --set instances.ep=1 "${settings[@]}" >"$1.out" 2>"$1.err"
   echo $?
 }
 

@@ -34,7 +34,7 @@ std::string scenario(const Pair& p, const std::string& granularity, const std::s
 {
   const std::string m = model == "dsv3" ? "{name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}"
                                         : "{name: dsv32, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64, "
-                                          "index: {topk: 2048, heads: 64, head_dim: 128}}";
+                                          "kv_dtype: fp8-flashmla, index: {topk: 2048, heads: 64, head_dim: 128}}";
   return "name: idle\nmodel: " + m + "\ntopology: " + p.topology + "\ninstances: {requesters: [" + p.requester +
          "], holders: [" + p.holder +
          "]}\n"
@@ -93,13 +93,15 @@ HandStep hand_step(const Pair& p)
   // values and an fp32 scale each; memory-bound at the H100's 3.35 TB/s x 0.895, on 32 tiles of
   // its 132 SMs, plus a 3 us launch: the prototype measured no scan), 2048 candidates of 8 B back.
   // Then route sends the query rows with the 2048 selected ids (4 B each); fetch moves the 32
-  // selected 64-token blocks, spliced one run each.
+  // selected 64-token blocks, spliced one run each, as DeepSeek-V3.2 stores them: FP8 latent, an
+  // fp32 scale per 128 values and BF16 RoPE, 512 + 16 + 128 = 656 B a token.
+  const double fp8_chunk = tokens * 656;
   const double index_query = 64 * 128, candidates = 8 * tokens, ids = 4 * tokens;
   const double scan = 3e-6 + (tokens * 132 + index_query) / (3.35e12 * 0.895) * 132 / 32;
   const double select = f.probe + index_query / rate(1) + lat + scan + candidates / rate(1) + lat;
   h.sparse_route =
       L * (select + (query + ids) / rate(1) + f.probe + lat + kernel + answer / rate(1) + lat + 1e-6 + 0.5e-9 * rows);
-  h.sparse_fetch = L * (select + chunk / rate(32) + f.probe + lat + 32 * 3e-3 + 0.17e-9 * tokens + kernel);
+  h.sparse_fetch = L * (select + fp8_chunk / rate(32) + f.probe + lat + 32 * 3e-3 + 0.17e-9 * tokens + kernel);
   h.local = tokens / 5000 + L * kernel;
   return h;
 }
@@ -143,7 +145,7 @@ TEST_CASE("engine: an idle step equals the hand-computed model for every primiti
       const double select_bytes = 8192 + 16384;
       CHECK(sparse["policies"]["route"]["wire_bytes"].get<double>() ==
             Approx(61.0 * (128 * (1152 + 1028) + 8192 + select_bytes)));
-      CHECK(sparse["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(61.0 * (2048 * 1152 + select_bytes)));
+      CHECK(sparse["policies"]["fetch"]["wire_bytes"].get<double>() == Approx(61.0 * (2048 * 656 + select_bytes)));
       CHECK(sparse["invariants"]["ok"].get<bool>());
     }
 }

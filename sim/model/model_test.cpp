@@ -52,6 +52,14 @@ TEST_CASE("model: FlashMLA fp8 layout is 656 B per token")
   CHECK(m.latent_per_token().value() == 512 + 4 * 4 + 64 * 2);
 }
 
+TEST_CASE("model: DeepSeek-V3.2's KV is stored as it is served, 656 B per token and layer")
+{
+  // 512 latent values in FP8 (1 B), one fp32 scale per 128 of them (4 x 4 B), 64 RoPE values in
+  // BF16 (2 B): 656 B, against 1,152 B for the BF16 latent DeepSeek-V3's preset keeps.
+  CHECK(sim::load_model("deepseek-v3.2").latent_per_token().value() == 656);
+  CHECK(sim::load_model("deepseek-v3").latent_per_token().value() == (512 + 64) * 2);
+}
+
 TEST_CASE("model: inline models are checked like any file")
 {
   core::Document doc = core::parse_yaml("name: x\nlayers: 0\nheads: 8\nkv_lora_rank: 500\nrope_dim: 64\n"
