@@ -24,7 +24,7 @@ TEST_CASE("validate: the paper's reference data lists every claim with its kind,
     CHECK_THAT(c.source, Catch::Contains("2606.01502"));
   }
   CHECK(kinds == std::set<std::string>{"emergent", "input"});
-  // What issue 7 asks for, at least.
+  // The paper's emergent claims, at least these.
   for (const char* e : {"round-trip", "route-fetch-ratio", "wire-bytes-saved", "fabric-ratio", "congestion-knee",
                         "compute-elbow", "copy-elbow", "proxy-reduction", "gather-growth", "break-even"})
     CHECK(experiments.count(e) == 1);

@@ -204,7 +204,7 @@ void Placement::holders_of(std::uint64_t chunk, std::vector<int>& out) const
 }
 
 std::vector<double> check_capacity(const Placement& placement, std::uint64_t chunks, const CorpusConfig& config,
-                                   core::Bytes bytes_per_token)
+                                   core::Bytes bytes_per_token, const std::string& file)
 {
   std::vector<double> bytes(static_cast<std::size_t>(placement.holders()), 0.0);
   const double chunk_B = static_cast<double>(config.chunk_tokens) * bytes_per_token.value();
@@ -217,7 +217,7 @@ std::vector<double> check_capacity(const Placement& placement, std::uint64_t chu
   core::Diagnostics diags;
   for (std::size_t h = 0; h < bytes.size(); ++h)
     if (bytes[h] > config.holder_hbm.value())
-      diags.add({"corpus placement", 0, 0, "holder_hbm",
+      diags.add({file, 0, 0, "corpus.holder_hbm",
                  "holder " + std::to_string(h) + " needs " + core::format_bytes(core::Bytes(bytes[h])) +
                      " of corpus KV (" + std::to_string(static_cast<std::uint64_t>(bytes[h] / chunk_B)) +
                      " chunks of " + core::format_bytes(core::Bytes(chunk_B)) + "), over its budget of " +

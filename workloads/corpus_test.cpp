@@ -99,9 +99,10 @@ TEST_CASE("workloads: capacity check names the holder over its HBM budget")
   auto bytes = check_capacity(rr, 6, c, xattn::core::Bytes(1152));
   CHECK(bytes[0] == 3 * 2048 * 1152.0);
   CHECK(bytes[1] == 3 * 2048 * 1152.0);
-  CHECK_THROWS_WITH(check_capacity(rr, 7, c, xattn::core::Bytes(1152)),
-                    Contains("corpus placement: error: holder_hbm: holder 0 needs 9.437MB of corpus KV (4 chunks of "
-                             "2.359MB), over its budget of 7.078MB"));
+  CHECK_THROWS_WITH(
+      check_capacity(rr, 7, c, xattn::core::Bytes(1152)),
+      Contains("corpus placement: error: corpus.holder_hbm: holder 0 needs 9.437MB of corpus KV (4 chunks of "
+               "2.359MB), over its budget of 7.078MB"));
 }
 
 TEST_CASE("workloads: corpus and selection sections read from YAML with positions")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `xattn run` interrupted (issue 9; README.md, "Where outputs go"): a complete earlier run's outputs survive a later
+# `xattn run` interrupted (README.md, "Where outputs go"): a complete earlier run's outputs survive a later
 # run into the same folder that is stopped by SIGINT (or SIGTERM) part-way; the stopped run exits
 # 130 and leaves summary.interrupted.json marked interrupted, and no temporary file behind. The
 # summary keeps the work done (issue "Reliability"): each policy stopped part-way hands in its

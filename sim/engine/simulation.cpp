@@ -56,9 +56,15 @@ CorpusPlan plan_corpus(const Scenario& sc)
     plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
   }
   plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
-  if (need_scan)
-    workloads::check_capacity(*plan.placement, plan.total_chunks, sc.corpus,
-                              sc.model.latent_per_token() * static_cast<double>(sc.model.layers));
+  // The holders must hold the whole shared corpus the generator declares, read or not (a live
+  // system cannot know which chunks will be read); a scanned trace's chunks are all it has.
+  std::uint64_t declared = 0;
+  if (sc.workload.generator)
+    declared = static_cast<std::uint64_t>((sc.workload.generator->corpus_tokens + sc.corpus.chunk_tokens - 1) /
+                                          sc.corpus.chunk_tokens);
+  if (need_scan || declared > 0)
+    workloads::check_capacity(*plan.placement, std::max(plan.total_chunks, declared), sc.corpus,
+                              sc.model.latent_per_token() * static_cast<double>(sc.model.layers), sc.file);
   return plan;
 }
 
