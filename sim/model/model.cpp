@@ -155,6 +155,14 @@ Bytes ModelSpec::index_query_per_token() const
   return Bytes(index.sparse() ? 1.0 * index.heads * index.head_dim : 0.0);
 }
 
+std::string missing_keys(std::initializer_list<std::pair<bool, const char*>> needs)
+{
+  std::string keys;
+  for (const auto& [ok, key] : needs)
+    if (!ok) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  return keys;
+}
+
 const core::Schema& model_schema()
 {
   return kModelSchema;

@@ -8,8 +8,10 @@
 #include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace xattn::sim
 {
@@ -73,6 +75,9 @@ struct ModelSpec {
 const core::Schema& model_schema();
 /// Reads a model from a mapping (a preset file's root or a scenario's inline `model:`).
 ModelSpec read_model(core::Section& s);
+
+/// The keys whose condition is false, "a, b, c" ("" when none): what a model lacks for a use.
+std::string missing_keys(std::initializer_list<std::pair<bool, const char*>> needs);
 /// Loads a preset by name (sim/models/NAME.yaml) or a model file by path.
 ModelSpec load_model(std::string_view name_or_path);
 

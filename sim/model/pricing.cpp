@@ -227,13 +227,9 @@ Kernel then(const Kernel& a, const Kernel& b)
 std::string missing_for_protocol(const ModelSpec& m, const Profile& p)
 {
   if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return "";
-  std::string keys;
-  auto need = [&](bool ok, const char* key) {
-    if (!ok) keys += (keys.empty() ? "" : ", ") + std::string(key);
-  };
-  need(m.q_lora_rank > 0, "q_lora_rank");
-  need(m.qk_nope_head_dim > 0, "qk_nope_head_dim");
-  need(m.v_head_dim > 0, "v_head_dim");
+  const std::string keys = missing_keys({{m.q_lora_rank > 0, "q_lora_rank"},
+                                         {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
+                                         {m.v_head_dim > 0, "v_head_dim"}});
   if (keys.empty() && p.gpu.given()) return "";
   return "profile '" + p.name + "' routes the compressed query (dispatch.route_protocol: compressed), which needs " +
          (keys.empty() ? "the profile's gpu section (the holder's expansion GEMMs by the roofline)"

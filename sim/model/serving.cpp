@@ -31,15 +31,12 @@ Parameters parameters(const ModelSpec& m)
 
 std::string missing_for_serving(const ModelSpec& m)
 {
-  std::string keys;
-  auto need = [&](bool ok, const char* key) {
-    if (!ok) keys += (keys.empty() ? "" : ", ") + std::string(key);
-  };
-  need(m.hidden > 0, "hidden");
-  need(m.qk_nope_head_dim > 0, "qk_nope_head_dim");
-  need(m.v_head_dim > 0, "v_head_dim");
-  need(m.vocab > 0, "vocab");
-  need(m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate");
+  const std::string keys =
+      missing_keys({{m.hidden > 0, "hidden"},
+                    {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
+                    {m.v_head_dim > 0, "v_head_dim"},
+                    {m.vocab > 0, "vocab"},
+                    {m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate"}});
   if (keys.empty()) return "";
   return "model '" + m.name + "' lacks " + keys + ", which the serving step (engine.step: full) needs";
 }
