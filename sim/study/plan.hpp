@@ -5,7 +5,8 @@
 //
 // For each combination the size is bisected over its values (the SLO is assumed to improve with
 // size; both ends are simulated first), running every probed point for real, for every seed (the
-// SLO must hold for each). The answer is the smallest size over all combinations (ties: the
+// SLO must hold for each, and the judged policy must keep up with the load: an overloaded run,
+// engine/load.hpp, fails whatever its latencies). The answer is the smallest size over all combinations (ties: the
 // earlier combination), shown with its figures and with the next smaller size of the same
 // combination, which fails. Points run through the local sweep runner into a sweep folder, so an
 // interrupted plan resumes and `xattn report` draws it.
