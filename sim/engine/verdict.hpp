@@ -14,7 +14,9 @@ namespace xattn::sim::engine
 /// step latency's mean otherwise (its path in a policy's summary, as ensemble_figure reads it).
 std::string headline_figure(const RunResult& result);
 
-/// "verdict: ..." (one paragraph, wrapped, ending in a newline). Policies within 0.5% of the best
+/// "verdict: ..." (one paragraph, wrapped, ending in a newline). A policy that did not keep up
+/// with the load (PolicyResult::load, overloaded) is never ranked by latency: the verdict says how
+/// far it fell short instead, and when none kept up, says so. Policies within 0.5% of the best
 /// tie with it. With an ensemble, each margin gets the 5-95% range of the member-by-member ratio
 /// (members share their drawn profile across policies, so the ratio is paired).
 std::string verdict(const RunResult& result);
