@@ -1,4 +1,5 @@
 #include "calibrate/profile.hpp"
+#include "sim/core/check.hpp"
 #include "sim/core/yaml.hpp"
 
 #include "calibrate/uncertainty.hpp"
@@ -378,6 +379,12 @@ bool prices(const Profile& p, std::string_view key)
 
 } // namespace
 
+RouteProtocol route_protocol_named(std::string_view name)
+{
+  XATTN_CHECK(name == "absorbed" || name == "compressed", "a route protocol the schema allows");
+  return name == "compressed" ? RouteProtocol::kCompressed : RouteProtocol::kAbsorbed;
+}
+
 const core::Schema& profile_schema()
 {
   return kProfileSchema;
@@ -427,8 +434,7 @@ Profile read_profile(const core::Document& doc)
 
   core::Section dispatch = top.section("dispatch");
   p.route_blocks = dispatch.count("route_blocks");
-  p.route_protocol =
-      dispatch.choice("route_protocol") == "compressed" ? RouteProtocol::kCompressed : RouteProtocol::kAbsorbed;
+  p.route_protocol = route_protocol_named(dispatch.choice("route_protocol"));
   p.fetch_blocks = dispatch.count("fetch_blocks");
 
   const bool has_gpu = top.has("gpu");

@@ -121,6 +121,10 @@ enum class RouteProtocol {
   kCompressed,
 };
 
+/// A route protocol by its name in a profile or scenario ("absorbed", "compressed"); the caller's
+/// schema has already checked the name.
+RouteProtocol route_protocol_named(std::string_view name);
+
 struct Profile {
   std::string name;
   std::string file; ///< where it was read from ("" if built in code)

@@ -155,9 +155,8 @@ const core::Schema kEngineSchema{
     {.key = "route_protocol",
      .kind = FieldKind::kChoice,
      .def = "profile",
-     .meaning = "what a routed query carries: the profile's dispatch.route_protocol, or absorbed (the per-head latent "
-                "query and partial output: the paper's prototype) or compressed (the query's latent c_Q out, expanded "
-                "and projected to values on the holder)",
+     .meaning = "what a routed query carries: profile (the profile's dispatch.route_protocol, which `xattn describe "
+                "profile` explains), or absorbed or compressed in its place",
      .choices = "profile|absorbed|compressed"},
     {.key = "overload_tolerance",
      .def = "0.1",
@@ -516,8 +515,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.predicate_prior_steps = eng.number("predicate_prior_steps");
   sc.overload_tolerance = eng.number("overload_tolerance");
   if (const std::string protocol = eng.choice("route_protocol"); protocol != "profile")
-    sc.profile.route_protocol =
-        protocol == "compressed" ? calibrate::RouteProtocol::kCompressed : calibrate::RouteProtocol::kAbsorbed;
+    sc.profile.route_protocol = calibrate::route_protocol_named(protocol);
   // Every policy but fetch and local may route.
   const bool routes = std::any_of(sc.policies.begin(), sc.policies.end(),
                                   [](const std::string& p) { return p != "fetch" && p != "local"; });

@@ -189,8 +189,8 @@ std::string verdict(const RunResult& result)
     text += fmt::format(" {} is {} {}{}", name, v < b ? "faster," : margin, v < b ? margin + " of it" : "slower",
                         ratio_range(result, figure, best_name, name));
     if (!p.invariants.ok) text += ", an invariant failed";
-    if (!held_back(p).empty())
-      text += held_back(p);
+    if (const std::string held = held_back(p); !held.empty())
+      text += held;
     else if (!p.busiest.empty())
       text += fmt::format(", no resource near saturation (the busiest, {}, {:.0f}% of the run)", p.busiest,
                           100 * p.busiest_share);

@@ -31,12 +31,6 @@ std::string times(double x)
   return fmt::format("{:.3g}x", x);
 }
 
-// The scenario as given, with its overrides: its name, arrival time scale and policies.
-engine::Scenario base_scenario(const CapacitySpec& spec)
-{
-  return engine::load_scenario(spec.scenario, spec.sets);
-}
-
 // A probe was interrupted (SIGINT, SIGTERM): the search stops with what it has.
 struct Stopped {
 };
@@ -141,7 +135,7 @@ Slo parse_slo(const std::string& text, const std::string& where)
 CapacityResult run_capacity(const CapacitySpec& spec, bool progress)
 {
   const auto start = std::chrono::steady_clock::now();
-  const engine::Scenario base = base_scenario(spec);
+  const engine::Scenario base = engine::load_scenario(spec.scenario, spec.sets); // as given, its overrides in
   if (!(spec.min_load > 0 && spec.min_load <= 1 && spec.max_load >= 1 && spec.precision > 0))
     core::fail("command line", 0, 0, "capacity", "the load range must hold 1 and the precision be positive");
   CapacityResult r;
