@@ -195,6 +195,17 @@ const core::Schema kExpertParallelSchema{
     {.key = "nvlink_combine", .dim = Dimension::kBytesPerSec, .def = kNoDefault, .meaning = "the same for its combine"},
 };
 
+const core::Schema kTensorParallelSchema{
+    {.key = "all_reduce_latency",
+     .dim = Dimension::kSeconds,
+     .def = kNoDefault,
+     .meaning = "fixed time of one all-reduce among the tensor-parallel ranks of a node (NVLink), whatever its size"},
+    {.key = "all_reduce_bus_bandwidth",
+     .dim = Dimension::kBytesPerSec,
+     .def = kNoDefault,
+     .meaning = "its bus bandwidth: an all-reduce of S bytes over n ranks moves 2 (n - 1) / n x S at this rate"},
+};
+
 const core::Schema kSpreadCheckSchema{
     {.key = "relative",
      .dim = Dimension::kCount,
@@ -279,6 +290,11 @@ const core::Schema kProfileSchema{
      .def = "",
      .meaning = "the MoE layers' dispatch and combine kernels (engine.step full)",
      .sub = &kExpertParallelSchema},
+    {.key = "tensor_parallel",
+     .kind = FieldKind::kSection,
+     .def = "",
+     .meaning = "the all-reduce of tensor-parallel ranks (engine.step full with instances.tp > 1)",
+     .sub = &kTensorParallelSchema},
     {.key = "fit",
      .kind = FieldKind::kMap,
      .def = kNoDefault,
@@ -497,6 +513,11 @@ Profile read_profile(const core::Document& doc)
     core::Section ep = top.section("expert_parallel");
     if (ep.has("nvlink_dispatch")) p.ep_nvlink_dispatch = ep.rate("nvlink_dispatch");
     if (ep.has("nvlink_combine")) p.ep_nvlink_combine = ep.rate("nvlink_combine");
+  }
+  {
+    core::Section tp = top.section("tensor_parallel");
+    if (tp.has("all_reduce_latency")) p.tp_all_reduce_latency = tp.seconds("all_reduce_latency");
+    if (tp.has("all_reduce_bus_bandwidth")) p.tp_all_reduce_bus = tp.rate("all_reduce_bus_bandwidth");
   }
   for (auto& [fit_name, f] : top.named_sections("fit")) {
     FitRecord r;

@@ -162,6 +162,10 @@ struct Profile {
   /// What an MoE layer's dispatch and combine kernels move per GPU over NVLink (0: the fabric's
   /// bandwidth): DeepEP's low-latency kernels copy with SMs, below the link's rate.
   BytesPerSec ep_nvlink_dispatch{0}, ep_nvlink_combine{0};
+  /// One all-reduce among a node's tensor-parallel ranks: a fixed time and a bus bandwidth
+  /// (sim/model/serving.hpp, all_reduce_time). 0: not given (the full step then refuses tp > 1).
+  Seconds tp_all_reduce_latency{0};
+  BytesPerSec tp_all_reduce_bus{0};
 
   std::vector<FitRecord> fits;          ///< fit quality per fitted quantity (empty for hand-written profiles)
   std::vector<Uncertainty> uncertainty; ///< empty: the profile gives points only

@@ -166,7 +166,6 @@ void IterationSteps::launch_move(int op, int rank, double L)
   const MovePrice x = price(mv, rank);
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
   StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
-  double* busy = &instance().compute_busy[rank];
   pool->acquire([=]() mutable {
     const double granted = stamp(tl);
     const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
@@ -176,26 +175,58 @@ void IterationSteps::launch_move(int op, int rank, double L)
     self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
       pool->release();
       const double copied = stamp(tl);
-      if (tl != nullptr)
+      if (tl != nullptr) {
         tl->holder_end(Leg::kCopy, self.call_ref(self.move_op(op), rank), lane, granted, (x.bytes * L).value());
+        tl->leg(Leg::kProbe, self.call_ref(self.move_op(op), rank), copied, copied + (x.after_chunk * L).value());
+      }
       after((x.after_chunk * L).value(), [=]() mutable {
-        const double probed = now();
-        const double begin = std::max(probed, *free_at);
-        *free_at = begin + (x.splice * L).value();
-        *busy += *free_at - begin;
-        after(*free_at - now(), [=]() mutable {
-          if (tl != nullptr) {
-            const CallRef c = self.call_ref(self.move_op(op), rank);
-            tl->leg(Leg::kProbe, c, copied, probed);
-            tl->leg(Leg::kSplice, c, begin, now());
-            tl->call(Primitive::kFetch, c, start, (x.bytes * L).value());
-          }
-          self.move_done(op);
-        });
+        if (self.sc().tp == 1) {
+          self.splice(op, rank, L, start, x.bytes * L);
+          return;
+        }
+        // Under tensor parallelism each rank fetched a tp-th of the latent from its holder rank
+        // (every NIC of the node at work, each byte once over the scale-out fabric) and forwards
+        // it to its peers over NVLink: MLA's one latent head is needed whole on every rank.
+        for (int to = 0; to < self.sc().tp; ++to) {
+          if (to == rank) continue;
+          const MovePrice y = self.forward_price(self.plan->moves[op], rank, to);
+          self.send(me, self.instance().gpus[to], y.bytes * L, y.chunk_flow, y.after_chunk * L,
+                    [=]() mutable { self.shard_landed(op, to, L, start); });
+        }
+        self.shard_landed(op, rank, L, start);
       });
     });
   });
   if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
+}
+
+void IterationSteps::shard_landed(int op, int rank, double L, double start)
+{
+  Move& mv = plan->moves[op];
+  if (mv.shards.empty()) mv.shards.assign(sc().tp, 0);
+  if (++mv.shards[rank] < sc().tp) return;
+  mv.shards[rank] = 0; // the next round's (or a background fetch's) shards count afresh
+  splice(op, rank, L, start, price(mv, rank).bytes * L);
+}
+
+void IterationSteps::splice(int op, int rank, double L, double start, Bytes bytes)
+{
+  const MovePrice x = price(plan->moves[op], rank);
+  double* free_at = &instance().compute_free_at[rank];
+  double* busy = &instance().compute_busy[rank];
+  const double begin = std::max(now(), *free_at);
+  *free_at = begin + (x.splice * L).value();
+  *busy += *free_at - begin;
+  IterationSteps self = *this;
+  Timeline* tl = timeline();
+  after(*free_at - now(), [self, tl, op, rank, start, begin, bytes]() mutable {
+    if (tl != nullptr) {
+      const CallRef c = self.call_ref(self.move_op(op), rank);
+      tl->leg(Leg::kSplice, c, begin, now());
+      tl->call(Primitive::kFetch, c, start, bytes.value());
+    }
+    self.move_done(op);
+  });
 }
 
 void IterationSteps::move_done(int op)

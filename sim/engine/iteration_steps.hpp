@@ -44,6 +44,9 @@ struct Move {
   std::vector<std::uint64_t> served; ///< ids of the requests it serves (kept for the timeline only)
   bool background = false;           ///< a fetch the iteration does not wait for (engine.fetch: background)
   int ranks_left = 0;                ///< background: the requester's GPUs it has not landed on yet
+  /// Under tp > 1: the shards each rank of the requester has of it this round (its own, fetched
+  /// from its holder rank, and its peers', forwarded over NVLink).
+  std::vector<int> shards;
 };
 
 struct Plan {
@@ -139,19 +142,27 @@ struct IterationSteps {
   /// The profile's per-step compute outside attention: the attention-only step's stand-in for the
   /// rest of the model, which the full step prices itself.
   double step_other() const { return sc().full_step ? 0.0 : sc().profile.step_other.value(); }
-  /// Round `r`'s model compute on the requester's GPU outside attention (engine.step full): its
-  /// layers' GEMMs, and the routed experts too when every GPU holds them all (ep 1).
+  /// Round `r`'s model compute on each GPU of the requester outside attention (engine.step full):
+  /// its layers' GEMMs, the routed experts too when every GPU holds them all or a tp-th of each
+  /// (ep 1), and under tensor parallelism the ranks' all-reduces.
   double model_work(int r) const
   {
     if (!sc().full_step || plan->batch.empty()) return 0;
     const double tokens = static_cast<double>(plan->batch.size());
-    double t = dense_time(sc().model, sc().profile, tokens, round_first(r), round_last(r)).value();
-    if (sc().ep == 1) t += round_moe_layers(r) * expert_time(sc().model, sc().profile, 1, tokens).value();
+    const ModelSpec& m = sc().model;
+    const int tp = sc().tp;
+    double t = dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value() +
+               tensor_parallel_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value();
+    if (sc().ep == 1) t += round_moe_layers(r) * expert_time(m, sc().profile, 1, tokens, tp).value();
     return t;
   }
   void launch_exchange(int op, int rank);
   /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
   void launch_move(int op, int rank, double L);
+  /// Under tp > 1: rank `rank` has one more shard of move `op`; with all of them, its splice.
+  void shard_landed(int op, int rank, double L, double start);
+  /// The splice of move `op` on `rank` (one at a time per GPU), then the move ends there.
+  void splice(int op, int rank, double L, double start, Bytes bytes);
   /// Ends move `op` on one rank: the iteration's operation, or a background fetch's landing.
   void move_done(int op);
   Timeline* timeline() const { return sim.timeline_.get(); }
@@ -172,10 +183,21 @@ struct IterationSteps {
     return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
                           options());
   }
+  /// Rank `rank`'s part of move `mv` from its holder rank: the whole of it, or under tp > 1 its
+  /// shard (a tp-th of the tokens; every rank splices all of them).
   MovePrice price(const iteration::Move& mv, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-    return price_move(sc().model, sc().profile, mv.tokens, mv.runs, sim.net_->path_cost(them, me), options());
+    MovePrice x =
+        price_move(sc().model, sc().profile, mv.tokens / sc().tp, mv.runs, sim.net_->path_cost(them, me), options());
+    if (sc().tp > 1) x.splice = splice_time(sc().model, sc().profile, mv.runs, mv.tokens, options().aligned);
+    return x;
+  }
+  /// A shard of move `mv` forwarded from rank `from` to rank `to` of the requester (NVLink).
+  MovePrice forward_price(const iteration::Move& mv, int from, int to) const
+  {
+    return price_move(sc().model, sc().profile, mv.tokens / sc().tp, mv.runs,
+                      sim.net_->path_cost(instance().gpus[from], instance().gpus[to]), options());
   }
   /// Every rank selects for the whole batch (the indexer is small: replicated, not split).
   ExchangePrice price(const iteration::Select& s, int rank) const

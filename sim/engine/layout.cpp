@@ -3,11 +3,41 @@
 
 #include "sim/core/units.hpp"
 #include "sim/model/serving.hpp"
+#include "topologies/topology.hpp"
 
 #include <string>
 
 namespace xattn::sim::engine
 {
+
+namespace
+{
+
+// Tensor parallelism in the full step: one batch over the tp ranks of a node, every weight split
+// over them (sim/model/serving.hpp), its all-reduces priced by the profile.
+void check_tensor_parallel(const Scenario& sc, core::Section& top, core::Section& inst)
+{
+  if (sc.dp_attention != 1 || sc.ep != 1)
+    inst.error("tp", "tensor parallelism (tp = " + std::to_string(sc.tp) +
+                         ") splits every expert over its ranks: set dp_attention: 1 and ep: 1 with it "
+                         "(data-parallel attention and expert parallelism are the other layout)");
+  const calibrate::Profile& p = sc.profile;
+  if (!p.name.empty() && (p.tp_all_reduce_latency.value() <= 0 || p.tp_all_reduce_bus.value() <= 0))
+    top.error("profile", "profile '" + p.name +
+                             "' gives no tensor_parallel.all_reduce_latency and all_reduce_bus_bandwidth, which "
+                             "the full step needs for tp > 1");
+  if (!sc.topology) return;
+  for (std::size_t first = 0; first + sc.tp <= sc.requesters.size(); first += sc.tp)
+    for (int k = 1; k < sc.tp; ++k)
+      if (sc.topology->fabric_class(sc.requesters[first], sc.requesters[first + k]) != core::FabricClass::kNvlink) {
+        inst.error("tp", "the tp = " + std::to_string(sc.tp) + " ranks of requester GPU " +
+                             sc.topology->gpu_name(sc.requesters[first]) +
+                             " are not all on its NVLink: tensor parallelism's all-reduces stay inside a node");
+        return;
+      }
+}
+
+} // namespace
 
 void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng)
 {
@@ -21,9 +51,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   }
   if (sc.dp_attention <= 0 || sc.ep <= 0 || sc.model.layers <= 0) return; // already reported
   if (std::string missing = missing_for_serving(sc.model); !missing.empty()) top.error("model", missing);
-  if (sc.tp != 1)
-    inst.error("tp", "the full step decodes with data-parallel attention (instances.dp_attention); tensor "
-                     "parallelism's all-reduce is not simulated: set tp: 1");
+  if (sc.tp > 1) check_tensor_parallel(sc, top, inst);
   if (!sc.requesters.empty() && sc.requesters.size() % static_cast<std::size_t>(sc.dp_attention) != 0)
     inst.error("dp_attention",
                std::to_string(sc.requesters.size()) +
@@ -44,12 +72,17 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
     return;
   }
   const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp, .dp_attention = sc.dp_attention, .ep = sc.ep});
+  const bool tensor = sc.tp > 1;
   if (weights + sc.cache_budget > g.hbm_capacity)
-    inst.error("ep", "model '" + sc.model.name + "' puts " + core::format_bytes(weights) +
-                         " of weights on each GPU at ep = " + std::to_string(sc.ep) + "; with engine.cache_budget " +
-                         core::format_bytes(sc.cache_budget) + " that exceeds gpu.hbm_capacity " +
-                         core::format_bytes(g.hbm_capacity) + " of profile '" + sc.profile.name +
-                         "': raise dp_attention and ep together (more GPUs per instance) or lower the cache budget");
+    inst.error(tensor ? "tp" : "ep",
+               "model '" + sc.model.name + "' puts " + core::format_bytes(weights) + " of weights on each GPU at " +
+                   (tensor ? "tp = " + std::to_string(sc.tp) : "ep = " + std::to_string(sc.ep)) +
+                   "; with engine.cache_budget " + core::format_bytes(sc.cache_budget) +
+                   " that exceeds gpu.hbm_capacity " + core::format_bytes(g.hbm_capacity) + " of profile '" +
+                   sc.profile.name + "': " +
+                   (tensor ? "a GPU with more HBM, or data-parallel attention with expert parallelism over more GPUs"
+                           : "raise dp_attention and ep together (more GPUs per instance)") +
+                   ", or lower the cache budget");
 }
 
 } // namespace xattn::sim::engine

@@ -9,9 +9,10 @@ namespace xattn::sim::engine
 {
 
 /// Reads engine.step, instances.dp_attention and instances.ep into `sc` and reports, at their keys,
-/// a layout that cannot serve: a model without the serving dimensions, tp > 1 (its all-reduce is
-/// not simulated), requesters that do not split into instances, experts that do not split over
-/// ep, weights and the cache that do not fit in the profile's gpu.hbm_capacity.
+/// a layout that cannot serve: a model without the serving dimensions, tp > 1 beside
+/// dp_attention or ep > 1, across nodes or without the profile's all-reduce figures, requesters
+/// that do not split into instances, experts that do not split over ep, weights and the cache that
+/// do not fit in the profile's gpu.hbm_capacity.
 void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng);
 
 } // namespace xattn::sim::engine

@@ -117,3 +117,28 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
   const double query = 32.0 * (512 + 64) * 2 * 61;
   CHECK(request_step(shared, 257) - request_step(alone, 257) == Approx(query / 25e9).epsilon(0.01));
 }
+
+TEST_CASE("serving step: under tensor parallelism a fetched chunk crosses InfiniBand once per node, then NVLink",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  // One instance of tp 8 on node0 decodes the small dense model (8 heads: one a rank); its one
+  // request attends a 2,048-token chunk held by the holder instance on node2, and fetches it.
+  // Each rank fetches an eighth of the latent from its holder rank over its own NIC and forwards
+  // it to the 7 others over NVLink: MLA's one latent head is needed whole on every rank.
+  const std::string scenario =
+      "name: tp\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, "
+      "v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n"
+      "profile: " +
+      (dir / "hand.yaml").string() +
+      "\ntopology: testbed-ndr200\ninstances: {requesters: node0, holders: node2, tp: 8}\n"
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [fetch]\nengine: {step: full}\n";
+  const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
+  // The chunk's latent: 2,048 tokens x (256 + 32) BF16 values x 2 layers.
+  const double chunk = 2048.0 * 288 * 2 * 2;
+  const nlohmann::json& by = s["policies"]["fetch"]["wire_bytes_by_fabric"];
+  CHECK(by["ib-spine"].get<double>() + by["ib-same-leaf"].get<double>() == Approx(chunk));
+  CHECK(by["nvlink"].get<double>() == Approx(7 * chunk));
+  CHECK(s["policies"]["fetch"]["decisions"]["fetch"].get<double>() == 1);
+  CHECK(s["invariants"]["ok"].get<bool>());
+}

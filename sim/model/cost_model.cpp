@@ -63,16 +63,25 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   c.route_wire = (e.query + e.answer) * static_cast<double>(h) + select_wire;
 
   // Fetch: each holder's share moved in parallel, then every run spliced, then local attention.
+  // Over several GPUs (tensor parallelism) each fetches a share of it on its own path, then
+  // forwards it to the others over NVLink: every rank attends the whole latent.
   const double moved = s.moved > 0 ? s.moved : s.tokens;
-  const MovePrice mv = price_move(m, p, moved / h, s.runs, path, o);
+  const int g = std::max(1, s.gpus);
+  const MovePrice mv = price_move(m, p, moved / h / g, s.runs, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
   c.fetch.index = select;
   c.fetch_wire = select_wire;
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
+  if (g > 1) {
+    const PathCost nvlink = nominal_path(p, core::FabricClass::kNvlink);
+    const MovePrice fw = price_move(m, p, moved / h / g, s.runs, nvlink, o);
+    c.fetch.transfer += probe(p, nvlink.fabric, s.transport, fw.bytes) +
+                        parallel_transfer(fw.bytes, h * (g - 1), fw.chunk_flow, nvlink, leg_latency(p, nvlink));
+  }
   c.fetch.splice = splice_time(m, p, s.runs, moved, s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
-  c.fetch_wire += mv.bytes * static_cast<double>(h);
+  c.fetch_wire += mv.bytes * static_cast<double>(h * g);
 
   const double prefilled = s.prefill_tokens > 0 ? s.prefill_tokens : s.tokens;
   c.local.prefill = prefill_time(m, p, prefilled, 0, s.gpus) / static_cast<double>(m.layers);

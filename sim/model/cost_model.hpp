@@ -33,7 +33,7 @@ struct CallShape {
   bool sparse = false;  ///< DSA selection: fetch needs the holders' block ids first
   core::Transport transport = core::Transport::kGpu;
   bool aligned = false; ///< moved runs keep their positions (prefix-chained reuse): nothing to re-rotate
-  int gpus = 1;         ///< GPUs of the requester instance (a re-prefill spreads over them)
+  int gpus = 1;         ///< GPUs of the requester instance (a re-prefill spreads over them, a fetch is shared out)
   /// Tokens a re-prefill computes: a selected block needs the tokens before it in its run, so a
   /// sparse re-prefill spans from its chunk's start. 0: `tokens`.
   double prefill_tokens = 0;

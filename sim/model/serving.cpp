@@ -47,7 +47,7 @@ core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l)
   const double routed = m.moe_layers() * static_cast<double>(m.experts) * p.expert;
   const double bf16 = p.embedding + p.head + m.moe_layers() * p.router;
   return core::Bytes(((p.total - routed - bf16) * m.weight_bytes + bf16 * kBf16) / l.tp +
-                     routed / std::max(1, l.ep) * m.weight_bytes);
+                     routed / (std::max(1, l.ep) * l.tp) * m.weight_bytes);
 }
 
 Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices,
@@ -63,11 +63,12 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
          g.launch;
 }
 
-Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last)
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp)
 {
   Seconds t(0);
   if (tokens <= 0) return t;
-  const double h = m.hidden, heads = m.heads, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
+  const double r = std::max(1, tp); // the ranks a split dimension divides over
+  const double h = m.hidden, heads = m.heads / r, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
   const double rank = m.kv_lora_rank;
   Seconds attention = m.q_lora_rank > 0 ? gemm_time(m, p, tokens, h, m.q_lora_rank) +
                                               gemm_time(m, p, tokens, m.q_lora_rank, heads * (nope + rope))
@@ -81,17 +82,31 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
     attention += gemm_time(m, p, tokens, m.q_lora_rank > 0 ? m.q_lora_rank : h, iq) +
                  gemm_time(m, p, tokens, h, m.index.head_dim) + gemm_time(m, p, tokens, h, m.index.heads);
   }
-  const Seconds dense =
-      gemm_time(m, p, tokens, h, 2.0 * m.dense_intermediate) + gemm_time(m, p, tokens, m.dense_intermediate, h);
-  const double shared = 1.0 * m.shared_experts * m.expert_intermediate;
+  const double dense_inter = m.dense_intermediate / r;
+  const Seconds dense = gemm_time(m, p, tokens, h, 2.0 * dense_inter) + gemm_time(m, p, tokens, dense_inter, h);
+  const double shared = 1.0 * m.shared_experts * m.expert_intermediate / r;
   const Seconds moe =
       gemm_time(m, p, tokens, h, m.experts, 1, kBf16) +
       (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
   const int moe_from = m.moe() ? m.dense_layers : m.layers;
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
     t += attention + (l < moe_from ? dense : moe);
-  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab, 1, kBf16);
+  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab / r, 1, kBf16);
   return t;
+}
+
+Seconds all_reduce_time(const Profile& p, core::Bytes bytes, int ranks)
+{
+  if (ranks <= 1 || bytes.value() <= 0) return Seconds(0);
+  const double n = ranks;
+  return p.tp_all_reduce_latency + bytes * (2.0 * (n - 1) / n) / p.tp_all_reduce_bus;
+}
+
+Seconds tensor_parallel_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp)
+{
+  const int layers = std::max(0, std::min(last, m.layers) - std::max(0, first));
+  if (tp <= 1 || tokens <= 0 || layers == 0) return Seconds(0);
+  return all_reduce_time(p, core::Bytes(tokens * m.hidden * kBf16), tp) * (2.0 * layers);
 }
 
 double active_local_experts(const ModelSpec& m, int ep, double group_tokens)
@@ -101,16 +116,16 @@ double active_local_experts(const ModelSpec& m, int ep, double group_tokens)
   return static_cast<double>(m.experts) / std::max(1, ep) * (1.0 - untouched);
 }
 
-Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens)
+Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens, int tp)
 {
   return expert_gemm_time(m, p, group_tokens * m.experts_per_token / std::max(1, ep),
-                          active_local_experts(m, ep, group_tokens));
+                          active_local_experts(m, ep, group_tokens), tp);
 }
 
-Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts)
+Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts, int tp)
 {
   if (pairs <= 0) return Seconds(0);
-  const double h = m.hidden, inter = m.expert_intermediate;
+  const double h = m.hidden, inter = m.expert_intermediate / std::max(1, tp);
   return gemm_time(m, p, pairs, h, 2.0 * inter, experts) + gemm_time(m, p, pairs, inter, h, experts);
 }
 

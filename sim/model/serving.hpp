@@ -35,7 +35,9 @@ Parameters parameters(const ModelSpec& m);
 std::string missing_for_serving(const ModelSpec& m);
 
 /// How a serving instance spreads the model. Attention is data-parallel over `dp_attention` GPUs
-/// (each decodes its own batch, tensor parallelism `tp` = 1), the routed experts split over `ep`.
+/// (each decodes its own batch) with the routed experts split over `ep` of them; or, with `tp` > 1,
+/// one batch is decoded by `tp` ranks of a node in tensor parallelism (dp_attention and ep 1):
+/// heads, MLPs and every expert split over the ranks, two all-reduces a layer.
 struct Layout {
   int tp = 1;
   int dp_attention = 1;
@@ -45,8 +47,10 @@ struct Layout {
 /// Bytes per weight of the parts kept in BF16 whatever the model's dtype: the embedding, the
 /// output head and the MoE gates (DeepSeek-V3 keeps them so, arXiv 2412.19437 §3.3.1).
 inline constexpr double kBf16 = 2;
-/// The weights one GPU of the layout holds: everything but the routed experts on every GPU, the
-/// routed experts split evenly over `ep`.
+/// The weights one GPU of the layout holds: everything but the routed experts split over `tp`, the
+/// routed experts split evenly over ep x tp. Under tensor parallelism the small down-projections
+/// that serving engines replicate on every rank (query and KV down, the indexer, the gates: about
+/// 1 GB of DeepSeek-V3's 690) are counted split too.
 core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
 
 /// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
@@ -57,24 +61,36 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
                   double weight_bytes = 0);
 
 /// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
-/// one step, at tp = 1: each layer's projections (query down and up, KV down, the absorbed KV up
-/// on both sides of attention, output, and a sparse model's indexer projections), then the dense
-/// MLP, or in an MoE layer the router and the shared experts (the routed experts are
-/// expert_time's); the output head once, with the last layer. Norms, RoPE and activations (element-wise, a few MB) are
-/// not priced.
-Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last);
+/// one step: each layer's projections (query down and up, KV down, the absorbed KV up on both
+/// sides of attention, output, and a sparse model's indexer projections), then the dense MLP, or
+/// in an MoE layer the router and the shared experts (the routed experts are expert_time's); the
+/// output head once, with the last layer. Under `tp` ranks, as vLLM and SGLang shard MLA: the
+/// query up, the per-head KV up and the output projection split by heads, the MLPs and shared
+/// experts by their intermediate size, the head by the vocabulary; the query and KV down
+/// projections, the indexer and the gates run whole on every rank. Norms, RoPE and activations
+/// (element-wise, a few MB) are not priced; nor is gathering the head's logits.
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1);
+
+/// One all-reduce of `bytes` among `ranks` GPUs of a node: the profile's fixed time plus
+/// 2 (ranks - 1) / ranks x bytes at its bus bandwidth (what a ring or NVLink SHARP moves through
+/// each GPU). 0 for one rank.
+Seconds all_reduce_time(const Profile& p, core::Bytes bytes, int ranks);
+/// Tensor parallelism's all-reduces for `tokens` decoded tokens in layers [first, last): two a
+/// layer (after the attention's output projection and after the MLP or MoE), of the BF16 hidden
+/// states. 0 at tp 1.
+Seconds tensor_parallel_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp);
 
 /// Routed experts one GPU holding experts / ep of them activates, in expectation, when
 /// `group_tokens` tokens each pick experts_per_token distinct experts uniformly.
 double active_local_experts(const ModelSpec& m, int ep, double group_tokens);
 /// One MoE layer's routed experts on one GPU of `ep`: the grouped gate-up and down GEMMs over the
 /// token-expert pairs it receives (group_tokens x experts_per_token / ep), reading the weights of
-/// the experts they activate.
-Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens);
+/// the experts they activate; under `tp` ranks (ep 1) every expert's intermediate size is split.
+Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens, int tp = 1);
 
 /// One MoE layer's routed experts on one GPU: the grouped gate-up and down GEMMs over `pairs`
-/// token-expert pairs that reach `experts` of its experts.
-Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts);
+/// token-expert pairs that reach `experts` of its experts, each expert's 1 / `tp` of it.
+Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts, int tp = 1);
 
 /// Bytes one token-expert pair moves in one MoE layer: dispatch sends the hidden state in FP8 with
 /// one fp32 scale per 128 values (DeepEP's low-latency layout), combine returns it in BF16.

@@ -1,8 +1,12 @@
 #include "sim/model/serving.hpp"
+#include "workloads/compressed_file.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <sstream>
 
 using namespace xattn;
 using namespace xattn::sim;
@@ -102,6 +106,78 @@ TEST_CASE("serving: a small dense model's decode step on one GPU, worked by hand
   CHECK((dense_time(m, p, 1, 0, 2) - dense_time(m, p, 1, 0, 1) * 2).value() == Approx(65.6e-6 + launch).epsilon(0.01));
   CHECK((dense_time(m, p, 4096, 0, 2) - dense_time(m, p, 4096, 0, 1) * 2).value() ==
         Approx(2.0 * 4096 * 1024 * 32000 / peak + launch).epsilon(0.01));
+}
+
+TEST_CASE("serving: the small dense model's step split over two tensor-parallel ranks, worked by hand", "[serving]")
+{
+  const ModelSpec m = small_dense();
+  calibrate::Profile p = hand_gpu();
+  const double bw = 1e12, peak = 250e12, launch = 2e-6;
+  auto gemm = [&](double rows, double k, double n, double mats) {
+    const double bytes = mats * k * n * 2 + rows * (k + n) * 2, flops = 2 * rows * k * n;
+    return std::max(bytes / bw, flops / peak) + launch;
+  };
+  for (double tokens : {1.0, 64.0}) {
+    // Each rank: 4 of the 8 heads (query 1024 -> 4 x 96, absorbed and values over 4 heads, output
+    // 4 x 64 -> 1024), the whole KV down (1024 -> 288, MLA's one latent), half the MLP (1024 ->
+    // 4096, 2048 -> 1024) and half the vocabulary.
+    const double layer = gemm(tokens, 1024, 384, 1) + gemm(tokens, 1024, 288, 1) + gemm(4 * tokens, 64, 256, 4) +
+                         gemm(4 * tokens, 256, 64, 4) + gemm(tokens, 256, 1024, 1) + gemm(tokens, 1024, 4096, 1) +
+                         gemm(tokens, 2048, 1024, 1);
+    CHECK(dense_time(m, p, tokens, 0, 2, 2).value() == Approx(2 * layer + gemm(tokens, 1024, 16000, 1)).epsilon(1e-9));
+  }
+  // All-reduces: 10 us fixed, 100 GB/s of bus bandwidth. 64 tokens x 1024 x 2 B = 131,072 B over
+  // 2 ranks moves 2 x 1/2 of it: 10 us + 1.31 us; two a layer, two layers.
+  p.tp_all_reduce_latency = core::Seconds(10e-6);
+  p.tp_all_reduce_bus = core::BytesPerSec(100e9);
+  CHECK(all_reduce_time(p, core::Bytes(131072), 2).value() == Approx(10e-6 + 131072 / 100e9));
+  CHECK(all_reduce_time(p, core::Bytes(1e6), 8).value() == Approx(10e-6 + 2 * 7.0 / 8 * 1e6 / 100e9));
+  CHECK(all_reduce_time(p, core::Bytes(1e6), 1).value() == 0);
+  CHECK(tensor_parallel_time(m, p, 64, 0, 2, 2).value() == Approx(4 * (10e-6 + 131072 / 100e9)));
+  CHECK(tensor_parallel_time(m, p, 64, 0, 2, 1).value() == 0);
+  // A GPU of tp 8 holds an eighth of DeepSeek-V3's 673 GB (671 B parameters in FP8, 1.9 B of
+  // them in BF16): 84 GB, too much for an H100's 80, not for an H200.
+  const ModelSpec v3 = load_model("deepseek-v3");
+  CHECK(weights_per_gpu(v3, {.tp = 8}).value() == Approx(weights_per_gpu(v3, {}).value() / 8));
+  CHECK(weights_per_gpu(v3, {.tp = 8}).value() == Approx(673e9 / 8).epsilon(0.01));
+}
+
+TEST_CASE("serving: the all-reduce line against NCCL's measured all-reduce among 2, 4 and 8 H100 ranks", "[serving]")
+{
+  // vidur's NCCL all-reduce table on an H100 DGX (calibrate/data/vidur-h100-dgx/, milliseconds);
+  // the profile's line was fitted to the 8-rank rows, the 2- and 4-rank rows are held out.
+  const calibrate::Profile p = calibrate::load_profile("h100-ndr200-ibgda");
+  std::istringstream in(
+      workloads::read_whole_file(XATTN_SOURCE_DIR "/calibrate/data/vidur-h100-dgx/all_reduce.csv.zst"));
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line.find("time_stats.all_reduce.median") != std::string::npos);
+  std::map<int, std::vector<double>> errors, decode; // by ranks: |model - measured| / measured
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');)
+      f.push_back(c);
+    REQUIRE(f.size() == 12);
+    const double median = std::stod(f[4]) * 1e-3, bytes = std::stod(f[8]);
+    const int ranks = std::stoi(f[7]);
+    REQUIRE(f[10] == f[7]); // every rank in one node
+    const double e = std::abs(all_reduce_time(p, core::Bytes(bytes), ranks).value() - median) / median;
+    errors[ranks].push_back(e);
+    if (bytes >= 64e3 && bytes <= 4e6) decode[ranks].push_back(e); // a decode batch's hidden states
+  }
+  auto median_of = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  REQUIRE(errors.size() == 3);
+  for (int ranks : {2, 4, 8}) {
+    CAPTURE(ranks, median_of(errors[ranks]), median_of(decode[ranks]));
+    CHECK(errors[ranks].size() == 994);
+    CHECK(median_of(errors[ranks]) < (ranks == 8 ? 0.06 : 0.10));
+    // At decode sizes the 2-rank rows sit at about 41 us, the line at 29-30 us: 26% low there.
+    CHECK(median_of(decode[ranks]) < 0.30);
+  }
 }
 
 TEST_CASE("serving: routed experts by the roofline, from the tokens the group sends", "[serving]")
