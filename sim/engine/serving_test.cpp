@@ -71,10 +71,10 @@ TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEM
                        gemm(1, 512, 1024, 1) + gemm(1, 1024, 8192, 1) + gemm(1, 4096, 1024, 1);
   const double head = gemm(1, 1024, 32000, 1);
   // Absorbed MLA decode per layer: 2,048 latents of 288 bf16 values, 8 query rows (576 B) and
-  // partial rows (512 + 4 B); 2 x (2 x 256 + 32) FLOPs per token and row; its 4 tiles of 64 x 64
-  // fill 4 of the 100 SMs, so it runs at 4 / 100 of the GPU.
+  // partial rows (512 + 4 B); 2 x (2 x 256 + 32) FLOPs per token and row; its 8 rows fill one
+  // 64-row tile over 32 tiles of 64 tokens: 32 of the 100 SMs, so it runs at 32 / 100 of the GPU.
   const double attention =
-      launch + std::max((576.0 * 2048 + (576 + 516) * 8) / bw, 2.0 * (2 * 256 + 32) * 2048 * 8 / peak) / 0.04;
+      launch + std::max((576.0 * 2048 + (576 + 516) * 8) / bw, 2.0 * (2 * 256 + 32) * 2048 * 8 / peak) / 0.32;
   const double step = 2 * layer + head + 2 * attention;
   CHECK(step_mean(s, "route") == Approx(step).epsilon(0.01));
   CHECK(s["policies"]["route"]["tpot_s"]["mean"].get<double>() == Approx(step).epsilon(0.01));

@@ -108,6 +108,35 @@ TEST_CASE("cost model: fetch pays the splice and is 60-100x slower than route at
   CHECK(ratio < 100);
 }
 
+TEST_CASE("cost model: over eight tensor-parallel ranks a fetch moves an eighth per rank, then NVLink")
+{
+  auto p = hand_profile();
+  sim::CallShape s;
+  s.gpus = 8;
+  const sim::CallCost one = sim::price_call(dsv3(), p, sim::CallShape{}, sim::nominal_path(p, FabricClass::kIbSpine));
+  const sim::CallCost c = sim::price_call(dsv3(), p, s, sim::nominal_path(p, FabricClass::kIbSpine));
+  // 2,048 tokens x 1,152 B = 2,359,296 B in all over the scale-out fabric, once: 294,912 B a rank
+  // at 25 GB/s; then each rank receives its 7 peers' shares over its 450 GB/s NVLink, after the
+  // NVLink probe (8 us). The splice still covers every token, on every rank.
+  CHECK(c.fetch_wire.value() == Approx(one.fetch_wire.value()));
+  CHECK(c.fetch.transfer.value() == Approx(294912.0 / 25e9 + 8e-6 + 7 * 294912.0 / 450e9));
+  CHECK(c.fetch.splice.value() == Approx(one.fetch.splice.value()));
+  CHECK(c.fetch.transfer < one.fetch.transfer);
+}
+
+TEST_CASE("cost model: an attention kernel's query rows fill whole 64-row tiles")
+{
+  const calibrate::Profile p = calibrate::load_profile("h100-ndr200-ibgda");
+  // 16 rows (128 heads over tp 8) over 4,096 tokens: one 64-row tile by 64 tiles of 64 tokens,
+  // 64 of the H100's 132 SMs, as many as 64 rows take; 128 rows take twice that.
+  const auto k16 = sim::attention_kernel(dsv3(), p, 1, 16, 4096, 16 * 4096);
+  CHECK(k16.share == Approx(64.0 / 132));
+  CHECK(sim::attention_kernel(dsv3(), p, 1, 64, 4096, 64 * 4096).share == Approx(64.0 / 132));
+  CHECK(sim::attention_kernel(dsv3(), p, 1, 128, 4096, 128 * 4096).share == Approx(128.0 / 132));
+  // Two requests of 16 rows over 2,048 tokens each: the same tiles as one over 4,096.
+  CHECK(sim::attention_kernel(dsv3(), p, 1, 32, 4096, 16 * 4096).share == Approx(64.0 / 132));
+}
+
 TEST_CASE("cost model: single-block dispatch makes NVLink perform like IB at decode")
 {
   auto p = hand_profile();

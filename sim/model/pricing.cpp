@@ -95,7 +95,12 @@ Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, d
     const Bytes bytes = m.latent_per_token() * tokens + (m.query_row() + m.output_row()) * rows;
     const Seconds whole =
         roofline(g, bytes, attention_flops_per_token_row(m) * token_rows, g.bf16, g.attention_efficiency);
-    const double tiles = std::ceil(token_rows / (kTileRows * kTileTokens));
+    // A request's query rows fill 64-row tiles (heads padded, as FlashMLA pads them), each over
+    // 64-token tiles of its context: a request of 16 rows (128 heads over tp 8) takes as many
+    // thread blocks as one of 64. Every request of a kernel has the same rows (the model's heads
+    // over tp), so the mean stands for each; the padded rows' FLOPs are not counted.
+    const double rows_each = tokens > 0 ? token_rows / tokens : rows;
+    const double tiles = std::ceil(rows_each / kTileRows) * std::ceil(tokens / kTileTokens);
     k.share = std::clamp(tiles / g.sm_count, 1.0 / g.sm_count, 1.0);
     k.work = whole / k.share;
   }

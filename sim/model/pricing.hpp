@@ -52,8 +52,9 @@ struct Kernel {
 /// The partial-attention kernel (absorbed MLA decode) of one exchange, one layer: `launches`
 /// launches, `rows` query rows, over `tokens` cached tokens (summed over requests) and
 /// `token_rows` (the sum over requests of tokens x query rows). A roofline kernel occupies the SMs its tiles fill (64
-/// query rows x 64 tokens per thread block, FlashMLA's tile) and does the whole GPU's roofline work in 1 / share of the
-/// time; a measured one takes 1 / compute_concurrency of the GPU at its measured time.
+/// query rows x 64 tokens per thread block, FlashMLA's tile; a request's rows fill whole 64-row tiles) and does the
+/// whole GPU's roofline work in 1 / share of the time; a measured one takes 1 / compute_concurrency of the GPU at its
+/// measured time.
 Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, double rows, double tokens,
                         double token_rows);
 /// `attention_kernel` for `rows` rows over `tokens` tokens, one launch, alone: its time.
