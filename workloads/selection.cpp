@@ -45,6 +45,13 @@ const core::Schema kSelection{
      .meaning = "each layer selects its own top-k: the share of a layer's blocks the next one keeps (IndexCache, "
                 "arXiv 2603.12201: adjacent DSA layers share 70-100%; 1: one selection for all layers)",
      .range = core::kShareRange},
+    {.key = "step_overlap",
+     .kind = FieldKind::kQuantity,
+     .def = "0.6",
+     .meaning = "the share of each layer's top-k blocks a decode step keeps from the step before (DSA's selection "
+                "drifts as tokens accumulate: about 60% kept step to step, NVIDIA's GVR study, arXiv 2604.22312; "
+                "0: every step draws afresh)",
+     .range = core::kShareRange},
     {.key = "index_keys",
      .kind = FieldKind::kChoice,
      .def = "holders",
@@ -69,7 +76,12 @@ SelectionConfig read_selection(core::Section& s)
   c.recent_window_tokens = s.integer("recent_window_tokens");
   c.hot_fraction = s.number("hot_fraction");
   c.layer_overlap = s.number("layer_overlap");
+  c.step_overlap = s.number("step_overlap");
   c.index_on_requester = s.choice("index_keys") == "requester";
+  if (c.step_overlap > c.layer_overlap)
+    s.error("step_overlap", "a layer keeps no more of its blocks from the step before than two layers share "
+                            "(layer_overlap): the layers' selections drift together from one base selection; lower "
+                            "step_overlap or raise layer_overlap");
   if (c.recent_fraction + c.hot_fraction > 1.0 + 1e-12)
     s.error("hot_fraction", "recent_fraction + hot_fraction must not exceed 1");
   return c;
@@ -102,9 +114,12 @@ void Selector::select(Rng& rng, std::vector<std::uint64_t>& out)
     out.assign(context_.begin(), context_.end());
     return;
   }
-  draw(rng);
-  std::sort(chosen_.begin(), chosen_.end());
-  for (std::uint32_t p : chosen_) // a block read twice into the context is attended once
+  if (before_.size() != take_) before_.clear(); // the first step (or after select_layers())
+  draw(rng, before_, cfg_.step_overlap, true);
+  layer_ = chosen_;
+  before_ = layer_;
+  std::sort(layer_.begin(), layer_.end());
+  for (std::uint32_t p : layer_) // a block read twice into the context is attended once
     if (std::find(out.begin(), out.end(), context_[p]) == out.end()) out.push_back(context_[p]);
 }
 
@@ -120,23 +135,16 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
     return;
   }
   count_.assign(context_.size(), 0);
-  draw(rng);
-  layer_ = chosen_;
-  for (std::uint32_t p : layer_)
-    ++count_[p];
-  for (std::uint32_t l = 1; l < all_layers; ++l) {
-    // Keep each block with probability layer_overlap, then fill up from a fresh draw.
-    std::size_t kept = 0;
-    for (std::uint32_t p : layer_)
-      if (rng.uniform() < cfg_.layer_overlap) layer_[kept++] = p;
-    layer_.resize(kept);
-    draw(rng);
-    for (std::uint32_t p : chosen_) {
-      if (layer_.size() >= take_) break;
-      if (std::find(layer_.begin(), layer_.end(), p) == layer_.end()) layer_.push_back(p);
-    }
-    for (std::uint32_t p : layer_)
+  if (before_.size() != take_) before_.clear();                     // the first step (or after select())
+  draw(rng, before_, cfg_.step_overlap / cfg_.layer_overlap, true); // read_selection: step <= layer, layer > 0 here
+  before_ = chosen_;                                                // this step's base
+  const double q = std::sqrt(cfg_.layer_overlap);
+  layers_.clear();
+  for (std::uint32_t l = 0; l < all_layers; ++l) {
+    draw(rng, before_, q, false);
+    for (std::uint32_t p : chosen_)
       ++count_[p];
+    layers_.insert(layers_.end(), chosen_.begin(), chosen_.end());
   }
   // In context order (a count per position, not a sort of every layer's picks).
   for (std::size_t pos = 0; pos < count_.size(); ++pos) {
@@ -156,32 +164,64 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
 double Selector::expected_union(int layers) const
 {
   if (take_ == context_.size() || cfg_.layer_overlap >= 1.0) return static_cast<double>(take_);
-  const double u = static_cast<double>(take_) * (1.0 + (std::max(1, layers) - 1) * (1.0 - cfg_.layer_overlap));
-  return std::min(u, static_cast<double>(context_.size()));
+  const double fresh = 1.0 - std::sqrt(cfg_.layer_overlap), k = static_cast<double>(take_);
+  const double n = std::max(1, layers);
+  return std::min(k * (1.0 - std::pow(fresh, n)) + n * k * fresh, static_cast<double>(context_.size()));
 }
 
-void Selector::draw(Rng& rng)
+void Selector::draw(Rng& rng, std::span<const std::uint32_t> from, double p, bool exclusive)
 {
   chosen_.clear();
+  kept_.clear();
+  dropped_.clear();
+  for (std::uint32_t pos : from)
+    if (rng.uniform() < p)
+      kept_.push_back(pos);
+    else if (exclusive)
+      dropped_.push_back(pos);
   const auto n_recent = std::min(window_, static_cast<std::size_t>(std::llround(cfg_.recent_fraction * take_)));
   const auto n_hot = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
   const std::size_t first_recent = context_.size() - window_;
-  // Draws without replacement by rejection: take_ is a handful of blocks, the pools are larger.
-  // Each pool is used only while it still has an unchosen position.
-  auto from_pool = [&](std::size_t want, std::size_t pool, auto position) {
-    std::size_t got = 0, tries = 0;
-    while (got < want && tries < 64 * (want + 1)) {
-      ++tries;
-      got += pick(position(rng.below(pool)));
-    }
-    for (std::size_t i = 0; got < want && i < pool; ++i) // a nearly exhausted pool: sweep it
-      got += pick(position(i));
+  enum Kind { kRecent, kHot, kSpread, kAny };
+  auto is = [&](Kind k, std::uint32_t pos) {
+    if (k == kAny) return true;
+    const Kind of = pos >= first_recent                                                     ? kRecent
+                    : std::binary_search(hot_positions_.begin(), hot_positions_.end(), pos) ? kHot
+                                                                                            : kSpread;
+    return of == k;
   };
+  auto dropped = [&](std::uint64_t pos) {
+    return std::find(dropped_.begin(), dropped_.end(), static_cast<std::uint32_t>(pos)) != dropped_.end();
+  };
+  // The kept blocks of kind `k`, until chosen_ holds `upto`.
+  auto keep = [&](Kind k, std::size_t upto) {
+    for (std::uint32_t pos : kept_) {
+      if (chosen_.size() >= upto) return;
+      if (is(k, pos)) pick(pos);
+    }
+  };
+  // Draws without replacement by rejection: take_ is a handful of blocks, the pools are larger.
+  // Each pool is used only while it still has a position neither chosen nor dropped; a nearly
+  // exhausted pool is swept, dropped blocks last.
+  auto from_pool = [&](std::size_t upto, std::size_t pool, auto position) {
+    const std::size_t want = upto - std::min(upto, chosen_.size());
+    for (std::size_t tries = 0; chosen_.size() < upto && tries < 64 * (want + 1); ++tries) {
+      const std::uint64_t pos = position(rng.below(pool));
+      if (!dropped(pos)) pick(pos);
+    }
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t i = 0; chosen_.size() < upto && i < pool; ++i)
+        if (pass == 1 || !dropped(position(i))) pick(position(i));
+  };
+  keep(kRecent, n_recent);
   from_pool(n_recent, window_, [&](std::uint64_t i) { return first_recent + i; });
-  if (!hot_positions_.empty())
-    from_pool(std::min(n_hot + chosen_.size(), take_) - chosen_.size(), hot_positions_.size(),
-              [&](std::uint64_t i) { return hot_positions_[i]; });
-  from_pool(take_ - chosen_.size(), context_.size(), [](std::uint64_t i) { return i; });
+  if (!hot_positions_.empty()) {
+    const std::size_t upto = std::min(n_hot + chosen_.size(), take_);
+    keep(kHot, upto);
+    from_pool(upto, hot_positions_.size(), [&](std::uint64_t i) { return hot_positions_[i]; });
+  }
+  keep(kAny, take_); // spread: any kept block not taken yet (a spread draw may fall anywhere)
+  from_pool(take_, context_.size(), [](std::uint64_t i) { return i; });
 }
 
 std::size_t holders_touched(std::span<const std::uint64_t> blocks, const Corpus& corpus, const Placement& placement)

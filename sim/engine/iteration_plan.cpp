@@ -45,8 +45,21 @@ void IterationSteps::build()
   plan->scale = step_mode ? m.layers : 1.0;
   plan->start = now();
 
+  // The batch in arrival order, up to max_batch and to the HBM left for its own KV (each request's
+  // whole output at the model's served bytes, reserved while it decodes) beside a copy of the
+  // index keys; one request always runs.
+  const double own_hbm =
+      sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.plan_.index_copy).value()) : 0.0;
+  double own_kv = 0;
   for (auto& a : in.active) {
     if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
+    const double need = static_cast<double>(a->steps_total) * latent_all;
+    if (own_hbm > 0 && !plan->batch.empty() && own_kv + need > own_hbm) {
+      ++sim.hbm_bound_steps_;
+      sim.hbm_waiting_ += std::min<std::size_t>(in.active.size(), sc().max_batch) - plan->batch.size();
+      break;
+    }
+    own_kv += need;
     plan->batch.push_back(a.get());
   }
   bool any_merge = false;

@@ -44,6 +44,9 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   sc.full_step = eng.choice("step") == "full";
   sc.dp_attention = inst.count("dp_attention");
   sc.ep = inst.count("ep");
+  const calibrate::GpuSpec& g = sc.profile.gpu;
+  // Without the weights (attention only) the batch's own KV has what the cache leaves.
+  if (g.given() && g.hbm_capacity > sc.cache_budget) sc.batch_hbm = g.hbm_capacity - sc.cache_budget;
   if (!sc.full_step) {
     for (auto [key, value] : {std::pair{"dp_attention", sc.dp_attention}, std::pair{"ep", sc.ep}})
       if (value > 1) inst.error(key, "a layout for the whole model's step: set engine.step: full with it");
@@ -63,7 +66,6 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
     inst.error("ep", "the model's " + std::to_string(sc.model.experts) +
                          " experts do not split over ep = " + std::to_string(sc.ep));
   if (!sc.model.moe() && sc.ep != 1) inst.error("ep", "model '" + sc.model.name + "' has no routed experts");
-  const calibrate::GpuSpec& g = sc.profile.gpu;
   if (sc.profile.name.empty()) return; // the profile's own error stands
   if (!g.given() || g.hbm_capacity.value() <= 0) {
     top.error("profile", "profile '" + sc.profile.name +
@@ -73,6 +75,8 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   }
   const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp, .dp_attention = sc.dp_attention, .ep = sc.ep});
   const bool tensor = sc.tp > 1;
+  sc.batch_hbm =
+      weights + sc.cache_budget < g.hbm_capacity ? g.hbm_capacity - weights - sc.cache_budget : core::Bytes(0);
   if (weights + sc.cache_budget > g.hbm_capacity)
     inst.error(tensor ? "tp" : "ep",
                "model '" + sc.model.name + "' puts " + core::format_bytes(weights) + " of weights on each GPU at " +
@@ -80,9 +84,9 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
                    "; with engine.cache_budget " + core::format_bytes(sc.cache_budget) +
                    " that exceeds gpu.hbm_capacity " + core::format_bytes(g.hbm_capacity) + " of profile '" +
                    sc.profile.name + "': " +
-                   (tensor ? "a GPU with more HBM, or data-parallel attention with expert parallelism over more GPUs"
+                   (tensor ? "a GPU with more HBM or data-parallel attention with expert parallelism over more GPUs"
                            : "raise dp_attention and ep together (more GPUs per instance)") +
-                   ", or lower the cache budget");
+                   " or lower the cache budget");
 }
 
 } // namespace xattn::sim::engine

@@ -184,6 +184,7 @@ json to_json(const PolicyResult& r)
             {"decisions", decisions(r.decisions)},
             {"simulated_time_s", r.simulated_time_s},
             {"engine", fields_json(r.engine, kEngineFields)},
+            {"memory", fields_json(r.memory, kMemoryFields)},
             {"skipped_trace_entries", r.skipped_trace_entries},
             {"busiest", {{"resource", r.busiest}, {"share", r.busiest_share}}},
             {"invariants", invariants(r.invariants)}};
@@ -230,6 +231,7 @@ PolicyResult policy_result(const json& j)
   r.decisions = decisions(section(j, "decisions"));
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
   r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
+  r.memory = fields_from<MemoryCounters>(section(j, "memory"), kMemoryFields);
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
   const json busiest = section(j, "busiest");
   r.busiest = busiest.value("resource", std::string());

@@ -63,6 +63,18 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters:
      {"max_comms_in_flight", &EngineCounters::max_comms_in_flight},
      {"relayed", &EngineCounters::relayed}}};
 
+/// What bounded the requesters' HBM: steps whose batch stopped short of engine.max_batch because
+/// the next request's KV would not fit beside the weights and the cache (Scenario::batch_hbm),
+/// the requests left waiting in them, summed over those steps, and the requester caches' LRU
+/// evictions.
+struct MemoryCounters {
+  std::uint64_t hbm_bound_steps = 0, hbm_waiting = 0, cache_evictions = 0;
+};
+inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters::*>, 3> kMemoryFields{
+    {{"hbm_bound_steps", &MemoryCounters::hbm_bound_steps},
+     {"hbm_waiting", &MemoryCounters::hbm_waiting},
+     {"cache_evictions", &MemoryCounters::cache_evictions}}};
+
 /// The invariants' names (docs/architecture.md, "Invariants"): the first word of each of their
 /// problems, and of the line on stderr when one fails.
 inline constexpr std::string_view kRequestsFinished = "all_requests_finished";
@@ -109,6 +121,7 @@ struct PolicyResult {
   Decisions decisions;
   double simulated_time_s = 0;
   EngineCounters engine;
+  MemoryCounters memory;
   std::uint64_t skipped_trace_entries = 0;
   /// The busiest resource of the run and the share of the run it was busy (holder kernels' GPU
   /// time, a requester's own compute, or the bytes a link direction carried at its bandwidth):

@@ -89,6 +89,10 @@ PolicyResult Simulation::figures()
   r.engine = {
       ns.transfers,           ns.fluid,  ns.real, ns.resolves, ns.resolved, ns.widest, ns.max_in_flight, ns.comms,
       ns.max_comms_in_flight, ns.relayed};
+  r.memory.hbm_bound_steps = hbm_bound_steps_;
+  r.memory.hbm_waiting = hbm_waiting_;
+  for (const auto& in : instances_)
+    r.memory.cache_evictions += in->cache->evictions();
   r.skipped_trace_entries = source_->skipped();
   return r;
 }

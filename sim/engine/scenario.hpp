@@ -68,6 +68,9 @@ struct Scenario {
   core::Transport transport = core::Transport::kGpu;
   int max_batch = 64;
   core::Bytes cache_budget{16e9}; ///< per requester GPU: fetched and re-prefilled chunks (LRU)
+  /// Per requester GPU, the HBM its batch's own KV may take: the profile's gpu.hbm_capacity less
+  /// the weights (engine.step full) and the cache budget; 0: no gpu section, unbounded.
+  core::Bytes batch_hbm{0};
   /// engine.fetch: blocking (the default) makes a step wait for the chunks it fetches;
   /// background moves the slow ones behind the step, their calls routed until they land.
   bool fetch_blocking = true;

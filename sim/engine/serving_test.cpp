@@ -142,3 +142,36 @@ TEST_CASE("serving step: under tensor parallelism a fetched chunk crosses Infini
   CHECK(s["policies"]["fetch"]["decisions"]["fetch"].get<double>() == 1);
   CHECK(s["invariants"]["ok"].get<bool>());
 }
+
+TEST_CASE("serving step: a batch whose own KV would pass the HBM left waits, and the wait is counted", "[serving]")
+{
+  const auto dir = with_profile();
+  // The small dense model keeps (256 + 32) BF16 values a token and layer, 2 layers: 1,152 B a
+  // token. Four requests of 3 output tokens arrive at once: 3,456 B each. The hand GPU's 80 GB
+  // less a cache budget of 80 GB - 7,000 B leaves 7,000 B for the batch's own KV: two requests.
+  auto scenario = [&](const std::string& cache) {
+    return "name: hbm\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: "
+           "64, v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: "
+           "bf16}\nprofile: " +
+           (dir / "hand.yaml").string() +
+           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
+           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {cache_budget: " +
+           cache + ", route_protocol: absorbed}\n";
+  };
+  std::string trace;
+  for (int i = 0; i < 4; ++i)
+    trace += request(i, 0, i, 0, 32, 3);
+  const nlohmann::json bound = run(scenario("79999993000B"), trace)["policies"]["route"];
+  // The first step starts on the first arrival, alone: {0}. Then {0, 1} twice with 2 and 3
+  // waiting; 0 is done, {1, 2} with 3 waiting; 1 is done, {2, 3} twice; {3}. Seven steps, three
+  // bound by HBM, five request-steps waiting in them.
+  CHECK(bound["iterations"].get<int>() == 7);
+  CHECK(bound["steps"].get<int>() == 12);
+  CHECK(bound["memory"]["hbm_bound_steps"].get<int>() == 3);
+  CHECK(bound["memory"]["hbm_waiting"].get<int>() == 5);
+  // With room for all four: {0}, {0, 1, 2, 3} twice, {1, 2, 3}; nothing waits.
+  const nlohmann::json free = run(scenario("8GB"), trace)["policies"]["route"];
+  CHECK(free["iterations"].get<int>() == 4);
+  CHECK(free["memory"]["hbm_bound_steps"].get<int>() == 0);
+  CHECK(free["memory"]["hbm_waiting"].get<int>() == 0);
+}

@@ -35,9 +35,13 @@ struct CorpusPlan {
   std::shared_ptr<workloads::Placement> placement;
   std::vector<std::uint64_t> hot_chunks;
   std::uint64_t total_chunks = 0;
+  /// selection.index_keys requester: the copy of the corpus's index keys each requester GPU keeps,
+  /// which the batch's own KV shares the HBM with.
+  core::Bytes index_copy{0};
 };
 /// Reads the stream's block size (and, when placement needs it, the whole stream) and checks
-/// holder capacity. Throws core::InputError.
+/// holder capacity, and a requester's copy of the index keys against its HBM. Throws
+/// core::InputError.
 CorpusPlan plan_corpus(const Scenario& sc);
 
 struct SimulationOptions {
@@ -129,6 +133,7 @@ private:
   // Statistics.
   std::uint64_t arrived_ = 0, finished_ = 0, steps_ = 0, iterations_ = 0;
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
+  std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
   std::vector<float> step_latency_;
   std::vector<float> request_latency_;
   std::vector<float> tpot_;     ///< per finished request with two tokens or more
