@@ -5,7 +5,8 @@
 # predicate keeps within 5% of fetch; with the holders near, routed steps are fastest on NVL72 and
 # slowest on the classic leaf/spine; `xattn plan scenarios/layouts-plan.yaml` finds 2, 2 and 1
 # decode GPUs for the 40 ms p99 SLO on the classic, rail and NVL72 layouts under always-route and
-# 2, 2 and 1 under the predicate, each size meeting it while the next smaller fails.
+# 2, 2 and 1 under the predicate, each size meeting it while the next smaller fails; the plan's
+# report draws every evaluation in size order against the SLO.
 # Usage: layouts_test.sh XATTN
 set -euo pipefail
 xattn=$1
@@ -53,4 +54,26 @@ for policy, sizes in want.items():
 print("route step means (near holders): classic %.2f ms, rail %.2f ms, NVL72 %.2f ms" % (classic * 1e3, rail * 1e3, nvl * 1e3))
 print("decode GPUs for p99 <= 40 ms:", {p: {t: smallest[(t, p)] for t in w} for p, w in want.items()})
 PY
+
+# The plan's page opens with its answer: every evaluation against its size, the SLO as a line.
+if /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
+  "$xattn" report "$work/plan" >/dev/null
+  grep -q "<title>xattn plan: layouts-plan</title>" "$work/plan/report.html" || { echo "FAIL: the page is not titled as a plan"; exit 1; }
+  /usr/bin/python3 - "$work/plan/report/plan.csv" "$work/plan/plan.json" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+plan = json.load(open(sys.argv[2]))
+bound = plan["slo"]["max_s"]
+assert len(rows) == len(plan["evaluations"]) == 16, "plan.csv has %d rows" % len(rows)
+last = {}
+for r in rows:  # sizes ascending within each combination of knobs, as drawn
+    size = float(r["size"])
+    assert size > last.get(r["knobs"], 0), "sizes out of order in %s" % r["knobs"]
+    last[r["knobs"]] = size
+    value = float(r["step_latency_s.p99 (worst over seeds)"])
+    meets = r["meets"] == "True"
+    assert meets == (value <= bound and r["overloaded"] == "False"), "%s at %g: meets=%s against the SLO %g s" % (
+        r["knobs"], size, meets, bound)
+PY
+fi
 echo "PASS"

@@ -149,7 +149,10 @@ std::string write_report(const std::string& dir_in, const std::string& scenario,
   if (is_sweep) {
     Manifest m = read_manifest(dir.string());
     write_table(m, dir.string());
-    meta["title"] = "xattn sweep: " + m.name;
+    // A plan is a sweep over sizes with a verdict (plan.json): its page opens with the answer.
+    const bool is_plan = fs::exists(dir / "plan.json");
+    meta["title"] = (is_plan ? "xattn plan: " : "xattn sweep: ") + m.name;
+    meta["plan"] = is_plan;
     meta["keys"] = m.keys;
     if (scen.empty()) scen = m.base;
   } else {

@@ -86,6 +86,9 @@ def main(d):
         return 2
     dirs = [r for r, _ in runs]
     figs = []
+    if meta.get("plan"):
+        figs.append(("The plan's answer: the judged figure against the size, the SLO as a line", "plan.csv",
+                     report_sweep.plan(d, rd)))
     if meta["kind"] == "sweep":
         figs.append(("Capacity curve: p99 step latency along the sweep", "capacity.csv",
                      report_sweep.capacity(d, meta, rd)))

@@ -6,8 +6,8 @@ import math
 import os
 from collections import defaultdict
 
-from report_style import (colour, figure_with_legend, log_limits, png, policy_order, read_csv, seconds_axis, wrap,
-                          write_csv)
+from report_style import (colour, figure_with_legend, log_limits, png, policy_order, read_csv, seconds_axis,
+                          seconds_label, wrap, write_csv)
 
 
 def _number(v):
@@ -18,12 +18,28 @@ def _number(v):
     return x if math.isfinite(x) else None
 
 
+def _plan_sizes(d, key):
+    """A plan folder's size for each value of its size key, or {} (not a plan, another key)."""
+    import json
+    path = os.path.join(d, "plan.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        p = json.load(f)
+    if p.get("size_key") != key:
+        return {}
+    return {e[key]: e["size"] for e in p["evaluations"] if key in e}
+
+
 def capacity(d, meta, rd):
     rows = read_csv(os.path.join(d, "results.csv"))
     keys = [k for k in meta.get("keys", []) if rows and k in rows[0]]
     x_key = keys[0] if keys else "point"
     facet_keys = keys[1:]
     order = list(dict.fromkeys(r[x_key] for r in rows))
+    sizes = _plan_sizes(d, x_key)
+    if sizes:  # a plan's sizes in their order (its GPU lists sort as text otherwise)
+        order.sort(key=lambda x: sizes.get(x, math.inf))
     numeric = all(_number(x) is not None for x in order)
     acc = defaultdict(list)
     for r in rows:
@@ -82,4 +98,72 @@ def capacity(d, meta, rd):
     fig.suptitle("p99 step latency along the sweep" + (": mean over seeds, bars from the fastest to the slowest seed"
                                                        if seeds > 1 else " (one seed per point)"), x=0.01, ha="left")
     lax.legend(*axes[0][0].get_legend_handles_labels(), title="policy", loc="center", ncol=len(pols))
+    return png(fig)
+
+
+def plan(d, rd):
+    """`xattn plan`'s answer (plan.json): the judged figure of every configuration against its size
+    (the decode GPUs or whatever plan.size_key counts), one panel per combination of the knobs, the
+    SLO as a line, each evaluation marked meets / fails / overloaded, the answer ringed."""
+    import json
+    with open(os.path.join(d, "plan.json")) as f:
+        p = json.load(f)
+    slo = p["slo"]
+    judged = next(k for k in p["evaluations"][0] if k.startswith(slo["metric"]))
+    panels = defaultdict(list)
+    for e in p["evaluations"]:
+        label = ", ".join("%s = %s" % kv for kv in sorted(e.get("knobs", {}).items()))
+        panels[label].append(e)
+    names = list(panels)
+    write_csv(os.path.join(rd, "plan.csv"), ["knobs", "size", judged, "meets", "overloaded"],
+              [[n, e["size"], e[judged], e["meets"], e["overloaded"]] for n in names
+               for e in sorted(panels[n], key=lambda e: e["size"])])
+    ncols = 1 if len(names) == 1 else (2 if len(names) in (2, 4) else 3)
+    nrows = math.ceil(len(names) / ncols)
+    fig, axes, lax = figure_with_legend(nrows, ncols, height=2.4 + 3.6 * nrows, legend_in=0.8, sharey=True)
+    answer = p.get("answer") or {}
+    values = [e[judged] for e in p["evaluations"]] + [slo["max_s"]]
+    kinds = [("meets", {"marker": "o", "color": "#2ca02c"}), ("fails", {"marker": "o", "color": "#d62728",
+                                                                       "mfc": "none"}),
+             ("overloaded", {"marker": "x", "color": "#d62728"})]
+    for i, n in enumerate(names):
+        ax = axes[i // ncols][i % ncols]
+        pts = sorted(panels[n], key=lambda e: e["size"])
+        ax.plot([e["size"] for e in pts], [e[judged] for e in pts], color="#999999", lw=1, zorder=1)
+        for kind, style in kinds:
+            sel = [e for e in pts if (kind == "overloaded" and e["overloaded"]) or
+                   (kind == "meets" and e["meets"]) or (kind == "fails" and not e["meets"] and not e["overloaded"])]
+            ax.plot([e["size"] for e in sel], [e[judged] for e in sel], ls="none", ms=10, mew=2, label=kind, zorder=3,
+                    **style)
+        for e in pts:
+            if answer and e["size"] == answer.get("size") and e.get("knobs") == answer.get("knobs"):
+                ax.plot([e["size"]], [e[judged]], ls="none", marker="o", ms=20, mfc="none", mec="#222222", mew=2,
+                        label="the answer", zorder=4)
+        ax.axhline(slo["max_s"], color="#222222", ls="--", lw=1.5, label="SLO: %s <= %s" % (
+            slo["metric"], seconds_label(slo["max_s"])))
+        sizes = sorted({e["size"] for e in pts})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes)
+        ax.set_xticklabels(["%g" % s for s in sizes])
+        ax.minorticks_off()
+        ax.set_yscale("log")
+        seconds_axis(ax.yaxis)
+        ax.set_xlabel(p.get("size_key", "size") + " (count)")
+        ax.grid(alpha=0.3, axis="y")
+        if n:
+            ax.set_title(wrap(n, 90 // ncols), fontsize=11)
+        if i % ncols == 0:
+            ax.set_ylabel(judged)
+    for k in range(len(names), nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
+    axes[0][0].set_ylim(*log_limits(values))
+    handles, labels = [], []
+    for i in range(len(names)):
+        for h, l in zip(*axes[i // ncols][i % ncols].get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.suptitle("plan %s: the smallest size whose %s meets the SLO" % (p.get("plan", ""), slo["metric"]), x=0.01,
+                 ha="left")
+    lax.legend(handles, labels, loc="center", ncol=len(labels))
     return png(fig)
