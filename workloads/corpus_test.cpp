@@ -15,6 +15,26 @@ using namespace xattn::workloads;
 using namespace xattn::workloads::testing;
 using Catch::Matchers::Contains;
 
+namespace
+{
+// 100,000 blocks numbered by position, and a selection without locality (nothing recent or hot):
+// fresh draws almost never collide, so shares kept are what is drawn.
+std::vector<std::uint64_t> plain_context()
+{
+  std::vector<std::uint64_t> context(100000);
+  for (std::uint64_t i = 0; i < context.size(); ++i)
+    context[i] = i;
+  return context;
+}
+SelectionConfig no_locality()
+{
+  SelectionConfig cfg;
+  cfg.recent_fraction = 0;
+  cfg.hot_fraction = 0;
+  return cfg;
+}
+} // namespace
+
 TEST_CASE("workloads: corpus numbers blocks by first appearance and cuts chunks of c_t tokens")
 {
   Corpus corpus(1024, 512); // 2 blocks per chunk
@@ -190,18 +210,13 @@ TEST_CASE("workloads: sparse selection keeps k tokens' worth of blocks with loca
   CHECK(out == short_ctx);
 }
 
-TEST_CASE("workloads: each layer selects its own top-k, keeping layer_overlap of the layer before")
+TEST_CASE("workloads: each layer selects its own top-k: the union of 61 layers by hand")
 {
-  // No locality (nothing recent or hot) over 100,000 blocks: fresh draws almost never collide.
   // Each layer keeps each of the base's 32 blocks with probability q = sqrt(0.85) = 0.92195 and
   // draws 32 x (1 - q) = 2.498 afresh: the union is the base blocks some layer kept,
   // 32 x (1 - 0.07805^61) = 32, and 61 x 2.498 = 152.4 fresh ones, 184.4.
-  std::vector<std::uint64_t> context(100000);
-  for (std::uint64_t i = 0; i < context.size(); ++i)
-    context[i] = i;
-  SelectionConfig cfg;
-  cfg.recent_fraction = 0;
-  cfg.hot_fraction = 0;
+  const std::vector<std::uint64_t> context = plain_context();
+  SelectionConfig cfg = no_locality();
   cfg.layer_overlap = 0.85;
   cfg.step_overlap = 0; // each step afresh: the union is the layers' alone
   Selector sel(cfg, context, 64, nullptr);
@@ -235,14 +250,10 @@ TEST_CASE("workloads: each layer selects its own top-k, keeping layer_overlap of
 
 TEST_CASE("workloads: layers share layer_overlap of their blocks, steps keep step_overlap")
 {
-  // No locality over 100,000 blocks (fresh draws almost never collide), the defaults: two layers
-  // share 0.85 of their 32 blocks, a layer keeps 0.6 of its own from the step before.
-  std::vector<std::uint64_t> context(100000);
-  for (std::uint64_t i = 0; i < context.size(); ++i)
-    context[i] = i;
-  SelectionConfig cfg;
-  cfg.recent_fraction = 0;
-  cfg.hot_fraction = 0;
+  // The defaults: two layers share 0.85 of their 32 blocks, a layer keeps 0.6 of its own from the
+  // step before.
+  const std::vector<std::uint64_t> context = plain_context();
+  const SelectionConfig cfg = no_locality();
   REQUIRE(cfg.layer_overlap == 0.85);
   REQUIRE(cfg.step_overlap == 0.6);
   Selector sel(cfg, context, 64, nullptr);

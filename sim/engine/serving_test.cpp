@@ -20,6 +20,12 @@ const char* kHandProfile = "name: hand\nextends: h100-ndr200-ibgda\ngpu:\n  sm_c
                            "  attention_efficiency: 0.5\n  gemm_efficiency: 0.5\n  launch: 2us\n"
                            "  hbm_capacity: 80GB\n";
 
+// 2 layers, hidden 1024, 8 heads of 64 + 32 RoPE dims over a 256-rank latent, a 4096-wide MLP,
+// 32,000 tokens of vocabulary, BF16 weights.
+const std::string kSmallModel =
+    "model: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, v_head_dim: 64, "
+    "hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n";
+
 std::filesystem::path with_profile()
 {
   auto dir = fresh_dir("serving");
@@ -49,13 +55,9 @@ TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEM
           "[serving]")
 {
   const auto dir = with_profile();
-  // 2 layers, hidden 1024, 8 heads of 64 + 32 RoPE dims over a 256-rank latent, a 4096-wide MLP,
-  // 32,000 tokens of vocabulary, BF16 weights; one request attending 2,048 tokens held on its own GPU.
+  // The small model (kSmallModel); one request attending 2,048 tokens held on its own GPU.
   const std::string scenario =
-      "name: one\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, "
-      "v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n"
-      "profile: " +
-      (dir / "hand.yaml").string() +
+      "name: one\n" + kSmallModel + "profile: " + (dir / "hand.yaml").string() +
       "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
       "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full, "
       "route_protocol: absorbed}\n";
@@ -127,10 +129,7 @@ TEST_CASE("serving step: under tensor parallelism a fetched chunk crosses Infini
   // Each rank fetches an eighth of the latent from its holder rank over its own NIC and forwards
   // it to the 7 others over NVLink: MLA's one latent head is needed whole on every rank.
   const std::string scenario =
-      "name: tp\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, "
-      "v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n"
-      "profile: " +
-      (dir / "hand.yaml").string() +
+      "name: tp\n" + kSmallModel + "profile: " + (dir / "hand.yaml").string() +
       "\ntopology: testbed-ndr200\ninstances: {requesters: node0, holders: node2, tp: 8}\n"
       "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [fetch]\nengine: {step: full}\n";
   const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
@@ -150,10 +149,7 @@ TEST_CASE("serving step: a batch whose own KV would pass the HBM left waits, and
   // token. Four requests of 3 output tokens arrive at once: 3,456 B each. The hand GPU's 80 GB
   // less a cache budget of 80 GB - 7,000 B leaves 7,000 B for the batch's own KV: two requests.
   auto scenario = [&](const std::string& cache) {
-    return "name: hbm\nmodel: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: "
-           "64, v_head_dim: 64, hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: "
-           "bf16}\nprofile: " +
-           (dir / "hand.yaml").string() +
+    return "name: hbm\n" + kSmallModel + "profile: " + (dir / "hand.yaml").string() +
            "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
            "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {cache_budget: " +
            cache + ", route_protocol: absorbed}\n";
