@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <set>
 
@@ -274,6 +275,16 @@ TEST_CASE("workloads: layers share layer_overlap of their blocks, steps keep ste
     blocks += static_cast<double>(out.size());
     const std::span<const std::uint32_t> now = sel.last_layers();
     REQUIRE(now.size() == 61u * 32);
+    // Each entry's layers, as a mask, against the layers' own selections.
+    REQUIRE(sel.layer_words() == 1);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      std::uint64_t want = 0;
+      for (std::size_t l = 0; l < 61; ++l)
+        for (std::uint32_t pos : now.subspan(l * 32, 32))
+          if (context[pos] == out[i]) want |= std::uint64_t{1} << l;
+      REQUIRE(sel.layers_selecting(i)[0] == want);
+      REQUIRE(std::popcount(want) == static_cast<int>(layers_of[i]));
+    }
     for (std::size_t l = 1; l < 61; ++l)
       layer += common(now.subspan(l * 32, 32), now.subspan((l - 1) * 32, 32)) / (60 * 32.0);
     if (!before.empty())

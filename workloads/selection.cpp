@@ -129,9 +129,14 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
   out.clear();
   layers_of.clear();
   const auto all_layers = static_cast<std::uint32_t>(std::max(1, layers));
+  words_ = (all_layers + 63) / 64;
   if (take_ == context_.size() || cfg_.layer_overlap >= 1.0) { // every layer selects the same blocks
     select(rng, out);
     layers_of.assign(out.size(), all_layers);
+    masks_.assign(out.size() * words_, 0);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      for (std::uint32_t l = 0; l < all_layers; ++l)
+        masks_[i * words_ + l / 64] |= std::uint64_t{1} << (l % 64);
     return;
   }
   count_.assign(context_.size(), 0);
@@ -146,19 +151,27 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
       ++count_[p];
     layers_.insert(layers_.end(), chosen_.begin(), chosen_.end());
   }
-  // In context order (a count per position, not a sort of every layer's picks).
+  // In context order (a count per position, not a sort of every layer's picks); each position's
+  // union entry, for the layers' masks.
+  entry_.assign(context_.size(), 0);
   for (std::size_t pos = 0; pos < count_.size(); ++pos) {
     if (count_[pos] == 0) continue;
     const std::uint64_t b = context_[pos];
     auto it = std::find(out.begin(), out.end(), b); // a block read twice into the context is attended once
     if (it == out.end()) {
+      entry_[pos] = static_cast<std::uint32_t>(out.size());
       out.push_back(b);
       layers_of.push_back(count_[pos]);
     } else {
-      auto& n = layers_of[static_cast<std::size_t>(it - out.begin())];
+      entry_[pos] = static_cast<std::uint32_t>(it - out.begin());
+      auto& n = layers_of[entry_[pos]];
       n = std::min(all_layers, n + count_[pos]);
     }
   }
+  masks_.assign(out.size() * words_, 0);
+  for (std::uint32_t l = 0; l < all_layers; ++l)
+    for (std::size_t k = 0; k < take_; ++k)
+      masks_[entry_[layers_[l * take_ + k]] * words_ + l / 64] |= std::uint64_t{1} << (l % 64);
 }
 
 double Selector::expected_union(int layers) const
@@ -182,23 +195,20 @@ void Selector::draw(Rng& rng, std::span<const std::uint32_t> from, double p, boo
   const auto n_recent = std::min(window_, static_cast<std::size_t>(std::llround(cfg_.recent_fraction * take_)));
   const auto n_hot = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
   const std::size_t first_recent = context_.size() - window_;
-  enum Kind { kRecent, kHot, kSpread, kAny };
-  auto is = [&](Kind k, std::uint32_t pos) {
-    if (k == kAny) return true;
-    const Kind of = pos >= first_recent                                                     ? kRecent
-                    : std::binary_search(hot_positions_.begin(), hot_positions_.end(), pos) ? kHot
-                                                                                            : kSpread;
-    return of == k;
-  };
+  // The kept blocks by kind, classed once: recent first, then hot, then spread (kept_'s order
+  // within each kind).
+  const auto spread_from = std::stable_partition(kept_.begin(), kept_.end(), [&](std::uint32_t pos) {
+    return pos >= first_recent || std::binary_search(hot_positions_.begin(), hot_positions_.end(), pos);
+  });
+  const auto hot_from =
+      std::stable_partition(kept_.begin(), spread_from, [&](std::uint32_t pos) { return pos >= first_recent; });
   auto dropped = [&](std::uint64_t pos) {
     return std::find(dropped_.begin(), dropped_.end(), static_cast<std::uint32_t>(pos)) != dropped_.end();
   };
-  // The kept blocks of kind `k`, until chosen_ holds `upto`.
-  auto keep = [&](Kind k, std::size_t upto) {
-    for (std::uint32_t pos : kept_) {
-      if (chosen_.size() >= upto) return;
-      if (is(k, pos)) pick(pos);
-    }
+  // The kept blocks in [first, last), until chosen_ holds `upto`.
+  auto keep = [&](auto first, auto last, std::size_t upto) {
+    for (auto it = first; it != last && chosen_.size() < upto; ++it)
+      pick(*it);
   };
   // Draws without replacement by rejection: take_ is a handful of blocks, the pools are larger.
   // Each pool is used only while it still has a position neither chosen nor dropped; a nearly
@@ -213,14 +223,14 @@ void Selector::draw(Rng& rng, std::span<const std::uint32_t> from, double p, boo
       for (std::size_t i = 0; chosen_.size() < upto && i < pool; ++i)
         if (pass == 1 || !dropped(position(i))) pick(position(i));
   };
-  keep(kRecent, n_recent);
+  keep(kept_.begin(), hot_from, n_recent);
   from_pool(n_recent, window_, [&](std::uint64_t i) { return first_recent + i; });
   if (!hot_positions_.empty()) {
     const std::size_t upto = std::min(n_hot + chosen_.size(), take_);
-    keep(kHot, upto);
+    keep(hot_from, spread_from, upto);
     from_pool(upto, hot_positions_.size(), [&](std::uint64_t i) { return hot_positions_[i]; });
   }
-  keep(kAny, take_); // spread: any kept block not taken yet (a spread draw may fall anywhere)
+  keep(kept_.begin(), kept_.end(), take_); // spread: any kept block not taken yet (a spread draw may fall anywhere)
   from_pool(take_, context_.size(), [](std::uint64_t i) { return i; });
 }
 

@@ -60,6 +60,13 @@ public:
   /// The last select_layers() step, layer by layer: per_step() context positions a layer, in
   /// layer order (empty before the first).
   std::span<const std::uint32_t> last_layers() const { return layers_; }
+  /// Which layers selected out[i] in the last select_layers() step: a bit per layer, layer l in
+  /// word l / 64, layer_words() words an entry.
+  std::span<const std::uint64_t> layers_selecting(std::size_t i) const
+  {
+    return std::span<const std::uint64_t>(masks_).subspan(i * words_, words_);
+  }
+  std::size_t layer_words() const { return words_; }
   /// Expected blocks in select_layers' union: the base's blocks some layer kept,
   /// k (1 - (1 - q)^layers), and each layer's fresh ones, layers x k x (1 - q), with
   /// q = sqrt(layer_overlap), at most the context (fresh draws taken as new: an upper estimate on
@@ -84,6 +91,10 @@ private:
   // The step before's base selection (select(): its selection), take_ positions (empty before the
   // first step); the last step's layers, take_ positions apiece.
   std::vector<std::uint32_t> before_, layers_;
+  // By union entry of the last step, the layers that selected it (layers_selecting).
+  std::vector<std::uint64_t> masks_;
+  std::vector<std::uint32_t> entry_; // select_layers' scratch: by position, its union entry
+  std::size_t words_ = 1;
 };
 
 /// Distinct holders (primaries) among the chunks of `blocks`: the fan-out of one step, the

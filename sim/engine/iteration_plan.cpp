@@ -3,6 +3,8 @@
 #include "sim/core/fault.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <span>
 
 namespace xattn::sim::engine
 {
@@ -73,11 +75,18 @@ void IterationSteps::build()
     std::vector<std::uint64_t> keys;
   };
   std::vector<Need> needs;
+  // Under selection, by need, the layers that selected any of its blocks (`words` each); by routed
+  // holder of a request, the same over its needs, and its exchange: a holder gets the query of
+  // the layers that selected a block it holds, not of every layer.
+  const std::size_t words = (static_cast<std::size_t>(m.layers) + 63) / 64;
+  std::vector<std::uint64_t> need_layers, holder_layers;
+  std::vector<std::size_t> holder_exchange;
   double planned_serial = 0; // splices and re-prefills planned so far, one after another
   for (Simulation::Active* q : plan->batch) {
     if (q->first_start < 0) q->first_start = plan->start;
     if (sparse) plan_select(*q);
     needs.clear();
+    need_layers.clear();
     if (q->selector) {
       // Each layer selects its own blocks: a need's tokens are what one layer attends on average,
       // its keys every block any layer selected (a fetch moves each with all of its layers).
@@ -87,13 +96,18 @@ void IterationSteps::build()
         const std::uint64_t c = sim.corpus_->chunk_of(b);
         const double tokens = bt * layers_of[i] / m.layers;
         auto it = std::find_if(needs.begin(), needs.end(), [c](const Need& n) { return n.chunk == c; });
-        if (it == needs.end())
+        if (it == needs.end()) {
           needs.push_back({c, tokens, 1, {b}});
-        else {
+          need_layers.resize(needs.size() * words, 0);
+          it = needs.end() - 1;
+        } else {
           it->tokens += tokens;
           ++it->runs;
           it->keys.push_back(b);
         }
+        const std::span<const std::uint64_t> by = q->selector->layers_selecting(i);
+        for (std::size_t w = 0; w < words; ++w)
+          need_layers[static_cast<std::size_t>(it - needs.begin()) * words + w] |= by[w];
       }
     } else {
       for (std::size_t i = 0; i < q->chunks.size(); ++i)
@@ -101,7 +115,10 @@ void IterationSteps::build()
     }
     double local_tokens = 0;
     std::vector<int> routed_holders;
+    holder_layers.clear();
+    holder_exchange.clear();
     for (Need& n : needs) {
+      const std::size_t need_index = static_cast<std::size_t>(&n - needs.data());
       const int h = sim.choose_holder(plan->inst, n.chunk);
       if (holder_gpu(h, 0) == in.gpus[0]) {
         local_tokens += n.tokens;
@@ -143,12 +160,19 @@ void IterationSteps::build()
           it->holder = h;
           it->owner = owner;
         }
-        if (std::find(routed_holders.begin(), routed_holders.end(), h) == routed_holders.end()) {
+        auto seen = std::find(routed_holders.begin(), routed_holders.end(), h);
+        if (seen == routed_holders.end()) {
           routed_holders.push_back(h);
-          it->rows += rows_q;
+          holder_exchange.push_back(static_cast<std::size_t>(it - plan->exchanges.begin()));
+          holder_layers.resize(routed_holders.size() * words, 0);
+          seen = routed_holders.end() - 1;
           ++it->requests;
           if (timeline()) it->served.push_back(q->id);
         }
+        if (!need_layers.empty())
+          for (std::size_t w = 0; w < words; ++w)
+            holder_layers[static_cast<std::size_t>(seen - routed_holders.begin()) * words + w] |=
+                need_layers[need_index * words + w];
         it->tokens += n.tokens;
         it->token_rows += n.tokens * rows_q;
       };
@@ -199,6 +223,18 @@ void IterationSteps::build()
       if (timeline()) mv.served.push_back(q->id);
       if (!mv.background) planned_serial += move_serial(mv);
       plan->moves.push_back(std::move(mv));
+    }
+    // Each routed holder's query rows: the request's, over the share of the layers that selected
+    // a block it holds (every layer when the whole context is attended).
+    for (std::size_t j = 0; j < routed_holders.size(); ++j) {
+      double share = 1;
+      if (!need_layers.empty()) {
+        int selecting = 0;
+        for (std::size_t w = 0; w < words; ++w)
+          selecting += std::popcount(holder_layers[j * words + w]);
+        share = static_cast<double>(selecting) / m.layers;
+      }
+      plan->exchanges[holder_exchange[j]].rows += rows_q * share;
     }
     if (local_tokens > 0) {
       local_rows += rows_q;
