@@ -114,7 +114,7 @@ void Selector::select(Rng& rng, std::vector<std::uint64_t>& out)
     out.assign(context_.begin(), context_.end());
     return;
   }
-  if (before_.size() != take_) before_.clear(); // the first step (or after select_layers())
+  if (before_.size() != take_) before_.clear(); // the first step
   draw(rng, before_, cfg_.step_overlap, true);
   layer_ = chosen_;
   before_ = layer_;
@@ -133,6 +133,7 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
   if (take_ == context_.size() || cfg_.layer_overlap >= 1.0) { // every layer selects the same blocks
     select(rng, out);
     layers_of.assign(out.size(), all_layers);
+    layers_.clear(); // no layer-by-layer record: every layer selected `out`
     masks_.assign(out.size() * words_, 0);
     for (std::size_t i = 0; i < out.size(); ++i)
       for (std::uint32_t l = 0; l < all_layers; ++l)
@@ -140,7 +141,7 @@ void Selector::select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& o
     return;
   }
   count_.assign(context_.size(), 0);
-  if (before_.size() != take_) before_.clear();                     // the first step (or after select())
+  if (before_.size() != take_) before_.clear();                     // the first step
   draw(rng, before_, cfg_.step_overlap / cfg_.layer_overlap, true); // read_selection: step <= layer, layer > 0 here
   before_ = chosen_;                                                // this step's base
   const double q = std::sqrt(cfg_.layer_overlap);

@@ -58,7 +58,7 @@ public:
   /// blocks any layer selected, in context order; `layers_of[i]`: how many layers selected `out[i]`.
   void select_layers(Rng& rng, int layers, std::vector<std::uint64_t>& out, std::vector<std::uint32_t>& layers_of);
   /// The last select_layers() step, layer by layer: per_step() context positions a layer, in
-  /// layer order (empty before the first).
+  /// layer order (empty before the first, and when every layer selects the same blocks).
   std::span<const std::uint32_t> last_layers() const { return layers_; }
   /// Which layers selected out[i] in the last select_layers() step: a bit per layer, layer l in
   /// word l / 64, layer_words() words an entry.
