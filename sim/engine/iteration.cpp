@@ -181,7 +181,7 @@ void IterationSteps::launch_move(int op, int rank, double L)
       }
       after((x.after_chunk * L).value(), [=]() mutable {
         if (self.sc().tp == 1) {
-          self.splice(op, rank, L, start, x.bytes * L);
+          self.splice(op, rank, x.splice * L, start, x.bytes * L);
           return;
         }
         // Under tensor parallelism each rank fetched a tp-th of the latent from its holder rank
@@ -191,31 +191,29 @@ void IterationSteps::launch_move(int op, int rank, double L)
           if (to == rank) continue;
           const MovePrice y = self.forward_price(self.plan->moves[op], rank, to);
           self.send(me, self.instance().gpus[to], y.bytes * L, y.chunk_flow, y.after_chunk * L,
-                    [=]() mutable { self.shard_landed(op, to, L, start); });
+                    [=]() mutable { self.shard_landed(op, to, x.splice * L, start, x.bytes * L); });
         }
-        self.shard_landed(op, rank, L, start);
+        self.shard_landed(op, rank, x.splice * L, start, x.bytes * L);
       });
     });
   });
   if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
 }
 
-void IterationSteps::shard_landed(int op, int rank, double L, double start)
+void IterationSteps::shard_landed(int op, int rank, Seconds work, double start, Bytes bytes)
 {
-  Move& mv = plan->moves[op];
-  if (mv.shards.empty()) mv.shards.assign(sc().tp, 0);
-  if (++mv.shards[rank] < sc().tp) return;
-  mv.shards[rank] = 0; // the next round's (or a background fetch's) shards count afresh
-  splice(op, rank, L, start, price(mv, rank).bytes * L);
+  int& shards = plan->moves[op].shards[rank];
+  if (++shards < sc().tp) return;
+  shards = 0; // the next round's (or a background fetch's) shards count afresh
+  splice(op, rank, work, start, bytes);
 }
 
-void IterationSteps::splice(int op, int rank, double L, double start, Bytes bytes)
+void IterationSteps::splice(int op, int rank, Seconds work, double start, Bytes bytes)
 {
-  const MovePrice x = price(plan->moves[op], rank);
   double* free_at = &instance().compute_free_at[rank];
   double* busy = &instance().compute_busy[rank];
   const double begin = std::max(now(), *free_at);
-  *free_at = begin + (x.splice * L).value();
+  *free_at = begin + work.value();
   *busy += *free_at - begin;
   IterationSteps self = *this;
   Timeline* tl = timeline();

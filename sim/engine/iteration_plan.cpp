@@ -219,6 +219,7 @@ void IterationSteps::build()
       mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
       mv.background = background;
       mv.ranks_left = sc().tp;
+      if (sc().tp > 1) mv.shards.assign(sc().tp, 0);
       if (background) in.in_flight.insert(n.keys.begin(), n.keys.end());
       if (timeline()) mv.served.push_back(q->id);
       if (!mv.background) planned_serial += move_serial(mv);

@@ -45,7 +45,7 @@ struct Move {
   bool background = false;           ///< a fetch the iteration does not wait for (engine.fetch: background)
   int ranks_left = 0;                ///< background: the requester's GPUs it has not landed on yet
   /// Under tp > 1: the shards each rank of the requester has of it this round (its own, fetched
-  /// from its holder rank, and its peers', forwarded over NVLink).
+  /// from its holder rank, and its peers', forwarded over NVLink); tp entries, else none.
   std::vector<int> shards;
 };
 
@@ -159,10 +159,12 @@ struct IterationSteps {
   void launch_exchange(int op, int rank);
   /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
   void launch_move(int op, int rank, double L);
-  /// Under tp > 1: rank `rank` has one more shard of move `op`; with all of them, its splice.
-  void shard_landed(int op, int rank, double L, double start);
-  /// The splice of move `op` on `rank` (one at a time per GPU), then the move ends there.
-  void splice(int op, int rank, double L, double start, Bytes bytes);
+  /// Under tp > 1: rank `rank` has one more shard of move `op`; with all of them, its splice of
+  /// `work` (the rank's fetched shard was `bytes`).
+  void shard_landed(int op, int rank, Seconds work, double start, Bytes bytes);
+  /// The splice of move `op` on `rank`, `work` long (one at a time per GPU), then the move ends
+  /// there; the timeline records the call with the `bytes` the rank fetched.
+  void splice(int op, int rank, Seconds work, double start, Bytes bytes);
   /// Ends move `op` on one rank: the iteration's operation, or a background fetch's landing.
   void move_done(int op);
   Timeline* timeline() const { return sim.timeline_.get(); }

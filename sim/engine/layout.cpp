@@ -37,6 +37,15 @@ void check_tensor_parallel(const Scenario& sc, core::Section& top, core::Section
       }
 }
 
+// What a requester GPU's HBM holds beside `weights` and the cache budget: its batch's own KV
+// (Scenario::batch_hbm; 0 without the profile's gpu section, or when nothing is left).
+core::Bytes hbm_left(const Scenario& sc, core::Bytes weights)
+{
+  const calibrate::GpuSpec& g = sc.profile.gpu;
+  const core::Bytes taken = weights + sc.cache_budget;
+  return g.given() && taken < g.hbm_capacity ? g.hbm_capacity - taken : core::Bytes(0);
+}
+
 } // namespace
 
 void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng)
@@ -45,8 +54,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   sc.dp_attention = inst.count("dp_attention");
   sc.ep = inst.count("ep");
   const calibrate::GpuSpec& g = sc.profile.gpu;
-  // Without the weights (attention only) the batch's own KV has what the cache leaves.
-  if (g.given() && g.hbm_capacity > sc.cache_budget) sc.batch_hbm = g.hbm_capacity - sc.cache_budget;
+  sc.batch_hbm = hbm_left(sc, core::Bytes(0)); // attention only: no weights priced, the cache's leftover
   if (!sc.full_step) {
     for (auto [key, value] : {std::pair{"dp_attention", sc.dp_attention}, std::pair{"ep", sc.ep}})
       if (value > 1) inst.error(key, "a layout for the whole model's step: set engine.step: full with it");
@@ -75,8 +83,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   }
   const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp, .dp_attention = sc.dp_attention, .ep = sc.ep});
   const bool tensor = sc.tp > 1;
-  sc.batch_hbm =
-      weights + sc.cache_budget < g.hbm_capacity ? g.hbm_capacity - weights - sc.cache_budget : core::Bytes(0);
+  sc.batch_hbm = hbm_left(sc, weights);
   if (weights + sc.cache_budget > g.hbm_capacity)
     inst.error(tensor ? "tp" : "ep",
                "model '" + sc.model.name + "' puts " + core::format_bytes(weights) + " of weights on each GPU at " +

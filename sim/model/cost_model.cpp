@@ -74,9 +74,9 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
   if (g > 1) {
     const PathCost nvlink = nominal_path(p, core::FabricClass::kNvlink);
-    const MovePrice fw = price_move(m, p, moved / h / g, s.runs, nvlink, o);
-    c.fetch.transfer += probe(p, nvlink.fabric, s.transport, fw.bytes) +
-                        parallel_transfer(fw.bytes, h * (g - 1), fw.chunk_flow, nvlink, leg_latency(p, nvlink));
+    c.fetch.transfer += probe(p, nvlink.fabric, s.transport, mv.bytes) +
+                        parallel_transfer(mv.bytes, h * (g - 1), flow(p, nvlink, mv.bytes, p.fetch_blocks), nvlink,
+                                          leg_latency(p, nvlink));
   }
   c.fetch.splice = splice_time(m, p, s.runs, moved, s.aligned);
   c.fetch.compute = attend;

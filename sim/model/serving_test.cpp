@@ -153,6 +153,9 @@ TEST_CASE("serving: the all-reduce line against NCCL's measured all-reduce among
   std::getline(in, line);
   REQUIRE(line.find("time_stats.all_reduce.median") != std::string::npos);
   std::map<int, std::vector<double>> errors, decode; // by ranks: |model - measured| / measured
+  // The 8-rank rows' least-squares fit of t = a + c x, x = 2 (n - 1) / n x S, on relative errors
+  // (weights 1 / t^2): its sums.
+  double sw = 0, swx = 0, swxx = 0, swt = 0, swxt = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream cells(line);
@@ -165,7 +168,16 @@ TEST_CASE("serving: the all-reduce line against NCCL's measured all-reduce among
     const double e = std::abs(all_reduce_time(p, core::Bytes(bytes), ranks).value() - median) / median;
     errors[ranks].push_back(e);
     if (bytes >= 64e3 && bytes <= 4e6) decode[ranks].push_back(e); // a decode batch's hidden states
+    if (ranks == 8) {
+      const double x = 2.0 * 7 / 8 * bytes, w = 1 / (median * median);
+      sw += w, swx += w * x, swxx += w * x * x, swt += w * median, swxt += w * x * median;
+    }
   }
+  // The profile's two values are that fit, rounded to three figures.
+  const double det = sw * swxx - swx * swx;
+  const double fixed = (swxx * swt - swx * swxt) / det, per_byte = (sw * swxt - swx * swt) / det;
+  CHECK(p.tp_all_reduce_latency.value() == Approx(fixed).epsilon(0.005));
+  CHECK(p.tp_all_reduce_bus.value() == Approx(1 / per_byte).epsilon(0.005));
   auto median_of = [](std::vector<double> v) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];

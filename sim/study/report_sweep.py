@@ -2,6 +2,7 @@
 key, one panel per value of the other keys, one colour per policy (report_style.POLICY). A numeric
 key is an axis (markers joined by lines); a categorical one (topologies, holder lists) is a row of
 categories with markers side by side per policy and no lines between them."""
+import json
 import math
 import os
 from collections import defaultdict
@@ -20,7 +21,6 @@ def _number(v):
 
 def _plan_sizes(d, key):
     """A plan folder's size for each value of its size key, or {} (not a plan, another key)."""
-    import json
     path = os.path.join(d, "plan.json")
     if not os.path.exists(path):
         return {}
@@ -105,7 +105,6 @@ def plan(d, rd):
     """`xattn plan`'s answer (plan.json): the judged figure of every configuration against its size
     (the decode GPUs or whatever plan.size_key counts), one panel per combination of the knobs, the
     SLO as a line, each evaluation marked meets / fails / overloaded, the answer ringed."""
-    import json
     with open(os.path.join(d, "plan.json")) as f:
         p = json.load(f)
     slo = p["slo"]
