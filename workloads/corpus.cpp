@@ -222,7 +222,7 @@ std::vector<double> check_capacity(const Placement& placement, std::uint64_t chu
                      " of corpus KV (" + std::to_string(static_cast<std::uint64_t>(bytes[h] / chunk_B)) +
                      " chunks of " + core::format_bytes(core::Bytes(chunk_B)) + "), over its budget of " +
                      core::format_bytes(config.holder_hbm)});
-  diags.throw_if_any();
+  if (!diags.empty()) throw core::FitError(diags.list());
   return bytes;
 }
 

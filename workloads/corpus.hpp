@@ -88,7 +88,7 @@ private:
 };
 
 /// Corpus KV per holder, B: each chunk c_t × bytes_per_token on each of its holders. Throws
-/// core::InputError naming every holder over `config.holder_hbm`, at `file`'s corpus.holder_hbm.
+/// core::FitError naming every holder over `config.holder_hbm`, at `file`'s corpus.holder_hbm.
 std::vector<double> check_capacity(const Placement& placement, std::uint64_t chunks, const CorpusConfig& config,
                                    core::Bytes bytes_per_token, const std::string& file = "corpus placement");
 

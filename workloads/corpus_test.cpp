@@ -1,3 +1,4 @@
+#include "sim/core/error.hpp"
 #include "sim/core/yaml.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/generator.hpp"
@@ -124,6 +125,8 @@ TEST_CASE("workloads: capacity check names the holder over its HBM budget")
       check_capacity(rr, 7, c, xattn::core::Bytes(1152)),
       Contains("corpus placement: error: corpus.holder_hbm: holder 0 needs 9.437MB of corpus KV (4 chunks of "
                "2.359MB), over its budget of 7.078MB"));
+  // A corpus that does not fit is a FitError, which a plan judges as a failing size.
+  CHECK_THROWS_AS(check_capacity(rr, 7, c, xattn::core::Bytes(1152)), xattn::core::FitError);
 }
 
 TEST_CASE("workloads: corpus and selection sections read from YAML with positions")

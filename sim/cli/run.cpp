@@ -1,6 +1,8 @@
 // `xattn run [SCENARIO.yaml]`: simulates every policy of a scenario (the embedded quickstart
 // when none is given) and writes summary.json, CSVs and a report into --out (docs/file-formats.md, "Outputs").
 #include "sim/cli/command.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/suggest.hpp"
@@ -30,6 +32,7 @@ struct RunFlags {
   std::string window;
   bool describe = false;
   bool quiet = false;
+  std::string refusal;
 };
 } // namespace
 
@@ -70,6 +73,10 @@ void add_run(CLI::App& app, Action& action)
   sub->add_flag("--describe", f->describe,
                 "Print the scenario schema and the policies, and exit (as xattn describe scenario)");
   sub->add_flag("--quiet", f->quiet, "No progress lines and no table");
+  // Hidden: a plan's points name it, so that a size whose data does not fit is judged, not fatal.
+  sub->add_option("--refusal", f->refusal,
+                  "Where a configuration whose data does not fit in its memory leaves the refusal's text")
+      ->group("");
   on_run(sub, action, [f] {
     if (f->describe) {
       std::cout << describe_format("scenario");
@@ -99,7 +106,13 @@ void add_run(CLI::App& app, Action& action)
     opt.ensemble = f->ensemble;
     opt.timeline = f->timeline;
     opt.window = window;
-    sim::engine::RunOutcome r = sim::engine::run_scenario(sc, opt);
+    sim::engine::RunOutcome r;
+    try {
+      r = sim::engine::run_scenario(sc, opt);
+    } catch (const core::FitError& e) {
+      if (!f->refusal.empty()) core::write_file_atomically(f->refusal, std::string(e.what()) + "\n");
+      throw;
+    }
     if (r.exit_code == core::code(core::ExitCode::kInterrupted)) {
       std::cerr << "interrupted: earlier results in " << r.out_dir << " are intact; partial figures in " << r.out_dir
                 << "/summary.interrupted.json\n";

@@ -2,6 +2,7 @@
 // exit code, through the one mapping in sim/core/failure.hpp:
 //
 //   InputError      bad input (a file, a flag, a value the user gave us)         exit 2
+//     FitError      ... a configuration whose data does not fit its memory        exit 2
 //   InvariantError  a check on the simulation's answer failed (an invariant)     exit 1
 //   LimitError      a guard stopped the run (engine.max_memory)                  exit 1
 //   InternalError   a bug in xattn: a broken precondition (XATTN_CHECK)          exit 3
@@ -40,6 +41,15 @@ public:
 
 private:
   std::vector<Diagnostic> diagnostics_;
+};
+
+/// Bad input of one kind: a well-formed configuration whose data does not fit in its memory (the
+/// corpus's KV on its holders, a requester's copy of the index keys). `xattn run` refuses it as
+/// any bad input; a plan judges such a size as failing rather than refusing the whole plan.
+class FitError : public InputError
+{
+public:
+  using InputError::InputError;
 };
 
 /// Collects diagnostics while a loader reads a whole input, then throws them together.

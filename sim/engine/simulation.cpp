@@ -72,16 +72,17 @@ CorpusPlan plan_corpus(const Scenario& sc)
     const double tokens = static_cast<double>(chunks) * static_cast<double>(sc.corpus.chunk_tokens);
     plan.index_copy = sc.model.index_key_per_token() * (tokens * sc.model.layers);
     if (sc.batch_hbm.value() > 0 && plan.index_copy >= sc.batch_hbm)
-      core::fail(sc.file, 0, 0, "selection.index_keys",
-                 "a requester keeps a copy of the index keys of the " + std::to_string(chunks) + " chunks of " +
-                     std::to_string(sc.corpus.chunk_tokens) + " tokens its requests may read (" +
-                     core::format_bytes(sc.model.index_key_per_token()) + " a token and layer, " +
-                     std::to_string(sc.model.layers) + " layers): " + core::format_bytes(plan.index_copy) +
-                     ", more than the " + core::format_bytes(sc.batch_hbm) +
-                     " its GPU has beside the weights and engine.cache_budget (gpu.hbm_capacity of profile '" +
-                     sc.profile.name +
-                     "'): keep them with the holders (index_keys: holders) or lower the cache "
-                     "budget");
+      throw core::FitError(core::Diagnostic{
+          sc.file, 0, 0, "selection.index_keys",
+          "a requester keeps a copy of the index keys of the " + std::to_string(chunks) + " chunks of " +
+              std::to_string(sc.corpus.chunk_tokens) + " tokens its requests may read (" +
+              core::format_bytes(sc.model.index_key_per_token()) + " a token and layer, " +
+              std::to_string(sc.model.layers) + " layers): " + core::format_bytes(plan.index_copy) +
+              ", more than the " + core::format_bytes(sc.batch_hbm) +
+              " its GPU has beside the weights and engine.cache_budget (gpu.hbm_capacity of profile '" +
+              sc.profile.name +
+              "'): keep them with the holders (index_keys: holders) or lower the cache "
+              "budget"});
   }
   return plan;
 }

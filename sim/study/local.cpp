@@ -45,6 +45,8 @@ pid_t launch(const Manifest& m, const ManifestPoint& p, const std::string& dir, 
 {
   const std::string pd = point_dir(dir, p.id);
   fs::create_directories(pd);
+  std::error_code gone;
+  fs::remove(refusal_path(dir, p.id), gone); // an earlier run's: this one leaves its own
   std::vector<std::string> args = run_args(m, p, dir, jobs);
   args.insert(args.begin(), m.exe);
   std::vector<char*> argv;
@@ -203,10 +205,15 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
     } else if (g_stop == 0) {
       ++out.failed;
       out.failed_ids.push_back(p.id);
-      log_line(dir, "FAILED " + p.id + " rc=" + std::to_string(rc) + " log " + point_dir(dir, p.id) + "/run.log");
+      // A refused point (its data does not fit, refusal_path) is a failure a plan judges, not a crash.
+      const bool refused = read_refusal(dir, p.id).has_value();
+      const std::string word = refused ? "REFUSED" : "FAILED";
+      log_line(dir, word + " " + p.id + " rc=" + std::to_string(rc) + " log " + point_dir(dir, p.id) + "/run.log");
       if (opt.progress) {
-        std::cerr << (status_shown ? "\n" : "") << "[" << finished << "/" << todo.size() << "] FAILED " << p.id
-                  << " (exit " << rc << "): see " << point_dir(dir, p.id) << "/run.log\n";
+        std::cerr << (status_shown ? "\n" : "") << "[" << finished << "/" << todo.size() << "] " << word << " "
+                  << describe(p)
+                  << (refused ? ": its data does not fit in memory" : " (exit " + std::to_string(rc) + ")") << ": see "
+                  << point_dir(dir, p.id) << "/run.log\n";
         status_shown = false;
       }
     }

@@ -99,12 +99,26 @@ bool point_complete(const std::string& dir, const std::string& id)
   return fs::exists(fs::path(point_dir(dir, id)) / "summary.json");
 }
 
+std::string refusal_path(const std::string& dir, const std::string& id)
+{
+  return point_dir(dir, id) + "/refused.txt";
+}
+
+std::optional<std::string> read_refusal(const std::string& dir, const std::string& id)
+{
+  std::ifstream in(refusal_path(dir, id), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::vector<std::string> run_args(const Manifest& m, const ManifestPoint& p, const std::string& dir, int jobs)
 {
   // A point reruns into its own folder (resumed after a kill): --replace; its run id is its point id,
   // so that a sweep's files do not depend on when it ran.
-  std::vector<std::string> a{"run",      m.base, "--out",   point_dir(dir, p.id), "--replace",
-                             "--run-id", p.id,   "--quiet", "--workers",          std::to_string(jobs)};
+  std::vector<std::string> a{"run", m.base,    "--out",     point_dir(dir, p.id), "--replace", "--run-id",
+                             p.id,  "--quiet", "--workers", std::to_string(jobs), "--refusal", refusal_path(dir, p.id)};
   if (m.ensemble > 0) {
     a.push_back("--ensemble");
     a.push_back(std::to_string(m.ensemble));

@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ Manifest read_manifest(const std::string& dir);
 
 std::string point_dir(const std::string& dir, const std::string& id);
 bool point_complete(const std::string& dir, const std::string& id);
+
+/// A point whose configuration does not fit in its memory (core::FitError) is refused by its run,
+/// which leaves this record in the point's folder (`xattn run --refusal`): the refusal's text.
+std::string refusal_path(const std::string& dir, const std::string& id);
+/// The refusal a point's run left, or nothing.
+std::optional<std::string> read_refusal(const std::string& dir, const std::string& id);
 
 /// Arguments of `xattn run` (without the binary) for one point.
 std::vector<std::string> run_args(const Manifest& m, const ManifestPoint& p, const std::string& dir, int jobs);

@@ -274,16 +274,20 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       r.interrupted = true;
       return;
     }
-    if (!lo.failed_ids.empty())
-      throw std::runtime_error("point " + lo.failed_ids.front() + " failed: see " +
-                               point_dir(r.dir, lo.failed_ids.front()) + "/run.log");
+    for (const std::string& id : lo.failed_ids)
+      if (!read_refusal(r.dir, id))
+        throw std::runtime_error("point " + id + " failed: see " + point_dir(r.dir, id) + "/run.log");
     for (const auto& [c, i] : batch) {
       Evaluation e;
       e.combo = c;
       e.index = i;
+      for (const Point& p : space.points(c, i, spec))
+        if (std::find(lo.failed_ids.begin(), lo.failed_ids.end(), p.id) != lo.failed_ids.end() && e.refused.empty())
+          e.refused = *read_refusal(r.dir, p.id);
       int met = 0;
       for (const Point& p : space.points(c, i, spec)) {
         e.point_ids.push_back(p.id);
+        if (!e.refused.empty()) continue; // nothing simulated: it does not fit
         e.worst_s =
             std::max(e.worst_s, figure(r.dir, p.id, space.judged(c, spec), spec.metric, e.invariants_ok, e.overloaded));
         if (spec.confidence > 0)
@@ -292,7 +296,10 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
             met += v <= spec.max_s;
           }
       }
-      if (spec.confidence > 0) {
+      if (!e.refused.empty()) {
+        e.meets = false;
+        e.share = 0;
+      } else if (spec.confidence > 0) {
         e.share = e.members > 0 ? static_cast<double>(met) / e.members : 0.0;
         e.meets = e.share >= spec.confidence;
       } else {

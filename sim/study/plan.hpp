@@ -52,6 +52,9 @@ struct Evaluation {
   bool meets = false;
   bool invariants_ok = true;
   bool overloaded = false; ///< the judged policy did not keep up with the load in some seed's run
+  /// Non-empty: the configuration's data does not fit in its memory (core::FitError: the corpus on
+  /// its holders, say), so it was refused before simulating; it fails, with no figure.
+  std::string refused;
 };
 
 struct PlanResult {

@@ -31,7 +31,10 @@ std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const 
   std::string ids;
   for (const std::string& id : e.point_ids)
     ids += (ids.empty() ? "" : " ") + id;
-  const std::string word = e.meets ? "meets" : e.overloaded ? "OVERLOADED" : "FAILS";
+  const std::string word = e.meets              ? "meets"
+                           : !e.refused.empty() ? "DOES NOT FIT"
+                           : e.overloaded       ? "OVERLOADED"
+                                                : "FAILS";
   const std::string verdict =
       spec.confidence > 0
           ? fmt::format("{} ({}/{} draws)", word, static_cast<int>(std::lround(e.share * e.members)), e.members)
@@ -40,7 +43,7 @@ std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const 
   return {fmt::format("{:g}", spec.sizes[e.index]),
           spec.size.values[e.index],
           knobs.empty() ? "-" : knobs,
-          core::format_seconds(core::Seconds(e.worst_s)),
+          e.refused.empty() ? core::format_seconds(core::Seconds(e.worst_s)) : "-",
           verdict,
           ids + (e.invariants_ok ? "" : " (an engine invariant failed)")};
 }
@@ -69,6 +72,19 @@ std::string table(const PlanSpec& spec, const PlanResult& r, const std::vector<c
   return out;
 }
 
+// The judged policy, or those of the `policy` knob, each judged in its own combinations.
+std::string judged_policies(const PlanSpec& spec)
+{
+  for (const Axis& k : spec.knobs)
+    if (k.key == "policy") {
+      std::string list;
+      for (const std::string& v : k.values)
+        list += (list.empty() ? "" : " or ") + v;
+      return list;
+    }
+  return spec.policy;
+}
+
 json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
 {
   json knobs = json::object();
@@ -77,7 +93,8 @@ json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
   return {{"size", spec.sizes[e.index]},
           {spec.size.key, spec.size.values[e.index]},
           {"knobs", knobs},
-          {spec.metric + " (worst over seeds)", e.worst_s},
+          {spec.metric + " (worst over seeds)", e.refused.empty() ? json(e.worst_s) : json(nullptr)},
+          {"refused", e.refused.empty() ? json(nullptr) : json(e.refused)},
           {"meets", e.meets},
           {"overloaded", e.overloaded},
           {"share_meeting", e.share},
@@ -89,8 +106,8 @@ json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
 
 std::string plan_text(const PlanSpec& spec, const PlanResult& r)
 {
-  const std::string slo =
-      fmt::format("{} of {} <= {}", spec.metric, spec.policy, core::format_seconds(core::Seconds(spec.max_s)));
+  const std::string slo = fmt::format("{} of {} <= {}", spec.metric, judged_policies(spec),
+                                      core::format_seconds(core::Seconds(spec.max_s)));
   std::string s = fmt::format("plan {}: smallest {} with {}\n", spec.name, spec.size_label, slo);
   if (spec.confidence > 0)
     s += fmt::format("confidence {:g}: met in at least that share of {} profile draws per seed (drawn from the "
@@ -119,8 +136,17 @@ std::string plan_text(const PlanSpec& spec, const PlanResult& r)
     const std::string ka = knobs_text(r, a->combo), kb = knobs_text(r, b->combo);
     return ka != kb ? ka < kb : spec.sizes[a->index] < spec.sizes[b->index];
   });
-  return s + "\nevery configuration simulated (worst of the judged metric over the seeds), by knobs then size:\n" +
-         table(spec, r, all);
+  s += "\nevery configuration judged (worst of the judged metric over the seeds), by knobs then size:\n" +
+       table(spec, r, all);
+  std::string refused;
+  for (const Evaluation* e : all)
+    if (!e->refused.empty())
+      refused += fmt::format("  size {:g}{}: {}\n", spec.sizes[e->index],
+                             knobs_text(r, e->combo).empty() ? "" : " with " + knobs_text(r, e->combo),
+                             e->refused.substr(0, e->refused.find('\n')));
+  if (!refused.empty())
+    s += "\nrefused before simulating, their data not fitting in memory (the first problem of each):\n" + refused;
+  return s;
 }
 
 json plan_json(const PlanSpec& spec, const PlanResult& r)
@@ -129,7 +155,7 @@ json plan_json(const PlanSpec& spec, const PlanResult& r)
          {"base", spec.base},
          {"slo",
           {{"metric", spec.metric},
-           {"policy", spec.policy},
+           {"policy", judged_policies(spec)},
            {"max_s", spec.max_s},
            {"confidence", spec.confidence > 0 ? json(spec.confidence) : json(nullptr)},
            {"draws", spec.confidence > 0 ? json(spec.draws) : json(nullptr)}}},

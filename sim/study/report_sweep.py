@@ -114,20 +114,24 @@ def plan(d, rd):
         label = ", ".join("%s = %s" % kv for kv in sorted(e.get("knobs", {}).items()))
         panels[label].append(e)
     names = list(panels)
-    write_csv(os.path.join(rd, "plan.csv"), ["knobs", "size", judged, "meets", "overloaded"],
-              [[n, e["size"], e[judged], e["meets"], e["overloaded"]] for n in names
-               for e in sorted(panels[n], key=lambda e: e["size"])])
+    write_csv(os.path.join(rd, "plan.csv"), ["knobs", "size", judged, "meets", "overloaded", "fits"],
+              [[n, e["size"], "" if e[judged] is None else e[judged], e["meets"], e["overloaded"],
+                e.get("refused") is None] for n in names for e in sorted(panels[n], key=lambda e: e["size"])])
     ncols = 1 if len(names) == 1 else (2 if len(names) in (2, 4) else 3)
     nrows = math.ceil(len(names) / ncols)
-    fig, axes, lax = figure_with_legend(nrows, ncols, height=2.4 + 3.6 * nrows, legend_in=0.8, sharey=True)
+    fig, axes, lax = figure_with_legend(nrows, ncols, height=2.4 + 3.6 * nrows, legend_in=1.1, sharey=True)
     answer = p.get("answer") or {}
-    values = [e[judged] for e in p["evaluations"]] + [slo["max_s"]]
+    values = [e[judged] for e in p["evaluations"] if e[judged] is not None] + [slo["max_s"]]
+    floor = log_limits(values)[0]  # where a configuration that does not fit is marked
     kinds = [("meets", {"marker": "o", "color": "#2ca02c"}), ("fails", {"marker": "o", "color": "#d62728",
                                                                        "mfc": "none"}),
              ("overloaded", {"marker": "x", "color": "#d62728"})]
     for i, n in enumerate(names):
         ax = axes[i // ncols][i % ncols]
-        pts = sorted(panels[n], key=lambda e: e["size"])
+        unfit = [e for e in panels[n] if e[judged] is None]
+        ax.plot([e["size"] for e in unfit], [floor] * len(unfit), ls="none", marker="s", ms=9, color="#7f7f7f",
+                label="does not fit (refused)", zorder=3, clip_on=False)
+        pts = sorted((e for e in panels[n] if e[judged] is not None), key=lambda e: e["size"])
         ax.plot([e["size"] for e in pts], [e[judged] for e in pts], color="#999999", lw=1, zorder=1)
         for kind, style in kinds:
             sel = [e for e in pts if (kind == "overloaded" and e["overloaded"]) or
@@ -140,7 +144,7 @@ def plan(d, rd):
                         label="the answer", zorder=4)
         ax.axhline(slo["max_s"], color="#222222", ls="--", lw=1.5, label="SLO: %s <= %s" % (
             slo["metric"], seconds_label(slo["max_s"])))
-        sizes = sorted({e["size"] for e in pts})
+        sizes = sorted({e["size"] for e in panels[n]})
         ax.set_xscale("log", base=2)
         ax.set_xticks(sizes)
         ax.set_xticklabels(["%g" % s for s in sizes])
@@ -164,5 +168,5 @@ def plan(d, rd):
                 labels.append(l)
     fig.suptitle("plan %s: the smallest size whose %s meets the SLO" % (p.get("plan", ""), slo["metric"]), x=0.01,
                  ha="left")
-    lax.legend(handles, labels, loc="center", ncol=len(labels))
+    lax.legend(handles, labels, loc="center", ncol=min(len(labels), 4))
     return png(fig)
