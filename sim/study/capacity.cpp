@@ -140,6 +140,7 @@ CapacityResult run_capacity(const CapacitySpec& spec, bool progress)
     core::fail("command line", 0, 0, "capacity", "the load range must hold 1 and the precision be positive");
   CapacityResult r;
   r.name = base.name;
+  r.overload_tolerance = base.overload_tolerance;
   r.dir = spec.out.empty() ? (fs::path("out") / (base.name + "-capacity")).string() : spec.out;
   fs::create_directories(r.dir);
   Search search{spec, base, r.dir, progress};
@@ -207,6 +208,7 @@ json capacity_json(const CapacitySpec& spec, const CapacityResult& r)
   };
   json j = {{"scenario", r.name},
             {"base_requests_per_s", r.base_requests_per_s},
+            {"overload_tolerance", r.overload_tolerance},
             {"precision", spec.precision},
             {"simulations", r.simulations}};
   if (spec.slo) j["slo"] = {{"metric", spec.slo->metric}, {"max_s", spec.slo->max_s}};

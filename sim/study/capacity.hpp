@@ -63,6 +63,7 @@ struct PolicyCapacity {
 struct CapacityResult {
   std::string name, dir;
   double base_requests_per_s = 0; ///< the scenario's offered arrival rate at x = 1
+  double overload_tolerance = 0;  ///< engine.overload_tolerance: a probe delivering less is overloaded
   std::vector<PolicyCapacity> policies;
   int simulations = 0;
   double wall_s = 0;

@@ -118,10 +118,11 @@ std::string write_report(const std::string& dir_in, const std::string& scenario,
   const bool is_sweep = fs::exists(dir / "sweep.json");
   const bool is_run = fs::exists(dir / "summary.json");
   const bool is_validation = fs::exists(dir / "validation.json") && fs::exists(dir / "points.csv");
-  if (!is_sweep && !is_run && !is_validation)
+  const bool is_capacity = fs::exists(dir / "capacity.json");
+  if (!is_sweep && !is_run && !is_validation && !is_capacity)
     core::fail(dir.string(), 0, 0, "",
-               "neither a run folder (summary.json), a sweep folder (sweep.json) nor a validate or calibrate check "
-               "folder (validation.json)");
+               "neither a run folder (summary.json), a sweep folder (sweep.json), a capacity folder "
+               "(capacity.json) nor a validate or calibrate check folder (validation.json)");
   auto script = core::find_data("sim/study/report.py");
   if (!script) core::fail("command line", 0, 0, "report", "sim/study/report.py is not installed beside xattn");
   if (shell(quote(python()) + " -c 'import matplotlib' >/dev/null 2>&1") != 0)
@@ -139,6 +140,18 @@ std::string write_report(const std::string& dir_in, const std::string& scenario,
               {"title", std::string(v.value("kind", "") == "check" ? "xattn calibrate check: " : "xattn validate: ") +
                             v.value("file", std::string("?"))},
               {"validation", v}};
+    fs::create_directories(rd);
+    core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
+    plot(*script, dir);
+    return (dir / "report.html").string();
+  }
+  if (is_capacity && !is_run && !is_sweep) {
+    // Each policy's probes against the load, the answers ringed (report_sweep.load_search).
+    const json c = json::parse(slurp(dir / "capacity.json"));
+    json meta{{"kind", "capacity"},
+              {"dir", dir.string()},
+              {"notes", json::array()},
+              {"title", "xattn capacity: " + c.value("scenario", std::string("?"))}};
     fs::create_directories(rd);
     core::write_file_atomically((rd / "meta.json").string(), meta.dump(2) + "\n");
     plot(*script, dir);

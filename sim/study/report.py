@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""xattn report: plots of a run, sweep, validate or check folder into one self-contained report.html.
+"""xattn report: plots of a run, sweep, plan, capacity, validate or check folder into one self-contained report.html.
 
 Called by `xattn report DIR` (sim/study/report.cpp) with Debian's /usr/bin/python3 and
 python3-matplotlib, after it wrote DIR/report/meta.json and, when the scenario is known,
@@ -9,7 +9,8 @@ base64 PNGs, 1,600 px wide, and links the CSVs.
 
 The figures live beside this file, one module per kind (installed with it: sim/study/CMakeLists.txt):
 report_style.py (colours, units, sizes), report_run.py (step latency, decisions, ensemble),
-report_load.py (links, holders), report_sweep.py (capacity), report_maps.py (crossover and
+report_load.py (links, holders), report_sweep.py (a sweep's capacity curve, a plan's answer),
+report_capacity.py (the load search of `xattn capacity`), report_maps.py (crossover and
 break-even maps), report_validation.py (measured against simulated).
 
 Exit codes: 0 written; 2 the folder's files disagree (a CSV written by another run than its
@@ -23,6 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import report_capacity  # noqa: E402
 import report_load  # noqa: E402
 import report_maps  # noqa: E402
 import report_run  # noqa: E402
@@ -69,6 +71,10 @@ def main(d):
         meta = json.load(f)
     if meta["kind"] == "validation":
         write_page(d, meta, report_validation.validation(d, meta, rd))
+        return 0
+    if meta["kind"] == "capacity":
+        write_page(d, meta, [("Each policy's probes against the load: the delivered share and the SLO's figure, "
+                              "the answers ringed", "capacity_probes.csv", report_capacity.load_search(d, rd))])
         return 0
     if meta["kind"] == "sweep":
         with open(os.path.join(d, "sweep.json")) as f:
@@ -118,6 +124,15 @@ def main(d):
     return 0
 
 
+def capacity_text(d):
+    """What `xattn capacity` printed (capacity.txt), or None where the folder has none."""
+    path = os.path.join(d, "capacity.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read().strip("\n")
+
+
 def run_table(d):
     """The comparison table, verdict and legend as `xattn run` printed them: report.md's first
     fenced block, or None where the folder has no report.md."""
@@ -138,10 +153,13 @@ def write_page(d, meta, figs):
                  html.escape(meta["scenario"])) if "scenario" in meta else ""))
     for n in meta.get("notes", []):
         parts.append("<p><em>%s</em></p>" % html.escape(n))
-    table = run_table(d) if meta.get("kind") == "run" else None
+    caption, table = {"run": ("The run's table, verdict and legend (report.md)", run_table),
+                      "capacity": ("The search's answers and verdict (capacity.txt)", capacity_text)}.get(
+        meta.get("kind"), (None, lambda _: None))
+    table = table(d)
     if table:
-        parts.append("<figure><figcaption>The run's table, verdict and legend (report.md)</figcaption>"
-                     "<pre style='font-size:12px;overflow-x:auto'>%s</pre></figure>" % html.escape(table))
+        parts.append("<figure><figcaption>%s</figcaption>"
+                     "<pre style='font-size:12px;overflow-x:auto'>%s</pre></figure>" % (caption, html.escape(table)))
     for title, name, img in figs:
         if img is None and name == "ensemble.csv":
             continue  # a run without an ensemble has no bands to show
