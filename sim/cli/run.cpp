@@ -6,6 +6,7 @@
 #include "sim/core/failure.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/suggest.hpp"
+#include "sim/core/yaml.hpp"
 #include "sim/engine/driver.hpp"
 #include "sim/policy/policy.hpp"
 
@@ -49,12 +50,7 @@ void add_run(CLI::App& app, Action& action)
                 "replaced once this run's are written");
   sub->add_option("--run-id", f->run_id,
                   "The run id every output file carries (default: the start time, UTC, YYYYMMDD-HHMMSS)")
-      ->check([](const std::string& v) {
-        const bool ok = !v.empty() && v.size() <= 64 && v != "." && v != ".." &&
-                        v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-                            std::string::npos;
-        return ok ? std::string() : "a run id is 1 to 64 letters, digits, '.', '_' or '-' (got '" + v + "')";
-      });
+      ->check([](const std::string& v) { return core::folder_name_problem(v); });
   sub->add_option("--set", f->sets, "Override a scenario key: --set engine.granularity=layer (repeatable)");
   sub->add_option("--policy", f->policies, "Run only these policies (repeatable)");
   sub->add_option("--workers", f->workers,

@@ -314,6 +314,24 @@ std::string Section::string(std::string_view key)
   return text ? *text : std::string();
 }
 
+std::string folder_name_problem(std::string_view name)
+{
+  const bool ok = !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
+                  name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                      std::string_view::npos;
+  return ok ? std::string()
+            : "'" + std::string(name) +
+                  "' cannot name a folder: 1 to 64 letters, digits, '.', '_' or '-' (not '.' or '..', no '/')";
+}
+
+std::string Section::folder_name(std::string_view key)
+{
+  std::string name = string(key);
+  if (has(key))
+    if (std::string problem = folder_name_problem(name); !problem.empty()) error(key, problem);
+  return name;
+}
+
 bool Section::boolean(std::string_view key)
 {
   auto text = scalar(key, field(key, FieldKind::kBool));

@@ -39,6 +39,11 @@ Document parse_yaml(const std::string& text, std::string name);
 /// for a malformed assignment.
 void apply_override(Document& doc, std::string_view assignment);
 
+/// What is wrong with `name` as the name of one folder (a run id, a study's name under out/), or
+/// "" when nothing is: 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..' (so that a
+/// name never climbs out of its parent or into another folder).
+std::string folder_name_problem(std::string_view name);
+
 /// One mapping node read against its schema.
 class Section
 {
@@ -59,6 +64,8 @@ public:
   BytesPerSec rate(std::string_view key);
   FlopsPerSec flops(std::string_view key);
   std::string string(std::string_view key);
+  /// A string that names a folder (a study's name: out/<name>/): folder_name_problem() holds.
+  std::string folder_name(std::string_view key);
   bool boolean(std::string_view key);
   std::string choice(std::string_view key);
 

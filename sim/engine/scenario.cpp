@@ -358,7 +358,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
   Scenario sc;
   sc.file = name;
-  sc.name = top.string("name");
+  sc.name = top.folder_name("name");
   sc.seed = static_cast<std::uint64_t>(top.integer("seed"));
 
   // Model: a preset, or inline.

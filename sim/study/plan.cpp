@@ -84,7 +84,7 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
   core::Section top(doc.file, doc.root, "", kSchema, d);
   PlanSpec s;
   s.file = doc.file;
-  s.name = top.string("name");
+  s.name = top.folder_name("name");
   if (std::string b = top.string("base"); !b.empty()) {
     fs::path p = fs::path(b).is_absolute() ? fs::path(b) : dir / b;
     if (!fs::exists(p)) top.error("base", "no such scenario file: " + p.string());

@@ -181,7 +181,7 @@ SweepSpec parse_document(core::Document doc, const std::string& dir)
   core::Section top(doc.file, doc.root, "", kSchema, d);
   SweepSpec s;
   s.file = doc.file;
-  s.name = top.string("name");
+  s.name = top.folder_name("name");
   if (std::string b = top.string("base"); !b.empty()) {
     fs::path p = fs::path(b).is_absolute() ? fs::path(b) : fs::path(dir) / b;
     if (!fs::exists(p)) top.error("base", "no such scenario file: " + p.string());
