@@ -54,14 +54,26 @@ Measurements import_csv(const std::string& text, const std::string& name)
                  "expected " + std::to_string(header.size()) + " cells, got " + std::to_string(cells.size())});
       continue;
     }
+    // A cell's problem names its column (1-based position of the cell on the line) and key.
+    const auto cell = [&](int c, const char* key, const auto& parse) -> double {
+      const int col = detail::cell_column(lines[i], c);
+      double v = 0;
+      try {
+        v = parse(cells[c]);
+      } catch (const core::UnitError& e) {
+        core::fail(name, ln, col, key, e.what());
+      }
+      if (!(v > 0)) core::fail(name, ln, col, key, "must be greater than zero, got '" + cells[c] + "'");
+      return v;
+    };
     try {
       core::FabricClass f = detail::fabric(cells[c_fabric], name, ln, "fabric");
-      const std::string& b = cells[c_bytes];
-      double bytes = std::all_of(b.begin(), b.end(), [](char c) { return c >= '0' && c <= '9'; })
-                         ? detail::number(b, name, ln, "bytes")
-                         : core::parse_bytes(b).value();
-      double t = core::parse_seconds(cells[c_lat]).value();
-      if (!(bytes > 0) || !(t > 0)) core::fail(name, ln, 0, "", "bytes and latency must be greater than zero");
+      const double bytes = cell(c_bytes, "bytes", [&](const std::string& b) {
+        return std::all_of(b.begin(), b.end(), [](char c) { return c >= '0' && c <= '9'; })
+                   ? detail::number(b, name, ln, "bytes")
+                   : core::parse_bytes(b).value();
+      });
+      const double t = cell(c_lat, "latency", [](const std::string& l) { return core::parse_seconds(l).value(); });
       // A table without a transport says nothing of who issued its transfers: the tables users
       // have (NCCL, MPI, nccl-tests, vidur) are host-launched, so it reads as proxy, as vidur's does.
       const bool given = c_transport >= 0 && !cells[c_transport].empty();

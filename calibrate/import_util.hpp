@@ -1,4 +1,4 @@
-// Helpers shared by the importers (not part of the library's interface).
+// Helpers shared by the importers and validate's reader of measured rows (validate/measured.cpp).
 #pragma once
 
 #include "calibrate/measurements.hpp"
@@ -13,6 +13,8 @@ namespace xattn::calibrate::detail
 
 /// Splits one CSV line at commas (no quoting: none of the supported formats quotes).
 std::vector<std::string> split_csv(std::string_view line);
+/// The 1-based column where split_csv's cell `index` of `line` starts, past its leading blanks.
+int cell_column(std::string_view line, int index);
 std::string trim(std::string_view s);
 /// The text's lines, without their line ends.
 std::vector<std::string> lines_of(const std::string& text);

@@ -148,6 +148,17 @@ std::vector<std::string> split_csv(std::string_view line)
   }
 }
 
+int cell_column(std::string_view line, int index)
+{
+  std::size_t at = 0;
+  for (int k = 0; k < index && at != std::string_view::npos; ++k)
+    if ((at = line.find(',', at)) != std::string_view::npos) ++at;
+  if (at == std::string_view::npos) return 0;
+  while (at < line.size() && (line[at] == ' ' || line[at] == '\t'))
+    ++at;
+  return static_cast<int>(at) + 1;
+}
+
 std::vector<std::string> lines_of(const std::string& text)
 {
   std::vector<std::string> out;

@@ -89,9 +89,19 @@ TEST_CASE("calibrate: vidur rows and the same rows as a plain CSV are one series
 TEST_CASE("calibrate: the plain CSV reports every bad row with its line")
 {
   std::string what = error_of("fabric,bytes,latency\nnvlink,1KiB,16\nnvlnk,2KiB,3us\nnvlink,4KiB\n", "bad.csv");
-  CHECK_THAT(what, Contains("bad.csv:2: error: missing unit in '16'") || Contains("bad.csv:2: error:"));
+  CHECK_THAT(what, Contains("bad.csv:2:13: error: latency: missing unit in '16'"));
   CHECK_THAT(what, Contains("bad.csv:3: error: fabric: unknown fabric class 'nvlnk'"));
   CHECK_THAT(what, Contains("bad.csv:4: error: expected 3 cells, got 2"));
+}
+
+TEST_CASE("calibrate: a plain CSV cell's problem names its column and key")
+{
+  CHECK_THAT(error_of("fabric,bytes,latency\nib-spine, -5,20us\n", "neg.csv"),
+             Contains("neg.csv:2:11: error: bytes: negative value '-5'"));
+  CHECK_THAT(error_of("fabric,bytes,latency\nib-spine,0,20us\n", "zero.csv"),
+             Contains("zero.csv:2:10: error: bytes: must be greater than zero, got '0'"));
+  CHECK_THAT(error_of("fabric,bytes,latency\nib-spine,4KiB,0s\n", "zero.csv"),
+             Contains("zero.csv:2:15: error: latency: must be greater than zero, got '0s'"));
 }
 
 TEST_CASE("calibrate: nccl-tests JSON gives one series per program, times in microseconds")

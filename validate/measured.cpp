@@ -1,5 +1,7 @@
 #include "validate/measured.hpp"
 
+#include "calibrate/import_util.hpp"
+
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 
@@ -20,32 +22,21 @@ const std::vector<std::string> kKeys = {"primitive", "fabric",  "src",         "
                                         "ct",        "holders", "concurrency", "blocks",     "transport",
                                         "bytes",     "latency", "latency_s",   "wire_bytes", "group"};
 
-std::string trim(std::string_view s)
-{
-  const auto b = s.find_first_not_of(" \t\r\n");
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
-}
+using calibrate::detail::cell_column;
+using calibrate::detail::split_csv;
+using calibrate::detail::trim;
 
-std::vector<std::string> split(std::string_view line)
-{
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= line.size(); ++i)
-    if (i == line.size() || line[i] == ',') {
-      out.push_back(trim(line.substr(start, i - start)));
-      start = i + 1;
-    }
-  return out;
-}
-
-/// Builds one row from key -> text cells, reporting every problem to `diags`.
+/// Builds one row from key -> text cells, reporting every problem to `diags` at the key's column
+/// (`columns`, 1-based: a CSV's; none in JSONL, whose problems name the line and key).
 MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::string& file, int line,
-                     core::Diagnostics& diags)
+                     core::Diagnostics& diags, const std::map<std::string, int>& columns = {})
 {
   MeasuredRow r;
   r.line = line;
-  auto err = [&](const std::string& key, const std::string& what) { diags.add({file, line, 0, key, what}); };
+  auto err = [&](const std::string& key, const std::string& what) {
+    const auto c = columns.find(key);
+    diags.add({file, line, c == columns.end() ? 0 : c->second, key, what});
+  };
   auto get = [&](const std::string& key) -> const std::string* {
     auto it = cell.find(key);
     return it == cell.end() || it->second.empty() ? nullptr : &it->second;
@@ -97,7 +88,8 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   }
   if (const std::string* s = get("src")) r.src = *s;
   if (const std::string* d = get("dst")) r.dst = *d;
-  if (!r.fabric && (r.src.empty() || r.dst.empty())) err("fabric", "give a fabric class or both endpoints (src, dst)");
+  if (!get("fabric") && (r.src.empty() || r.dst.empty()))
+    err("fabric", "give a fabric class or both endpoints (src, dst)");
   if (r.src.empty() != r.dst.empty()) err(r.src.empty() ? "src" : "dst", "give both endpoints or neither");
   r.mq = static_cast<double>(integer("mq", 256, 1));
   r.ct = integer("ct", 2048, 1);
@@ -112,8 +104,10 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
     else
       err("transport", "expected gpu or proxy, got '" + *t + "'");
   }
-  r.bytes = bytes("bytes").value_or(0);
-  if (r.op == Op::kTransfer && r.bytes < 4) err("bytes", "a transfer needs its size (at least 4 B)");
+  const std::optional<double> size = bytes("bytes");
+  r.bytes = size.value_or(0);
+  if (r.op == Op::kTransfer && (size || !get("bytes")) && r.bytes < 4)
+    err("bytes", "a transfer needs its size (at least 4 B)");
   r.wire_bytes = bytes("wire_bytes");
   if (const std::string* l = get("latency")) {
     try {
@@ -148,7 +142,7 @@ bool looks_like_own(const std::string& text, bool& jsonl)
     if (t.empty() || t[0] == '#') continue;
     jsonl = t[0] == '{';
     if (jsonl) return t.find("\"primitive\"") != std::string::npos;
-    for (const std::string& c : split(t))
+    for (const std::string& c : split_csv(t))
       if (c == "primitive") return true;
     return false;
   }
@@ -183,7 +177,7 @@ MeasuredData parse_measured_csv(const std::string& text, const std::string& name
     ++n;
     std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
-    std::vector<std::string> cells = split(t);
+    std::vector<std::string> cells = split_csv(line);
     if (header.empty()) {
       header = cells;
       for (const std::string& h : header)
@@ -199,9 +193,12 @@ MeasuredData parse_measured_csv(const std::string& text, const std::string& name
       continue;
     }
     std::map<std::string, std::string> cell;
-    for (std::size_t i = 0; i < cells.size(); ++i)
+    std::map<std::string, int> columns;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
       cell[header[i]] = cells[i];
-    d.rows.push_back(make_row(cell, name, n, diags));
+      columns[header[i]] = cell_column(line, static_cast<int>(i));
+    }
+    d.rows.push_back(make_row(cell, name, n, diags, columns));
   }
   if (header.empty() || (d.rows.empty() && diags.empty()))
     diags.add({name, 0, 0, "", "no measured rows (expected a header line and one line per measured operation)"});

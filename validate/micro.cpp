@@ -83,11 +83,16 @@ Micro transfer_micro(core::FabricClass fabric, double bytes, int blocks, int con
   m.requesters = std::max(1, concurrency);
   m.holders = 1;
   m.rows = 1;
-  // One token whose latent (kv_lora_rank + rope_dim bf16 values) is the message.
+  // A one-chunk corpus whose latent rows (kv_lora_rank + rope_dim bf16 values a token) are the
+  // message: one token up to kMaxRow values, then as many tokens of equal rows as a larger message
+  // needs (a row's size off by at most one value in kMaxRow: 2^-28 of the message).
+  constexpr long long kMaxRow = 1LL << 28;
   const auto values = std::max<long long>(2, std::llround(bytes / 2.0));
-  m.rope_dim = static_cast<int>(std::min<long long>(64, values - 1));
-  m.kv_lora_rank = static_cast<int>(values - m.rope_dim);
-  m.chunk_tokens = 1;
+  const long long tokens = (values + kMaxRow - 1) / kMaxRow;
+  const long long row = std::max<long long>(2, std::llround(static_cast<double>(values) / static_cast<double>(tokens)));
+  m.rope_dim = static_cast<int>(std::min<long long>(64, row - 1));
+  m.kv_lora_rank = static_cast<int>(row - m.rope_dim);
+  m.chunk_tokens = tokens;
   m.requests.clear();
   for (int r = 0; r < m.requesters; ++r)
     m.requests.push_back({0.0, r, {0}, 1});
@@ -223,7 +228,7 @@ std::string MicroRunner::scenario_text(const Micro& m, const fs::path& trace, co
   sc["profile"] = profile;
   sc["topology"] = json::parse(topo);
   sc["instances"] = {{"requesters", req}, {"holders", hold}};
-  sc["corpus"] = {{"chunk_tokens", m.chunk_tokens}, {"placement", "round-robin"}, {"holder_hbm", "100TB"}};
+  sc["corpus"] = {{"chunk_tokens", m.chunk_tokens}, {"placement", "round-robin"}, {"holder_hbm", "1PB"}};
   sc["selection"] = {{"mode", "dense"}};
   sc["workload"] = {{"trace", trace.string()}, {"format", "xattn"}};
   json pol = json::array();
@@ -234,7 +239,7 @@ std::string MicroRunner::scenario_text(const Micro& m, const fs::path& trace, co
   // routed message is the prototype's absorbed query (a measured transfer's size is its rows).
   sc["engine"] = {{"route_protocol", "absorbed"}, {"transport", m.transport == core::Transport::kGpu ? "gpu" : "proxy"},
                   {"fetch", "blocking"},          {"max_batch", m.max_batch},
-                  {"cache_budget", "1TB"},        {"requester_nics", m.requester_nics_node ? "node" : "own"}};
+                  {"cache_budget", "1PB"},        {"requester_nics", m.requester_nics_node ? "node" : "own"}};
   sc["what_if"] = {{"batching", m.batching}};
   return sc.dump(1);
 }

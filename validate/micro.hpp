@@ -64,10 +64,11 @@ struct Micro {
 };
 
 /// A transfer of `bytes` from one holder to `concurrency` requesters at once, as the engine runs
-/// it: a fetch of a one-token chunk whose latent is `bytes` long, with splice, attention kernel and
-/// per-step compute set to zero, so that a step is probe + wire latency + host overhead + bytes
-/// over the dispatch rate (`blocks` thread blocks; 0: the profile's fetch_blocks), shared where
-/// flows meet. Bytes are rounded to an even count (bf16 values).
+/// it: a fetch of a one-chunk corpus whose latent is `bytes` long (one token up to 512 MiB, more
+/// tokens of equal rows above: any size to the 1PB the harness gives a holder and a cache), with splice, attention
+/// kernel and per-step compute set to zero, so that a step is probe + wire latency + host overhead + bytes over the
+/// dispatch rate (`blocks` thread blocks; 0: the profile's fetch_blocks), shared where flows meet. Bytes are rounded to
+/// an even count (bf16 values).
 Micro transfer_micro(core::FabricClass fabric, double bytes, int blocks, int concurrency, core::Transport transport);
 
 struct PolicyOutcome {
