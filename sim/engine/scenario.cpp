@@ -343,9 +343,30 @@ std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, c
   return out;
 }
 
+namespace
+{
+// `--set topology.KEY=VALUE` (or model.KEY) on a scenario that names a preset: the preset's YAML
+// takes the name's place first, as if the scenario had it inline, and the override edits that.
+// A name that resolves to no preset is left to be reported where it is read.
+void inline_edited_presets(core::Document& doc, const std::vector<std::string>& overrides)
+{
+  for (const auto& [key, folder] : {std::pair{"topology", "topologies"}, std::pair{"model", "sim/models"}}) {
+    const std::string prefix = std::string(key) + ".";
+    const bool edited = std::any_of(overrides.begin(), overrides.end(),
+                                    [&](const std::string& o) { return o.compare(0, prefix.size(), prefix) == 0; });
+    if (!edited || !doc.root.IsMap() || !doc.root[key].IsScalar()) continue;
+    const std::string preset = doc.root[key].as<std::string>();
+    const auto path =
+        core::resolve_preset(key == std::string("topology") ? resolve_relative(preset, doc.file) : preset, folder);
+    if (path) doc.root[key] = core::load_yaml(*path).root;
+  }
+}
+} // namespace
+
 Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
 {
   core::Document doc = core::parse_yaml(text, name);
+  inline_edited_presets(doc, overrides);
   for (const std::string& o : overrides)
     core::apply_override(doc, o);
   core::Diagnostics diags;
@@ -392,8 +413,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     try {
       sc.topology = std::make_shared<topo::Topology>(topo::read_topology(t));
     } catch (const core::InputError& e) {
+      // The reader throws what the shared collection holds: add only what it does not yet.
       for (const core::Diagnostic& d : e.diagnostics())
-        diags.add(d);
+        if (std::none_of(diags.list().begin(), diags.list().end(),
+                         [&](const core::Diagnostic& h) { return h.str() == d.str(); }))
+          diags.add(d);
     }
   } else if (std::string t = top.string("topology"); !t.empty()) {
     auto path = core::resolve_preset(resolve_relative(t, name), "topologies");

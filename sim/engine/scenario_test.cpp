@@ -28,6 +28,23 @@ std::string error_of(const std::string& text, const std::vector<std::string>& se
 }
 } // namespace
 
+TEST_CASE("scenario: --set edits a preset the scenario names, as if it were inline")
+{
+  auto base = sim::engine::parse_scenario(kValid, "s.yaml");
+  REQUIRE(base.topology->spec().fabric);
+  CHECK(base.topology->spec().fabric->link_bandwidth.value() == 25e9); // testbed-ndr200: 200 Gbps
+  auto sc =
+      sim::engine::parse_scenario(kValid, "s.yaml", {"topology.fabric.link.bandwidth=400Gbps", "model.layers=30"});
+  CHECK(sc.topology->spec().fabric->link_bandwidth.value() == 50e9);
+  CHECK(sc.topology->spec().name == "testbed-ndr200");
+  CHECK(sc.model.layers == 30);
+  CHECK(base.model.layers == 61);
+  // A key the preset's schema does not have is named as any unknown key is.
+  const std::string typo = error_of(kValid, {"topology.fabric.link.bandwith=400Gbps"});
+  CHECK_THAT(typo, Contains("topology.fabric.link.bandwith: unknown key 'bandwith' (did you mean 'bandwidth'?)"));
+  CHECK(typo.find("bandwith", typo.find("bandwith") + 40) == std::string::npos); // said once
+}
+
 TEST_CASE("scenario: a valid scenario reads with its defaults")
 {
   auto sc = sim::engine::parse_scenario(kValid, "s.yaml");
