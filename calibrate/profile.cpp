@@ -1,5 +1,6 @@
 #include "calibrate/profile.hpp"
 #include "sim/core/check.hpp"
+#include "sim/core/plausible.hpp"
 #include "sim/core/yaml.hpp"
 
 #include "calibrate/uncertainty.hpp"
@@ -430,6 +431,14 @@ Profile read_profile(const core::Document& doc)
     if (c.bandwidth > c.nominal() * (1 + 1e-9))
       s.error("bandwidth", "the effective rate exceeds nominal_bandwidth (" + core::format_rate(c.nominal()) + ")");
     c.wire_latency = s.seconds("wire_latency");
+    const core::Hardware& port = f == core::FabricClass::kNvlink ? core::kNvlinkRate
+                                 : f == core::FabricClass::kPcie ? core::kPcieRate
+                                                                 : core::kNicRate;
+    s.plausible("bandwidth", port, c.bandwidth.value());
+    s.plausible("nominal_bandwidth", port, c.nominal_bandwidth.value());
+    for (auto [k, v] : {std::pair{"probe_gpu", c.probe_gpu}, std::pair{"probe_proxy", c.probe_proxy},
+                        std::pair{"wire_latency", c.wire_latency}})
+      s.plausible(k, core::kProbeLatency, v.value());
     read_curve(s, c);
   }
   // Same GPU: nothing crosses a link. An unbounded rate keeps min(...) expressions uniform.
@@ -465,6 +474,10 @@ Profile read_profile(const core::Document& doc)
     p.gpu.gemm_efficiency = g.number("gemm_efficiency");
     p.gpu.launch = g.seconds("launch");
     p.gpu.hbm_capacity = g.bytes("hbm_capacity");
+    g.plausible("hbm_capacity", core::kHbmCapacity, p.gpu.hbm_capacity.value());
+    g.plausible("hbm_bandwidth", core::kHbmRate, p.gpu.hbm.value());
+    g.plausible("bf16", core::kGpuFlops, p.gpu.bf16.value());
+    g.plausible("fp8", core::kGpuFlops, p.gpu.fp8.value());
     for (auto [k, v] : {std::pair{"memory_efficiency", p.gpu.memory_efficiency},
                         std::pair{"attention_efficiency", p.gpu.attention_efficiency},
                         std::pair{"gemm_efficiency", p.gpu.gemm_efficiency}})

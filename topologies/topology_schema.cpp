@@ -1,5 +1,6 @@
 // The topology file's schema and its reader: values first, then the cross-field checks (counts that
 // must divide, references that must resolve), each reported once at the key the user has to fix.
+#include "sim/core/plausible.hpp"
 #include "sim/core/yaml.hpp"
 #include "topologies/spec.hpp"
 
@@ -248,6 +249,10 @@ NvlinkSpec read_nvlink(core::Section& n)
   if (n.has("tray_bandwidth")) v.tray_bandwidth = n.rate("tray_bandwidth");
   if (!n.has("bandwidth") && !n.has("switch_trays"))
     n.error("bandwidth", "missing: give the per-GPU NVLink bandwidth, or switch_trays and tray_bandwidth");
+  n.plausible("bandwidth", core::kNvlinkRate, v.bandwidth.value());
+  n.plausible("tray_bandwidth", core::kNvlinkRate, v.tray_bandwidth.value());
+  n.plausible("latency", core::kWireLatency, v.latency.value());
+  n.plausible("switch_latency", core::kWireLatency, v.switch_latency.value());
   return v;
 }
 
@@ -357,12 +362,17 @@ TopologySpec read_topology_spec(core::Section& s)
   t.pcie = PcieSpec{bounded(p, "switches"),      p.rate("bandwidth"),      p.seconds("latency"),
                     p.seconds("switch_latency"), p.rate("host_bandwidth"), p.seconds("host_latency"),
                     p.seconds("host_crossing")};
+  p.plausible("bandwidth", core::kPcieRate, t.pcie.bandwidth.value());
+  p.plausible("host_bandwidth", core::kPcieRate, t.pcie.host_bandwidth.value());
+  for (const char* k : {"latency", "switch_latency", "host_latency", "host_crossing"})
+    p.plausible(k, core::kWireLatency, p.seconds(k).value());
   std::optional<core::Section> nics;
   std::vector<double> affinity;
   if (s.has("nics")) {
     nics.emplace(s.section("nics"));
     t.nics = NicSpec{bounded(*nics, "count"), nics->seconds("latency"), {}};
     affinity = nics->numbers("affinity", core::Dimension::kCount);
+    nics->plausible("latency", core::kWireLatency, t.nics->latency.value());
   }
   std::optional<core::Section> fabric;
   std::vector<double> rail_of_nic;
@@ -380,6 +390,9 @@ TopologySpec read_topology_spec(core::Section& s)
                           {},
                           fabric->choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn};
     rail_of_nic = fabric->numbers("rail_of_nic", core::Dimension::kCount);
+    link.plausible("bandwidth", core::kNicRate, t.fabric->link_bandwidth.value());
+    link.plausible("latency", core::kWireLatency, t.fabric->link_latency.value());
+    fabric->plausible("switch_latency", core::kWireLatency, t.fabric->switch_latency.value());
   }
   if (diags.size() == errors_before && static_cast<std::int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus)
     s.error("nodes", std::to_string(t.nodes) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs are " +

@@ -6,6 +6,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
 #include "sim/core/fault.hpp"
+#include "sim/core/plausible.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/suggest.hpp"
 #include "sim/policy/policy.hpp"
@@ -51,6 +52,18 @@ void polish_numbers(CLI::App& app)
     polish_numbers(*sub);
 }
 
+// --strict on every command: an implausible rate, size or latency in a topology or profile
+// (sim/core/plausible.hpp) is then bad input, exit 2, instead of a warning.
+void add_strict(CLI::App& app)
+{
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->add_flag_callback(
+        "--strict", [] { core::set_strict(true); },
+        "Refuse a rate, size or latency outside what hardware of its class has (otherwise a warning)");
+    add_strict(*sub);
+  }
+}
+
 } // namespace
 
 std::string default_scenario()
@@ -88,6 +101,7 @@ int run_cli(int argc, char** argv)
   add_capacity(app, action);
   add_report(app, action);
   polish_numbers(app);
+  add_strict(app);
 
   try {
     core::arm_fault_from_env();

@@ -1,4 +1,5 @@
 #include "sim/core/yaml.hpp"
+#include "sim/core/plausible.hpp"
 #include "sim/core/suggest.hpp"
 
 #include "sim/core/check.hpp"
@@ -216,6 +217,22 @@ void Section::error(std::string_view key, std::string message)
   int line = 0, column = 0;
   position(find(key), line, column);
   diags_->add({file_, line, column, key.empty() ? path_ : key_path(key), std::move(message)});
+  failed_.emplace_back(key);
+}
+
+void Section::plausible(std::string_view key, const Hardware& hw, double value)
+{
+  // A default is the schema's own; a value that did not read has its error already.
+  if (!has(key) || std::find(failed_.begin(), failed_.end(), key) != failed_.end() || !plausibility_checked()) return;
+  const std::string why = implausible(hw, value);
+  if (why.empty()) return;
+  if (strict()) {
+    error(key, why + " (an error under --strict)");
+    return;
+  }
+  int line = 0, column = 0;
+  position(find(key), line, column);
+  warn({file_, line, column, key_path(key), why + " (--strict makes it an error)"});
 }
 
 std::optional<std::string> Section::scalar(std::string_view key, const Field& f)

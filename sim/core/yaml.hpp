@@ -22,6 +22,7 @@
 
 namespace xattn::core
 {
+struct Hardware;
 
 /// A parsed YAML file. `file` is the name used in diagnostics.
 struct Document {
@@ -81,6 +82,9 @@ public:
   std::vector<double> numbers(std::string_view key, Dimension dim);
   std::vector<std::string> strings(std::string_view key);
 
+  /// Checks `value` (read from `key`) against what hardware of class `hw` has (plausible.hpp): a
+  /// warning at the key when outside, or an error under --strict.
+  void plausible(std::string_view key, const Hardware& hw, double value);
   /// Records an error at the value of `key` (or at this section, when `key` is absent).
   void error(std::string_view key, std::string message);
   const std::string& path() const { return path_; }
@@ -111,6 +115,7 @@ private:
   const Schema* schema_;
   Diagnostics* diags_;
   std::vector<Entry> entries_;
+  std::vector<std::string> failed_; ///< keys an error was recorded at (plausible() skips them)
   int line_ = 0, column_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace xattn::sim::engine
@@ -348,8 +349,10 @@ namespace
 // `--set topology.KEY=VALUE` (or model.KEY) on a scenario that names a preset: the preset's YAML
 // takes the name's place first, as if the scenario had it inline, and the override edits that.
 // A name that resolves to no preset is left to be reported where it is read.
-void inline_edited_presets(core::Document& doc, const std::vector<std::string>& overrides)
+// Returns each inlined key's preset file, which names that section in messages.
+std::map<std::string, std::string> inline_edited_presets(core::Document& doc, const std::vector<std::string>& overrides)
 {
+  std::map<std::string, std::string> inlined;
   for (const auto& [key, folder] : {std::pair{"topology", "topologies"}, std::pair{"model", "sim/models"}}) {
     const std::string prefix = std::string(key) + ".";
     const bool edited = std::any_of(overrides.begin(), overrides.end(),
@@ -358,15 +361,19 @@ void inline_edited_presets(core::Document& doc, const std::vector<std::string>& 
     const std::string preset = doc.root[key].as<std::string>();
     const auto path =
         core::resolve_preset(key == std::string("topology") ? resolve_relative(preset, doc.file) : preset, folder);
-    if (path) doc.root[key] = core::load_yaml(*path).root;
+    if (!path) continue;
+    doc.root[key] = core::load_yaml(*path).root;
+    inlined[key] = path->string();
   }
+  return inlined;
 }
+
 } // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
 {
   core::Document doc = core::parse_yaml(text, name);
-  inline_edited_presets(doc, overrides);
+  const std::map<std::string, std::string> inlined = inline_edited_presets(doc, overrides);
   for (const std::string& o : overrides)
     core::apply_override(doc, o);
   core::Diagnostics diags;
@@ -383,8 +390,13 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.seed = static_cast<std::uint64_t>(top.integer("seed"));
 
   // Model: a preset, or inline.
+  // A preset --set inlined is named by its own file in messages.
+  auto section = [&](const std::string& key, const core::Schema& schema) {
+    const auto it = inlined.find(key);
+    return it == inlined.end() ? top.section(key) : core::Section(it->second, doc.root[key], key, schema, diags);
+  };
   if (top.is_inline("model")) {
-    core::Section m = top.section("model");
+    core::Section m = section("model", model_schema());
     sc.model = read_model(m);
   } else if (std::string m = top.string("model"); !m.empty()) {
     try {
@@ -409,7 +421,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
   // Topology.
   if (top.is_inline("topology")) {
-    core::Section t = top.section("topology");
+    core::Section t = section("topology", topo::topology_schema());
     try {
       sc.topology = std::make_shared<topo::Topology>(topo::read_topology(t));
     } catch (const core::InputError& e) {
