@@ -6,7 +6,8 @@
 # slowest on the classic leaf/spine; `xattn plan scenarios/layouts-plan.yaml` finds 2, 2 and 1
 # decode GPUs for the 40 ms p99 SLO on the classic, rail and NVL72 layouts under always-route and
 # 2, 2 and 1 under the predicate, each size meeting it while the next smaller fails; the plan's
-# report draws every evaluation in size order against the SLO.
+# report draws every evaluation in size order against the SLO; docs/layouts.md's tables of the sweep
+# and the plan are these runs' figures.
 # Usage: layouts_test.sh XATTN
 set -euo pipefail
 xattn=$1
@@ -76,4 +77,7 @@ for r in rows:  # sizes ascending within each combination of knobs, as drawn
         r["knobs"], size, meets, bound)
 PY
 fi
+# The page's tables of the sweep and the plan are these runs' figures (docs/figures.tsv).
+/usr/bin/python3 "$here/../../docs/figures_check.py" "$here/../.." layouts_sweep="$work/sweep/results.csv" \
+  layouts_plan="$work/plan/plan.json"
 echo "PASS"
