@@ -14,6 +14,16 @@ trap 'rm -rf "$work"' EXIT
 "$xattn" predict --model deepseek-v3.2 --fabric ib-same-leaf --topology testbed-ndr200 --mq 128 --ct 2048 \
   --layers 61 --blocks 32 --json >"$work/p.json" || { echo "FAIL: xattn predict"; exit 1; }
 
-# The layout study's figures are checked by sim/study/layouts_test.sh, which runs its sweep and plan.
+# The layout study's closed form: one 2,048-token chunk over a whole step on the B200 profile.
+closed() {
+  "$xattn" predict --model deepseek-v3.2 --profile b200-ndr400-ibgda --mq 128 --ct 2048 --layers 61 --json "$@"
+}
+closed --topology b200-leafspine-512 --fabric ib-same-leaf >"$work/pleaf.json"
+closed --topology b200-leafspine-512 --fabric ib-spine >"$work/pspine.json"
+closed --topology gb200-nvl72-576 --fabric nvlink >"$work/pnvl.json"
+closed --topology b200-leafspine-512 --fabric ib-same-leaf --blocks 32 >"$work/pdsa.json"
+
+# The layout study's runs are checked by sim/study/layouts_test.sh, which makes them.
 /usr/bin/python3 "$src/docs/figures_check.py" "$src" q="$work/q/summary.json" a="$work/a/summary.json" \
-  p="$work/p.json" --all=q,a,p,layouts_sweep,layouts_plan
+  p="$work/p.json" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
+  --all=q,a,p,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan
