@@ -3,8 +3,8 @@
 
   figures_check.py SOURCE_DIR NAME=FILE... [--all NAME,NAME,...]
 
-Each NAME=FILE is one source: a summary.json (its policies), a predict --json, a plan.json (the
-whole file) or a sweep's results.csv (its rows). Rows whose source is not given are left to the
+Each NAME=FILE is one source: a summary.json (its policies), a predict --json, a plan.json or a
+capacity.json (the whole file), a sweep's results.csv (its rows) or a .txt (its text). Rows whose source is not given are left to the
 test that runs that source; --all names every source some test gives, and a row naming another
 fails. A row passes when the text its expression gives is in its document, whitespace and line
 breaks aside. Exit 1 on any failure, naming each."""
@@ -70,7 +70,18 @@ def planned(plan, knobs):
     return "**%g** (%s) | %g: %s (%s)" % (a["size"], fig(a), b["size"], why, fig(b))
 
 
+def sustains(cap, policy, delivered_word=False):
+    """A capacity search's answer for one policy as the tables write it: "**2.48x** (2.59x: 90%
+    delivered)", the next load up, which fell behind, in brackets."""
+    p = cap["policies"][policy]
+    a, b = p["answer"], p["next"]
+    return "**%.3gx** (%.3gx: %s%s)" % (a["load"], b["load"], pct(b["delivered_share"]),
+                                        " delivered" if delivered_word else "")
+
+
 def load(path):
+    if path.endswith(".txt"):
+        return open(path).read()
     if path.endswith(".csv"):
         return list(csv.DictReader(open(path)))
     j = json.load(open(path))
@@ -86,7 +97,7 @@ def main(argv):
         else:
             name, path = a.split("=", 1)
             given[name] = load(path)
-    helpers = {f.__name__: f for f in (ms, x, n, pct, cell, planned)}
+    helpers = {f.__name__: f for f in (ms, x, n, pct, cell, planned, sustains)}
     flat = lambda t: re.sub(r"\s+", " ", t)
     rows = [r for r in csv.reader(open(os.path.join(src, "docs", "figures.tsv")), delimiter="\t", quotechar="\x00")
             if r and not r[0].startswith("#")]
@@ -97,7 +108,7 @@ def main(argv):
         if source not in given:
             continue
         text = docs.setdefault(doc, flat(open(os.path.join(src, doc)).read()))
-        want = flat(eval(expr, dict(helpers, **{source: given[source]})))
+        want = flat(eval(expr, dict(helpers, re=re, **{source: given[source]})))
         checked += 1
         if want not in text:
             bad.append("%s: '%s' (from %s) is not in it" % (doc, want, source))
