@@ -4,8 +4,8 @@
   figures_check.py SOURCE_DIR NAME=FILE... [--all NAME,NAME,...]
 
 Each NAME=FILE is one source: a summary.json (its policies), a predict --json, a plan.json or a
-capacity.json (the whole file), a sweep's results.csv (its rows) or a .txt (its text). Rows whose source is not given are left to the
-test that runs that source; --all names every source some test gives, and a row naming another
+capacity.json (the whole file), a sweep's results.csv (its rows) or a .txt (its text). A row may read several sources (q+qbg);
+rows whose sources are not all given are left to the test that runs them; --all names every source some test gives, and a row naming another
 fails. A row passes when the text its expression gives is in its document, whitespace and line
 breaks aside. Exit 1 on any failure, naming each."""
 import csv
@@ -103,12 +103,14 @@ def main(argv):
             if r and not r[0].startswith("#")]
     docs, bad, checked = {}, [], 0
     for doc, source, expr in rows:
-        if known is not None and source not in known:
-            bad.append("%s: a row names source '%s', which no test runs" % (doc, source))
-        if source not in given:
+        names = source.split("+")
+        for name in names:
+            if known is not None and name not in known:
+                bad.append("%s: a row names source '%s', which no test runs" % (doc, name))
+        if any(name not in given for name in names):
             continue
         text = docs.setdefault(doc, flat(open(os.path.join(src, doc)).read()))
-        want = flat(eval(expr, dict(helpers, re=re, **{source: given[source]})))
+        want = flat(eval(expr, dict(helpers, re=re, **{name: given[name] for name in names})))
         checked += 1
         if want not in text:
             bad.append("%s: '%s' (from %s) is not in it" % (doc, want, source))

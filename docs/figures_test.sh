@@ -11,8 +11,13 @@ trap 'rm -rf "$work"' EXIT
 (cd "$work" && "$xattn" run --quiet --out q) || { echo "FAIL: xattn run (the embedded quickstart)"; exit 1; }
 (cd "$work" && "$xattn" run --quiet --out a --set engine.route_protocol=absorbed --policy route --policy fetch) ||
   { echo "FAIL: xattn run with the absorbed query"; exit 1; }
-(cd "$work" && "$xattn" run --quiet --out pp --set profile=paper-prototype --policy route) ||
+four=(--policy fetch --policy predicate --policy oracle --policy ski-rental)
+(cd "$work" && "$xattn" run --quiet --out qbg --set engine.fetch=background "${four[@]}") ||
+  { echo "FAIL: xattn run with background fetches"; exit 1; }
+(cd "$work" && "$xattn" run --quiet --out pp --set profile=paper-prototype) ||
   { echo "FAIL: xattn run under paper-prototype"; exit 1; }
+(cd "$work" && "$xattn" run --quiet --out ppbg --set profile=paper-prototype --set engine.fetch=background "${four[@]}") ||
+  { echo "FAIL: xattn run under paper-prototype with background fetches"; exit 1; }
 rc=0
 (cd "$work" && "$xattn" run --quiet --out ik --set selection.index_keys=requester) 2>"$work/ik.txt" || rc=$?
 [ "$rc" -eq 2 ] || { echo "FAIL: the requester's index keys should be refused (exit 2), got exit $rc"; exit 1; }
@@ -31,5 +36,5 @@ closed --topology b200-leafspine-512 --fabric ib-same-leaf --blocks 32 >"$work/p
 # The layout study's runs are checked by sim/study/layouts_test.sh, which makes them; the capacity
 # searches by docs/figures_capacity_test.sh (the long tier).
 /usr/bin/python3 "$src/docs/figures_check.py" "$src" q="$work/q/summary.json" a="$work/a/summary.json" \
-  p="$work/p.json" pp="$work/pp/summary.json" ik="$work/ik.txt" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
-  --all=q,a,p,pp,ik,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,qcap,lcap_leaf,lcap_rail,lcap_nvl
+  p="$work/p.json" qbg="$work/qbg/summary.json" pp="$work/pp/summary.json" ppbg="$work/ppbg/summary.json" ik="$work/ik.txt" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
+  --all=q,a,p,qbg,pp,ppbg,ik,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,qcap,lcap_leaf,lcap_rail,lcap_nvl
