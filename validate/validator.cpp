@@ -82,7 +82,17 @@ ValidationReport validate_measured(const MeasuredData& data, MicroRunner& runner
   diags.throw_if_any();
   for (const MeasuredRow& row : data.rows) {
     const Micro m = micro_for(row);
-    const MicroOutcome out = runner.run(m);
+    MicroOutcome out;
+    try {
+      out = runner.run(m);
+    } catch (const core::InputError& e) {
+      // The micro-scenario is ours, written to a temporary file: the problem is the row's.
+      std::vector<core::Diagnostic> at_row;
+      for (const core::Diagnostic& d : e.diagnostics())
+        at_row.push_back({data.file, row.line, 0, "",
+                          "this row cannot be simulated: its micro-scenario's " + d.key + ": " + d.message});
+      throw core::InputError(at_row);
+    }
     const PolicyOutcome& p = out.at(m.policies.front());
     r.invariants_ok = r.invariants_ok && out.invariants_ok;
     PointResult pr;
