@@ -34,8 +34,8 @@ TEST_CASE("plausible: a section warns once at the key, or refuses under --strict
     CHECK(diags.empty());
   }
   REQUIRE(said.size() == 1); // the same file read twice warns once
-  CHECK(said[0].str() == "t.yaml:1:12: error: link.bandwidth: " + implausible(kNicRate, 400e9) +
-                             " (--strict makes it an error)");
+  CHECK(said[0].str() ==
+        "t.yaml:1:12: error: link.bandwidth: " + implausible(kNicRate, 400e9) + " (--strict makes it an error)");
   {
     const NoPlausibilityChecks unchecked; // an input the program wrote itself: nothing said
     Diagnostics quiet;
@@ -52,6 +52,6 @@ TEST_CASE("plausible: a section warns once at the key, or refuses under --strict
   set_strict(false);
   set_warning_sink(nullptr);
   REQUIRE(diags.size() == 1);
-  CHECK_THAT(diags.list()[0].str(), Contains("t.yaml:1:12: error: link.bandwidth: 400GBps") &&
-                                        Contains("(an error under --strict)"));
+  CHECK_THAT(diags.list()[0].str(),
+             Contains("t.yaml:1:12: error: link.bandwidth: 400GBps") && Contains("(an error under --strict)"));
 }
