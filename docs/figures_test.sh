@@ -36,7 +36,7 @@ closed --topology gb200-nvl72-576 --fabric nvlink >"$work/pnvl.json"
 closed --topology b200-leafspine-512 --fabric ib-same-leaf --blocks 32 >"$work/pdsa.json"
 
 # The layout study's runs are checked by sim/study/layouts_test.sh, which makes them; the capacity
-# searches by docs/figures_capacity_test.sh (the long tier).
+# searches by docs/figures_capacity_test.sh.
 /usr/bin/python3 "$src/docs/figures_check.py" "$src" q="$work/q/summary.json" a="$work/a/summary.json" \
   p="$work/p.json" qbg="$work/qbg/summary.json" pp="$work/pp/summary.json" ppbg="$work/ppbg/summary.json" ik="$work/ik.txt" pv3="$work/pv3.json" pv3r4="$work/pv3r4.json" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
   --all=q,a,p,qbg,pp,ppbg,ik,pv3,pv3r4,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,qcap,lcap_leaf,lcap_rail,lcap_nvl
