@@ -346,6 +346,12 @@ std::vector<topo::GpuId> parse_gpus(const std::vector<std::string>& selectors, c
 
 namespace
 {
+// The file a scenario's topology name or path stands for: beside the scenario first, then a preset.
+std::optional<std::filesystem::path> topology_file(const std::string& name_or_path, const std::string& scenario_file)
+{
+  return core::resolve_preset(resolve_relative(name_or_path, scenario_file), "topologies");
+}
+
 // `--set topology.KEY=VALUE` (or model.KEY) on a scenario that names a preset: the preset's YAML
 // takes the name's place first, as if the scenario had it inline, and the override edits that.
 // A name that resolves to no preset is left to be reported where it is read.
@@ -353,14 +359,13 @@ namespace
 std::map<std::string, std::string> inline_edited_presets(core::Document& doc, const std::vector<std::string>& overrides)
 {
   std::map<std::string, std::string> inlined;
-  for (const auto& [key, folder] : {std::pair{"topology", "topologies"}, std::pair{"model", "sim/models"}}) {
-    const std::string prefix = std::string(key) + ".";
+  for (const std::string key : {"topology", "model"}) {
+    const std::string prefix = key + ".";
     const bool edited = std::any_of(overrides.begin(), overrides.end(),
                                     [&](const std::string& o) { return o.compare(0, prefix.size(), prefix) == 0; });
     if (!edited || !doc.root.IsMap() || !doc.root[key].IsScalar()) continue;
     const std::string preset = doc.root[key].as<std::string>();
-    const auto path =
-        core::resolve_preset(key == std::string("topology") ? resolve_relative(preset, doc.file) : preset, folder);
+    const auto path = key == "topology" ? topology_file(preset, doc.file) : model_file(preset);
     if (!path) continue;
     doc.root[key] = core::load_yaml(*path).root;
     inlined[key] = path->string();
@@ -432,7 +437,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
           diags.add(d);
     }
   } else if (std::string t = top.string("topology"); !t.empty()) {
-    auto path = core::resolve_preset(resolve_relative(t, name), "topologies");
+    auto path = topology_file(t, name);
     if (!path)
       top.error("topology", core::no_preset_message("topology", t, "topologies"));
     else {

@@ -206,9 +206,14 @@ ModelSpec read_model(core::Section& s)
   return m;
 }
 
+std::optional<std::filesystem::path> model_file(std::string_view name_or_path)
+{
+  return core::resolve_preset(name_or_path, "sim/models");
+}
+
 ModelSpec load_model(std::string_view name_or_path)
 {
-  auto path = core::resolve_preset(name_or_path, "sim/models");
+  auto path = model_file(name_or_path);
   if (!path) {
     core::fail("command line", 0, 0, "--model", core::no_preset_message("model", name_or_path, "sim/models"));
   }

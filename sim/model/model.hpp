@@ -8,7 +8,9 @@
 #include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
 
+#include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,6 +80,8 @@ ModelSpec read_model(core::Section& s);
 
 /// The keys whose condition is false, "a, b, c" ("" when none): what a model lacks for a use.
 std::string missing_keys(std::initializer_list<std::pair<bool, const char*>> needs);
+/// The file a model name or path stands for (sim/models/NAME.yaml, or the path), if it exists.
+std::optional<std::filesystem::path> model_file(std::string_view name_or_path);
 /// Loads a preset by name (sim/models/NAME.yaml) or a model file by path.
 ModelSpec load_model(std::string_view name_or_path);
 

@@ -69,7 +69,8 @@ struct Search {
     r.offered_tokens_per_s = p.load.steady_offered_tokens_per_s;
     r.delivered_share = p.load.steady_share();
     if (spec.slo) r.metric_s = *engine::latency_figure(p, spec.slo->metric);
-    if (p.load.overloaded)
+    r.overloaded = p.load.overloaded;
+    if (r.overloaded)
       r.why = fmt::format("overloaded: delivered {:.0f}% of the offered output tokens", 100 * r.delivered_share);
     else if (!p.invariants.ok)
       r.why = "an invariant failed (" + (p.invariants.problems.empty() ? "" : p.invariants.problems.front()) + ")";
@@ -200,6 +201,7 @@ json capacity_json(const CapacitySpec& spec, const CapacityResult& r)
   auto probe = [](const Probe& p) {
     return json{{"load", p.load},
                 {"meets", p.meets},
+                {"overloaded", p.overloaded},
                 {"why", p.why},
                 {"offered_tokens_per_s", p.offered_tokens_per_s},
                 {"delivered_share", p.delivered_share},

@@ -46,6 +46,7 @@ struct CapacitySpec {
 struct Probe {
   double load = 0; ///< multiple of the scenario's arrival rate
   bool meets = false;
+  bool overloaded = false;         ///< it did not keep up (engine/load.hpp), whatever else held
   std::string why;                 ///< why it failed ("" when it met)
   double offered_tokens_per_s = 0; ///< over the second half of the arrivals
   double delivered_share = 0;

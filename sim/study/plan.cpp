@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace xattn::sim::study
@@ -274,16 +275,18 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       r.interrupted = true;
       return;
     }
-    for (const std::string& id : lo.failed_ids)
-      if (!read_refusal(r.dir, id))
-        throw std::runtime_error("point " + id + " failed: see " + point_dir(r.dir, id) + "/run.log");
+    std::map<std::string, std::string> refused; // failed points whose data does not fit: judged, not fatal
+    for (const std::string& id : lo.failed_ids) {
+      std::optional<std::string> why = read_refusal(r.dir, id);
+      if (!why) throw std::runtime_error("point " + id + " failed: see " + point_dir(r.dir, id) + "/run.log");
+      refused[id] = std::move(*why);
+    }
     for (const auto& [c, i] : batch) {
       Evaluation e;
       e.combo = c;
       e.index = i;
       for (const Point& p : space.points(c, i, spec))
-        if (std::find(lo.failed_ids.begin(), lo.failed_ids.end(), p.id) != lo.failed_ids.end() && e.refused.empty())
-          e.refused = *read_refusal(r.dir, p.id);
+        if (auto it = refused.find(p.id); it != refused.end() && e.refused.empty()) e.refused = it->second;
       int met = 0;
       for (const Point& p : space.points(c, i, spec)) {
         e.point_ids.push_back(p.id);

@@ -45,11 +45,12 @@ PY
 # The report draws the refused sizes (skipped where matplotlib is absent).
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   "$xattn" report "$work/plan" >/dev/null
-  /usr/bin/python3 - "$work/plan/report/plan.csv" <<'PY'
-import csv, sys
+  /usr/bin/python3 - "$work/plan/report/plan.csv" "$work/plan/plan.json" <<'PY'
+import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 unfit = sorted({float(r["size"]) for r in rows if r["fits"] == "False"})
-assert unfit == [1.0, 2.0], "plan.csv marks sizes %s as not fitting" % unfit
+refused = sorted({float(e["size"]) for e in json.load(open(sys.argv[2]))["evaluations"] if e["refused"]})
+assert unfit and unfit == refused, "plan.csv marks sizes %s as not fitting, the plan refused %s" % (unfit, refused)
 PY
 fi
 echo "PASS"

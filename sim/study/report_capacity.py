@@ -21,8 +21,7 @@ def load_search(d, rd):
     rows = []
     for p in pols:
         for q in sorted(c["policies"][p]["probes"], key=lambda q: q["load"]):
-            overloaded = q["why"].startswith("overloaded")
-            rows.append([p, q["load"], q["meets"], overloaded, q["delivered_share"],
+            rows.append([p, q["load"], q["meets"], q["overloaded"], q["delivered_share"],
                          q["metric_s"] if slo else "", q["why"]])
     write_csv(os.path.join(rd, "capacity_probes.csv"),
               ["policy", "load", "meets", "overloaded", "delivered_share", slo["metric"] if slo else "slo_figure",
@@ -39,8 +38,7 @@ def load_search(d, rd):
             probes = sorted(c["policies"][p]["probes"], key=lambda q: q["load"])
             ax.plot([q["load"] for q in probes], [q[key] for q in probes], color=colour(p), lw=1.2, label=p, zorder=2)
             for q in probes:
-                overloaded = q["why"].startswith("overloaded")
-                style = ({"marker": "x"} if overloaded else {"marker": "o"} if q["meets"] else
+                style = ({"marker": "x"} if q["overloaded"] else {"marker": "o"} if q["meets"] else
                          {"marker": "o", "mfc": "none"})
                 ax.plot([q["load"]], [q[key]], ls="none", ms=8, mew=2, color=colour(p), zorder=3, **style)
             answer = c["policies"][p].get("answer")
