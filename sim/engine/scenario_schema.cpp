@@ -1,0 +1,244 @@
+// The scenario file's schema: every key, its unit, default, range and meaning (sim/engine/scenario.hpp
+// reads a scenario against it; --describe renders it).
+#include "sim/engine/scenario.hpp"
+#include "sim/policy/policy.hpp"
+
+namespace xattn::sim::engine
+{
+namespace
+{
+using core::Check;
+using core::Dimension;
+using core::FieldKind;
+using core::kNoDefault;
+
+const core::Schema kInstancesSchema{
+    {.key = "requesters",
+     .kind = FieldKind::kList,
+     .meaning = "GPU selectors: all, node3, node0-7, node2.gpu0-3, leaf1"},
+    {.key = "holders", .kind = FieldKind::kList, .meaning = "GPU selectors of the corpus holders"},
+    {.key = "tp",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "GPUs per instance (heads split evenly)",
+     .check = Check::kPositive,
+     .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
+    {.key = "dp_attention",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "engine.step full: GPUs of one serving instance, each decoding its own batch (data-parallel "
+                "attention), stepping together",
+     .check = Check::kPositive,
+     .range = {1, 65536, "DeepSeek decodes on 144 to 320 GPUs per instance"}},
+    {.key = "ep",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "engine.step full: GPUs the routed experts split over (1, or dp_attention: every GPU of the instance)",
+     .check = Check::kPositive,
+     .range = {1, 65536, "expert parallelism spans a serving instance"}},
+};
+
+const core::Schema& workload_schema()
+{
+  static const core::Schema s{
+      {.key = "trace",
+       .kind = FieldKind::kString,
+       .def = kNoDefault,
+       .meaning = "trace file: beside the scenario, else under $XATTN_DATA, else the bundled data (xattn data list)"},
+      {.key = "format",
+       .kind = FieldKind::kChoice,
+       .def = "auto",
+       .meaning = "trace format",
+       .choices = "auto|xattn|mooncake|claude-code|azure"},
+      {.key = "generator",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "synthetic agentic load (instead of a trace)",
+       .sub = &workloads::generator_schema()},
+      {.key = "time_scale",
+       .def = "1",
+       .meaning = "arrivals happen this many times faster",
+       .check = Check::kPositive,
+       .range = {0.01, 1e6,
+                 "at most 100 times slower (an hour of trace then spans four days) and a million times faster"}},
+      {.key = "copies",
+       .kind = FieldKind::kInteger,
+       .def = "1",
+       .meaning = "overlaid copies of the trace",
+       .check = Check::kPositive,
+       .range = {1, 65536, "copy ids take 16 bits of a request id (workloads/request_id.hpp)"}},
+      {.key = "copy_offset",
+       .dim = Dimension::kSeconds,
+       .def = "0s",
+       .meaning = "time shift between copies",
+       .range = {0, kMaxSimulatedTimeS,
+                 "simulated time stays below 1e6 s, where a double still resolves a step's microseconds"}},
+      {.key = "max_requests",
+       .kind = FieldKind::kInteger,
+       .def = "0",
+       .meaning = "stop after this many requests (0: all)",
+       .range = {0, 9007199254740992.0, "0: all; a whole number a double holds exactly (2^53)"}},
+      {.key = "max_output_tokens",
+       .kind = FieldKind::kInteger,
+       .def = "0",
+       .meaning = "cap decode steps per request (0: none)",
+       .range = {0, 16777216, "0: none; 2^24 tokens is past every model's context window"}},
+      {.key = "skip_bad",
+       .kind = FieldKind::kBool,
+       .def = "false",
+       .meaning = "skip unreadable trace entries (counted)"},
+  };
+  return s;
+}
+
+const core::Schema kEngineSchema{
+    {.key = "granularity",
+     .kind = FieldKind::kChoice,
+     .def = "step",
+     .meaning = "step: one exchange per holder per step; layer: one per layer",
+     .choices = "step|layer"},
+    {.key = "transport",
+     .kind = FieldKind::kChoice,
+     .def = "gpu",
+     .meaning = "device-initiated or CPU-proxy dispatch",
+     .choices = "gpu|proxy"},
+    {.key = "max_batch",
+     .kind = FieldKind::kInteger,
+     .def = "64",
+     .meaning = "requests decoded together on one requester",
+     .check = Check::kPositive,
+     .range = {1, 65536, "serving engines batch at most a few thousand requests"}},
+    {.key = "cache_budget",
+     .dim = Dimension::kBytes,
+     .def = "16GB",
+     .meaning = "HBM per requester GPU for fetched chunks (LRU)",
+     .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
+    {.key = "fetch",
+     .kind = FieldKind::kChoice,
+     .def = "blocking",
+     .meaning = "blocking: the step waits for every fetch and its splice; background: it waits only for a fetch "
+                "served sooner than a routed call, and otherwise goes on while the chunk is in flight (its calls "
+                "routed until it lands)",
+     .choices = "background|blocking"},
+    {.key = "fast_path",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "the engine's own incremental max-min sharing; false: every transfer as SimGrid comms (the reference)"},
+    {.key = "requester_nics",
+     .kind = FieldKind::kChoice,
+     .def = "own",
+     .meaning =
+         "own: a requester uses its own NIC; node: all of its node's NICs, the holder's rail reached over NVLink (PXN; "
+         "needs NVLink and several NICs per node; a requester that is also a holder keeps its own NIC)",
+     .choices = "own|node"},
+    {.key = "predicate_prior_steps",
+     .def = "256",
+     .meaning = "predicate: expected output length before any request finished",
+     .check = Check::kPositive,
+     .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+    {.key = "route_protocol",
+     .kind = FieldKind::kChoice,
+     .def = "profile",
+     .meaning = "what a routed query carries: profile (the profile's dispatch.route_protocol, which `xattn describe "
+                "profile` explains), or absorbed or compressed in its place",
+     .choices = "profile|absorbed|compressed"},
+    {.key = "overload_tolerance",
+     .def = "0.1",
+     .meaning = "a policy that delivers fewer output tokens than (1 - this) of those offered over the second half "
+                "of the arrival window is overloaded: its backlog grew, its latencies are a growing queue's and are "
+                "not ranked",
+     .range = {0, 1, "a share of the offered tokens"}},
+    {.key = "step",
+     .kind = FieldKind::kChoice,
+     .def = "attention",
+     .meaning = "attention: a step is cross-instance attention and the profile's step.other_compute; full: the "
+                "whole model's layers by the roofline, the MoE layers' expert-parallel dispatch and combine on the "
+                "network (instances.dp_attention, instances.ep)",
+     .choices = "attention|full"},
+    {.key = "max_memory",
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
+     .meaning =
+         "stop the run cleanly (exit 1, figures so far in summary.interrupted.json) when it holds more; unset: "
+         "half of the memory available at the start (MemAvailable or the cgroup's limit), at most 3/4 of ulimit -v",
+     .range = {64 * 1048576.0, 1125899906842624.0, "the simulator itself needs tens of MiB; no machine has a PiB"}}};
+
+const core::Schema kWhatIfSchema{
+    {.key = "collapsed_response",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "holder issues the response (no second probe)"},
+    {.key = "compute_amortisation",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "one holder kernel per exchange"},
+    {.key = "batching",
+     .kind = FieldKind::kBool,
+     .def = "true",
+     .meaning = "one exchange per holder per step for all requests"},
+};
+
+const core::Schema kOutputSchema{
+    {.key = "dir", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
+};
+
+const core::Schema& corpus_section_schema()
+{
+  return workloads::corpus_schema();
+}
+
+} // namespace
+
+const core::Schema& scenario_schema()
+{
+  static const std::string policies_meaning = "policies compared (" + policy::names("|") + "); default: all of them";
+  static const core::Schema s{
+      {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
+      {.key = "seed",
+       .kind = FieldKind::kInteger,
+       .def = "1",
+       .meaning = "seed of every random draw",
+       .range = core::kSeedRange},
+      {.key = "model",
+       .kind = FieldKind::kNameOrSection,
+       .meaning = "model preset or inline model",
+       .sub = &model_schema()},
+      {.key = "profile",
+       .kind = FieldKind::kString,
+       .def = "h100-ndr200-ibgda",
+       .meaning = "calibration profile (name or path)"},
+      {.key = "topology",
+       .kind = FieldKind::kNameOrSection,
+       .meaning = "topology preset or inline topology",
+       .sub = &topo::topology_schema()},
+      {.key = "instances",
+       .kind = FieldKind::kSection,
+       .meaning = "requester and holder GPUs",
+       .sub = &kInstancesSchema},
+      {.key = "corpus",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "chunks and their placement",
+       .sub = &corpus_section_schema()},
+      {.key = "selection",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "which blocks a step attends",
+       .sub = &workloads::selection_schema()},
+      {.key = "workload",
+       .kind = FieldKind::kSection,
+       .meaning = "trace or generator, and load shaping",
+       .sub = &workload_schema()},
+      {.key = "policies", .kind = FieldKind::kList, .def = core::kNoDefault, .meaning = policies_meaning},
+      {.key = "engine", .kind = FieldKind::kSection, .def = "", .meaning = "simulation options", .sub = &kEngineSchema},
+      {.key = "what_if",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "host-overhead reductions",
+       .sub = &kWhatIfSchema},
+      {.key = "output", .kind = FieldKind::kSection, .def = "", .meaning = "where results go", .sub = &kOutputSchema},
+  };
+  return s;
+}
+
+} // namespace xattn::sim::engine
