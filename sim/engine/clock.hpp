@@ -1,45 +1,58 @@
-// Events on SimGrid's own clock: kernel timers in the maestro context (no actors), the fastest
-// way SimGrid offers to run a callback at a date (≈ 900k events/s measured here, docs/architecture.md).
+// Events on SimGrid's clock. The engine keeps its own queue of dated callbacks (a binary heap,
+// same-date events in the order they were scheduled) and holds one SimGrid kernel timer, at the
+// earliest date: SimGrid advances the clock and interleaves its own comms (engine.fast_path
+// false), while a date's events run in one pass without a SimGrid timer, allocation and main-loop
+// round each (docs/architecture.md, "Speed"). One simulation per process: the queue is the
+// process's.
 #pragma once
 
 #include "sim/core/check.hpp"
 
-#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <utility>
 
 namespace xattn::sim::engine
 {
-
-using TimerHandle = simgrid::kernel::timer::Timer*;
 
 inline double now()
 {
   return simgrid::s4u::Engine::get_clock();
 }
 
-/// Runs `fn` at now() + delay_s; the handle cancels it (cancel() before it fires).
-/// REQUIRES: delay_s >= 0 (simulated time never goes backwards).
-template <class F>
-TimerHandle after(double delay_s, F fn)
+/// A scheduled event, to cancel it or read its date; null by default and once it ran or was
+/// cancelled.
+class TimerHandle
 {
-  XATTN_CHECK(delay_s >= 0, "an event scheduled in the past");
-  return simgrid::kernel::timer::Timer::set(now() + delay_s, std::move(fn));
-}
+public:
+  TimerHandle() = default;
+  TimerHandle(std::nullptr_t) {} // NOLINT(google-explicit-constructor): `handle = nullptr` clears it
+  explicit operator bool() const { return slot_ != 0; }
+  bool operator==(std::nullptr_t) const { return slot_ == 0; }
+  /// When it runs. REQUIRES: not null, not yet run nor cancelled.
+  double date() const;
+
+private:
+  friend TimerHandle at(double date, std::function<void()> fn);
+  friend void cancel(TimerHandle& t);
+  TimerHandle(std::uint32_t slot, std::uint32_t generation) : slot_(slot), generation_(generation) {}
+  std::uint32_t slot_ = 0; ///< 1 + its slot in the queue; 0: null
+  std::uint32_t generation_ = 0;
+};
 
 /// Runs `fn` at `date`. REQUIRES: date >= now().
-template <class F>
-TimerHandle at(double date, F fn)
+TimerHandle at(double date, std::function<void()> fn);
+
+/// Runs `fn` at now() + delay_s. REQUIRES: delay_s >= 0 (simulated time never goes backwards).
+inline TimerHandle after(double delay_s, std::function<void()> fn)
 {
-  XATTN_CHECK(date >= now(), "an event scheduled in the past");
-  return simgrid::kernel::timer::Timer::set(date, std::move(fn));
+  XATTN_CHECK(delay_s >= 0, "an event scheduled in the past");
+  return at(now() + delay_s, std::move(fn));
 }
 
-inline void cancel(TimerHandle& t)
-{
-  if (t != nullptr) t->remove();
-  t = nullptr;
-}
+/// Cancels the event if it has not run, and makes the handle null.
+void cancel(TimerHandle& t);
 
 } // namespace xattn::sim::engine

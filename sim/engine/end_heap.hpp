@@ -1,6 +1,6 @@
 // The dates at which moving flows end, earliest first: a 4-ary min-heap indexed by flow, so that a
-// re-solve moves a flow's date in O(log n) with no allocation (a SimGrid timer per flow would
-// allocate on every rate change). The network keeps one SimGrid timer, at the earliest date.
+// re-solve moves a flow's date in O(log n) with no allocation (an event per flow would
+// be rescheduled on every rate change). The network keeps one event, at the earliest date.
 #pragma once
 
 #include "sim/core/check.hpp"

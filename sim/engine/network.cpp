@@ -237,8 +237,8 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
 void Network::flush()
 {
   const double t = now();
-  // SimGrid fires the timers of one date in no set order: this flush may come before the wake of
-  // flows whose last byte moves at this instant. They leave first, or the newcomers would find a
+  // The events of one date run in the order they were scheduled: this flush may come before the
+  // wake of flows whose last byte moves at this instant. They leave first, or the newcomers would find a
   // link they fill and no rate. (Still scheduled meanwhile: what their callbacks send joins this
   // flush.)
   depart_due(t);
@@ -288,14 +288,14 @@ void Network::retime(std::uint32_t id, double rate, double t)
 
 void Network::rearm()
 {
-  // One SimGrid timer, at the earliest end.
+  // One event, at the earliest end.
   if (ends_.empty()) {
     cancel(wake_);
     return;
   }
   refresh_top();
   const double date = ends_.top_date();
-  if (wake_ != nullptr && wake_->get_date() == date) return;
+  if (wake_ != nullptr && wake_.date() == date) return;
   cancel(wake_);
   wake_ = at(date, [this] {
     wake_ = nullptr;

@@ -19,10 +19,11 @@
 // flows all cross a narrower guard link (Resource::guard).
 // Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
 // re-solve updates where an end comes earlier (a later one is moved once it reaches the top); one
-// SimGrid timer wakes the network at the earliest.
+// event (clock.hpp) wakes the network at the earliest.
 // `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
 #pragma once
 
+#include "sim/engine/clock.hpp"
 #include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
 #include "sim/model/path.hpp"
@@ -30,7 +31,6 @@
 #include "topologies/topology.hpp"
 
 #include <absl/container/flat_hash_map.h>
-#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
 #include <array>
@@ -120,7 +120,7 @@ private:
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
-    simgrid::kernel::timer::Timer* timer = nullptr;
+    TimerHandle timer;
     // The SimGrid reference.
     int subs_left = 0;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -259,8 +259,8 @@ private:
   std::vector<double> set_used_;
   std::vector<std::uint32_t> set_count_;
   MaxMinSolver solver_;
-  EndHeap ends_; ///< moving flows by the date their last byte moves, or earlier (set_rate())
-  simgrid::kernel::timer::Timer* wake_ = nullptr; ///< at ends_'s earliest date
+  EndHeap ends_;     ///< moving flows by the date their last byte moves, or earlier (set_rate())
+  TimerHandle wake_; ///< at ends_'s earliest date
   bool in_completion_ = false;
   NetworkStats stats_;
 };

@@ -1,0 +1,74 @@
+// The engine's event queue (clock.hpp): dates, the order of one date's events, cancellation.
+#include "sim/engine/clock.hpp"
+
+#include <catch2/catch.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <string>
+#include <vector>
+
+namespace xattn::sim::engine
+{
+namespace
+{
+void one_host()
+{
+  auto* zone = simgrid::s4u::create_full_zone("z");
+  zone->create_host("h", 1e9);
+  zone->seal();
+}
+} // namespace
+
+TEST_CASE("clock: events run at their dates, one date's in the order scheduled, those they add for now included")
+{
+  int argc = 2;
+  const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
+  simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
+  one_host();
+  std::vector<std::string> ran;
+  auto note = [&](const std::string& what) { ran.push_back(what + "@" + std::to_string(now())); };
+  after(2.0, [&] { note("c"); });
+  after(1.0, [&] {
+    note("a");
+    after(0.0, [&] { note("a-now"); });
+    after(0.5, [&] { note("a-later"); });
+  });
+  after(1.0, [&] { note("b"); });
+  at(0.25, [&] { note("first"); });
+  engine.run();
+  CHECK(ran == std::vector<std::string>{"first@0.250000", "a@1.000000", "b@1.000000", "a-now@1.000000",
+                                        "a-later@1.500000", "c@2.000000"});
+}
+
+TEST_CASE("clock: a cancelled event never runs, its handle is null, and its date is gone with it")
+{
+  int argc = 2;
+  const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
+  simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
+  one_host();
+  int ran = 0;
+  TimerHandle keep = after(3.0, [&] { ran += 1; });
+  TimerHandle drop = after(1.0, [&] { ran += 100; });
+  CHECK(drop.date() == 1.0);
+  cancel(drop);
+  CHECK(drop == nullptr);
+  cancel(drop); // twice is harmless
+  // Many cancelled events (a holder reschedules its next kernel end at every submit) leave the
+  // queue's answer unchanged.
+  std::vector<TimerHandle> churn;
+  for (int i = 0; i < 1000; ++i)
+    churn.push_back(after(0.5 + i * 1e-3, [&] { ran += 10000; }));
+  for (TimerHandle& h : churn)
+    cancel(h);
+  // Cancelling the one a later event replaced: the replacement still runs.
+  TimerHandle replaced = after(2.0, [&] { ran += 1000000; });
+  cancel(replaced);
+  after(2.0, [&] { ran += 10; });
+  CHECK(keep.date() == 3.0);
+  engine.run();
+  CHECK(ran == 11);
+  CHECK(now() == 3.0);
+}
+
+} // namespace xattn::sim::engine
