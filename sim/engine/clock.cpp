@@ -13,7 +13,7 @@ namespace
 // (date, order scheduled, slot, generation): an entry whose slot has moved on to another
 // generation was cancelled, and is dropped when it reaches the top.
 struct Slot {
-  std::function<void()> fn;
+  Callback fn;
   double date = 0;
   std::uint32_t generation = 0;
 };
@@ -85,7 +85,7 @@ struct Queue {
         std::pop_heap(heap.begin(), heap.end(), later);
         heap.pop_back();
         Slot& s = slots[e.slot];
-        std::function<void()> fn = std::move(s.fn);
+        Callback fn = std::move(s.fn);
         s.fn = nullptr;
         ++s.generation;
         free.push_back(e.slot);
@@ -108,7 +108,7 @@ Queue& queue()
 }
 } // namespace
 
-TimerHandle at(double date, std::function<void()> fn)
+TimerHandle at(double date, Callback fn)
 {
   XATTN_CHECK(date >= now(), "an event scheduled in the past");
   Queue& q = queue();

@@ -6,6 +6,8 @@
 // process's.
 #pragma once
 
+#include "sim/engine/callback.hpp"
+
 #include "sim/core/check.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
@@ -35,7 +37,7 @@ public:
   double date() const;
 
 private:
-  friend TimerHandle at(double date, std::function<void()> fn);
+  friend TimerHandle at(double date, Callback fn);
   friend void cancel(TimerHandle& t);
   TimerHandle(std::uint32_t slot, std::uint32_t generation) : slot_(slot), generation_(generation) {}
   std::uint32_t slot_ = 0; ///< 1 + its slot in the queue; 0: null
@@ -43,10 +45,10 @@ private:
 };
 
 /// Runs `fn` at `date`. REQUIRES: date >= now().
-TimerHandle at(double date, std::function<void()> fn);
+TimerHandle at(double date, Callback fn);
 
 /// Runs `fn` at now() + delay_s. REQUIRES: delay_s >= 0 (simulated time never goes backwards).
-inline TimerHandle after(double delay_s, std::function<void()> fn)
+inline TimerHandle after(double delay_s, Callback fn)
 {
   XATTN_CHECK(delay_s >= 0, "an event scheduled in the past");
   return at(now() + delay_s, std::move(fn));

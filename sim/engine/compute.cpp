@@ -45,7 +45,7 @@ void ComputeUnit::reschedule()
   });
 }
 
-void ComputeUnit::submit(double work_s, double share, std::function<void()> done)
+void ComputeUnit::submit(double work_s, double share, Callback done)
 {
   XATTN_CHECK(work_s >= 0 && std::isfinite(work_s), "a kernel takes a finite, non-negative time");
   XATTN_CHECK(share > 0 && share <= 1, "a kernel occupies a share of its GPU in (0, 1]");
@@ -64,7 +64,7 @@ void ComputeUnit::on_next()
   advance();
   // Every kernel whose work is done (within rounding of the timer's date) finishes now.
   const double eps = 1e-15 + 1e-13 * now();
-  std::vector<std::function<void()>> finished;
+  std::vector<Callback> finished;
   for (std::size_t i = 0; i < active_.size();) {
     if (active_[i].remaining <= eps) {
       stats_.delay_s += std::max(0.0, now() - active_[i].submitted - active_[i].work);
@@ -93,7 +93,7 @@ void ComputeUnit::on_next()
     f();
 }
 
-void StreamPool::acquire(std::function<void()> granted)
+void StreamPool::acquire(Callback granted)
 {
   ++stats_.copies;
   if (free_ > 0) {

@@ -34,14 +34,14 @@ public:
   ComputeUnit() = default;
   /// Starts a kernel of `work_s` seconds at full speed, occupying `share` of the GPU, now; `done`
   /// runs when it finishes. REQUIRES: work_s >= 0, finite; 0 < share <= 1.
-  void submit(double work_s, double share, std::function<void()> done);
+  void submit(double work_s, double share, Callback done);
   const ComputeStats& stats() const { return stats_; }
   int running() const { return static_cast<int>(active_.size()); }
 
 private:
   struct Kernel {
     double remaining, submitted, work, share;
-    std::function<void()> done;
+    Callback done;
   };
   double rate() const;
   void advance();
@@ -67,7 +67,7 @@ public:
   /// REQUIRES: streams > 0.
   explicit StreamPool(int streams);
   /// Calls `granted` now if a stream is free, else when one is released (FIFO).
-  void acquire(std::function<void()> granted);
+  void acquire(Callback granted);
   /// REQUIRES: a stream acquired and not yet released.
   void release();
   const StreamStats& stats() const { return stats_; }
@@ -77,7 +77,7 @@ public:
 private:
   struct Waiter {
     double since;
-    std::function<void()> granted;
+    Callback granted;
   };
   int streams_, free_;
   std::deque<Waiter> waiting_;

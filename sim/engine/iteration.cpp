@@ -23,6 +23,7 @@ void IterationSteps::run_round()
   // The selection first: the indexer queries to every holder of the batch's context, their scans,
   // the candidates back; the calls once all of them answered.
   plan->selecting = static_cast<int>(plan->selects.size()) * sc().tp;
+  plan->select_prices.resize(plan->selects.size() * sc().tp);
   for (int op = 0; op < static_cast<int>(plan->selects.size()); ++op)
     for (int k = 0; k < sc().tp; ++k)
       launch_select(op, k);
@@ -32,24 +33,33 @@ void IterationSteps::launch_select(int op, int rank)
 {
   const Select& s = plan->selects[op];
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
-  const ExchangePrice x = price(s, rank);
+  ExchangePrice& x = plan->select_prices[op * sc().tp + rank];
+  x = price(s, rank);
   const double L = plan->scale;
-  ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
+  const double start = stamp(timeline());
   IterationSteps self = *this;
-  Timeline* tl = timeline();
-  const double start = stamp(tl);
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [=]() mutable {
-    gpu->submit((x.kernel.work * L).value(), x.kernel.share, [=]() mutable {
-      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
-        if (tl != nullptr) {
-          const Select& sel = self.plan->selects[op];
-          tl->leg(Leg::kIndex, {self.plan->iteration, me, them, op, &sel.served}, start, now(),
-                  ((x.query + x.answer) * L).value());
-        }
-        XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
-        if (--self.plan->selecting == 0) self.run_calls();
-      });
-    });
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [self, op, rank, start]() mutable {
+    const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+    const topo::GpuId them = self.holder_gpu(self.plan->selects[op].holder, rank);
+    self.holder_compute(them).submit(
+        (x.kernel.work * self.plan->scale).value(), x.kernel.share, [self, op, rank, start]() mutable {
+          const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+          const double L = self.plan->scale;
+          const topo::GpuId me = self.instance().gpus[rank],
+                            them = self.holder_gpu(self.plan->selects[op].holder, rank);
+          self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [self, op, rank, start]() mutable {
+            if (Timeline* tl = self.timeline(); tl != nullptr) {
+              const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+              const Select& sel = self.plan->selects[op];
+              tl->leg(Leg::kIndex,
+                      {self.plan->iteration, self.instance().gpus[rank], self.holder_gpu(sel.holder, rank), op,
+                       &sel.served},
+                      start, now(), ((x.query + x.answer) * self.plan->scale).value());
+            }
+            XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
+            if (--self.plan->selecting == 0) self.run_calls();
+          });
+        });
   });
 }
 
@@ -59,6 +69,7 @@ void IterationSteps::run_calls()
   // with all of their layers.
   const auto exchanges = static_cast<int>(plan->exchanges.size());
   const auto moves = static_cast<int>(plan->moves.size());
+  plan->exchange_prices.resize(plan->exchanges.size() * sc().tp);
   for (int op = 0; op < exchanges + moves; ++op) {
     if (op >= exchanges && plan->moves[op - exchanges].background) continue;
     for (int k = 0; k < sc().tp; ++k) {
@@ -78,7 +89,7 @@ void IterationSteps::run_calls()
 }
 
 void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
-                          std::function<void()> done) const
+                          Callback done) const
 {
   if (bytes.value() > 0)
     sim.net_->transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
@@ -99,16 +110,20 @@ void IterationSteps::launch_exchange(int op, int rank)
 {
   const Exchange& e = plan->exchanges[op];
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-  const ExchangePrice x = price(e, rank);
-  const double L = plan->scale;
   XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "an exchange goes to a GPU that holds no chunk");
-  ComputeUnit* gpu = sim.holder_compute_[sim.holder_index_of_gpu_[them]].get();
+  ExchangePrice& x = plan->exchange_prices[op * sc().tp + rank];
+  x = price(e, rank);
+  const double L = plan->scale;
+  const double start = stamp(timeline());
   IterationSteps self = *this;
-  Timeline* tl = timeline();
-  const double start = stamp(tl);
   // Query out (its fixed delays and the kernel's launch fused into the same event), the holder's
-  // kernel, answer back.
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [=]() mutable {
+  // kernel, answer back. Each step reads the call's price from the plan.
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [self, op, rank, start]() mutable {
+    const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
+    const double L = self.plan->scale;
+    const topo::GpuId them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
+    ComputeUnit& gpu = self.holder_compute(them);
+    Timeline* tl = self.timeline();
     const double arrived = stamp(tl);
     int lane = 0;
     if (tl != nullptr) {
@@ -117,20 +132,25 @@ void IterationSteps::launch_exchange(int op, int rank)
       tl->leg(Leg::kQuery, c, start, probed - (x.after_query * L).value(), (x.query * L).value());
       tl->leg(Leg::kProbe, c, probed - (x.after_query * L).value(), probed);
       lane = tl->holder_begin(Leg::kKernel, c);
-      tl->queue(Leg::kKernel, them, gpu->running() + 1);
+      tl->queue(Leg::kKernel, them, gpu.running() + 1);
     }
-    gpu->submit((x.kernel.work * L).value(), x.kernel.share, [=]() mutable {
+    gpu.submit((x.kernel.work * L).value(), x.kernel.share, [self, op, rank, start, arrived, lane]() mutable {
+      const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
+      const double L = self.plan->scale;
+      const topo::GpuId me = self.instance().gpus[rank], them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
+      Timeline* tl = self.timeline();
       const double computed = stamp(tl);
       if (tl != nullptr) {
         tl->holder_end(Leg::kKernel, self.call_ref(op, rank), lane, arrived);
-        tl->queue(Leg::kKernel, them, gpu->running());
+        tl->queue(Leg::kKernel, them, self.holder_compute(them).running());
       }
-      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [=]() mutable {
+      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [self, op, rank, start, computed]() mutable {
         if (XATTN_FAULT(kLostAnswer)) return;
-        if (tl != nullptr) {
+        if (Timeline* tl = self.timeline(); tl != nullptr) {
+          const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
           const CallRef c = self.call_ref(op, rank);
-          tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * L).value());
-          tl->call(Primitive::kRoute, c, start, ((x.query + x.answer) * L).value());
+          tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * self.plan->scale).value());
+          tl->call(Primitive::kRoute, c, start, ((x.query + x.answer) * self.plan->scale).value());
         }
         self.op_done();
       });

@@ -59,6 +59,9 @@ struct Plan {
   std::vector<Select> selects; ///< the selection's first phase, before the exchanges and moves
   int selecting = 0;           ///< its operations still running
   std::vector<Exchange> exchanges;
+  // This round's prices of the selects and the exchanges, by op x tp + rank: a call's
+  // continuations read them here (their captures then stay small enough not to allocate).
+  std::vector<ExchangePrice> select_prices, exchange_prices;
   std::vector<Move> moves;
   double local_scan_queries = 0, local_scan_tokens = 0; ///< the requester's own indexer scan (its GPU's chunks)
   double local_work = 0;                                ///< requester attention per layer, s
@@ -117,6 +120,7 @@ struct IterationSteps {
   const Scenario& sc() const { return sim.sc_; }
   Simulation::Instance& instance() const { return *sim.instances_[plan->inst]; }
   topo::GpuId holder_gpu(int holder, int rank) const { return sc().holders[holder * sc().tp + rank]; }
+  ComputeUnit& holder_compute(topo::GpuId gpu) const { return *sim.holder_compute_[sim.holder_index_of_gpu_[gpu]]; }
 
   void build();
   /// Adds the selection's first phase of request `q` (sparse): every holder of its context.
@@ -173,8 +177,7 @@ struct IterationSteps {
   /// Move `m`'s number among all of the iteration's calls.
   int move_op(int m) const { return static_cast<int>(plan->exchanges.size()) + m; }
   /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
-  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
-            std::function<void()> done) const;
+  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, Callback done) const;
   Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
   ExchangePrice price(const iteration::Exchange& e, int rank) const
   {

@@ -39,17 +39,65 @@ void Simulation::group_member_done(int inst)
   if (++g.done == static_cast<int>(g.members.size())) start_group(instances_[inst]->group);
 }
 
-namespace
-{
-// One round's MoE layers across a group: what is still outstanding.
-struct Exchange {
+// One round's MoE layers across a group: what is still outstanding. Every callback of the round
+// holds it, and reads what it needs from it (a capture of a pointer and a GPU's index: no
+// allocation per message).
+struct MoePhase::Exchange {
+  Simulation* sim = nullptr;
   std::vector<IterationSteps> members;
+  std::vector<double> pairs;       ///< per GPU: token-expert pairs it sends each peer
+  int layers = 0;                  ///< MoE layers in the round
+  double work = 0;                 ///< each GPU's experts, all of the round's layers, s
   std::vector<int> incoming;       ///< per GPU: dispatches not arrived, before its experts run
   std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
   double start = 0;                ///< when the last GPU reached the round's MoE layers
   std::vector<double> experts_end; ///< per GPU: when its experts ended
 };
-} // namespace
+// GPU r's tokens have all of their results back (or one more did).
+void MoePhase::result_back(const ExchangePtr& x, int r)
+{
+  XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
+  if (--x->pending[r] > 0) return;
+  iteration::Plan& plan = *x->members[r].plan;
+  if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[r];
+  plan.moe_s += now() - plan.moe_arrived;
+  if (Timeline* tl = x->members[r].timeline(); tl != nullptr && !plan.batch.empty()) // an idle GPU has no step
+    tl->moe(x->sim->instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
+  x->members[r].next_round();
+}
+
+// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs: all
+// the layers' bytes at once, each layer's fixed time (step granularity).
+void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then)
+{
+  Simulation& sim = *x->sim;
+  const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
+  const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
+  const Bytes per_layer =
+      (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) * x->pairs[owner];
+  const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
+  x->members[r].send(from, to, per_layer * x->layers, e.flow, e.after * x->layers, std::move(then));
+}
+
+// GPU t's experts run once every dispatch to it arrived (`received`: some did), after what its GPU
+// already queued; then each token's outputs go back to its GPU.
+void MoePhase::compute(const ExchangePtr& x, int t, bool received)
+{
+  Simulation::Instance& in = *x->sim->instances_[x->members[t].plan->inst];
+  if (received) {
+    x->members[t].plan->ep_dispatch_s += now() - x->start;
+    x->members[t].plan->ep_received = true;
+  }
+  const double begin = std::max(now(), in.compute_free_at[0]);
+  in.compute_free_at[0] = begin + x->work;
+  in.compute_busy[0] += x->work;
+  after(in.compute_free_at[0] - now(), [x, t]() {
+    x->experts_end[t] = now();
+    for (int r = 0; r < static_cast<int>(x->members.size()); ++r)
+      if (r != t && x->pairs[r] > 0) message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
+    result_back(x, t);
+  });
+}
 
 void MoePhase::arrive(Simulation& sim, IterationSteps s)
 {
@@ -61,76 +109,40 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   if (++g.arrivals < static_cast<int>(g.members.size())) return;
   g.arrivals = 0;
   auto x = std::make_shared<Exchange>();
+  x->sim = &sim;
   for (std::shared_ptr<iteration::Plan>& plan : g.arrived)
     x->members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
   const Scenario& sc = sim.sc_;
   const ModelSpec& m = sc.model;
-  const int n = static_cast<int>(x->members.size()), layers = x->members[0].round_moe_layers(x->members[0].plan->round);
+  const int n = static_cast<int>(x->members.size());
+  x->layers = x->members[0].round_moe_layers(x->members[0].plan->round);
   for (const IterationSteps& it : x->members)
     XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
   // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
   // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
-  std::vector<double> pairs(n);
+  x->pairs.resize(n);
   double group_tokens = 0;
   for (int r = 0; r < n; ++r) {
     const double tokens = static_cast<double>(x->members[r].plan->batch.size());
-    pairs[r] = tokens * m.experts_per_token / sc.ep;
+    x->pairs[r] = tokens * m.experts_per_token / sc.ep;
     group_tokens += tokens;
   }
-  const double work = layers * expert_time(m, sc.profile, sc.ep, group_tokens).value();
+  x->work = x->layers * expert_time(m, sc.profile, sc.ep, group_tokens).value();
   x->incoming.assign(n, 0);
   x->pending.assign(n, 1);
   x->start = now();
   x->experts_end.assign(n, 0);
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
-      if (t != r && pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
-  auto done = [x, &sim](int r) {
-    XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
-    if (--x->pending[r] > 0) return;
-    iteration::Plan& plan = *x->members[r].plan;
-    if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[r];
-    plan.moe_s += now() - plan.moe_arrived;
-    if (Timeline* tl = x->members[r].timeline(); tl != nullptr && !plan.batch.empty()) // an idle GPU has no step
-      tl->moe(sim.instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
-    x->members[r].next_round();
-  };
-  // One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs: all
-  // the layers' bytes at once, each layer's fixed time (step granularity).
-  auto message = [x, pairs, layers, &sim](int r, int t, int owner, EpOp op, std::function<void()> then) {
-    const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
-    const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
-    const Bytes per_layer =
-        (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) * pairs[owner];
-    const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
-    x->members[r].send(from, to, per_layer * layers, e.flow, e.after * layers, std::move(then));
-  };
-  // A GPU's experts run once every dispatch to it arrived (`received`: some did), after what its
-  // GPU already queued; then each token's outputs go back to its GPU.
-  auto compute = [x, work, pairs, message, done, &sim](int t, bool received) {
-    Simulation::Instance& in = *sim.instances_[x->members[t].plan->inst];
-    if (received) {
-      x->members[t].plan->ep_dispatch_s += now() - x->start;
-      x->members[t].plan->ep_received = true;
-    }
-    const double begin = std::max(now(), in.compute_free_at[0]);
-    in.compute_free_at[0] = begin + work;
-    in.compute_busy[0] += work;
-    after(in.compute_free_at[0] - now(), [x, t, pairs, message, done]() {
-      x->experts_end[t] = now();
-      for (int r = 0; r < static_cast<int>(x->members.size()); ++r)
-        if (r != t && pairs[r] > 0) message(t, r, r, EpOp::kCombine, [done, r]() { done(r); });
-      done(t);
-    });
-  };
+      if (t != r && x->pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
   for (int r = 0; r < n; ++r)
-    for (int t = 0; t < n && pairs[r] > 0; ++t)
+    for (int t = 0; t < n && x->pairs[r] > 0; ++t)
       if (t != r)
-        message(r, t, r, EpOp::kDispatch, [x, t, compute]() {
-          if (--x->incoming[t] == 0) compute(t, true);
+        message(x, r, t, r, EpOp::kDispatch, [x, t]() {
+          if (--x->incoming[t] == 0) compute(x, t, true);
         });
   for (int t = 0; t < n; ++t)
-    if (x->incoming[t] == 0) compute(t, false);
+    if (x->incoming[t] == 0) compute(x, t, false);
 }
 
 } // namespace xattn::sim::engine

@@ -22,6 +22,16 @@ struct Simulation::Group {
 struct MoePhase {
   /// Member `s` reached the MoE layers of its round; the last to arrive starts the phase.
   static void arrive(Simulation& sim, IterationSteps s);
+
+private:
+  struct Exchange;
+  using ExchangePtr = std::shared_ptr<Exchange>;
+  /// GPU r's tokens have one more of their results back (all of them: its round goes on).
+  static void result_back(const ExchangePtr& x, int r);
+  /// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
+  static void message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then);
+  /// GPU t's experts, once every dispatch to it arrived (`received`: some did).
+  static void compute(const ExchangePtr& x, int t, bool received);
 };
 
 } // namespace xattn::sim::engine

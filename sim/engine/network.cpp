@@ -183,8 +183,7 @@ bool Network::full(std::uint32_t r) const
   return look_[r].binds && res.used >= res.capacity * (1 - kTight);
 }
 
-void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s,
-                       std::function<void()> done)
+void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, Callback done)
 {
   XATTN_CHECK(src != dst && bytes > 0 && std::isfinite(bytes), "a transfer moves bytes between two GPUs");
   XATTN_CHECK(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
@@ -476,7 +475,7 @@ void Network::finish(std::uint32_t id)
   XATTN_CHECK(!leg.moving, "a transfer finishes after its last byte");
   if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.fabric)] += leg.arrived;
-  std::function<void()> done = std::move(leg.done);
+  Callback done = std::move(leg.done);
   // The comms completed, but one of them may be firing its completion signal right now: release
   // them only once that returns.
   for (auto& c : leg.comms)

@@ -80,7 +80,7 @@ public:
   /// `done` `tail_s` seconds after the last byte arrives. The transfer is the bandwidth phase only;
   /// the tail carries the caller's fixed delays (latency, probes).
   /// REQUIRES: src != dst, bytes > 0, flow.rate > 0, flow.factor > 0.
-  void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, std::function<void()> done);
+  void transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow, double tail_s, Callback done);
 
   /// The route between two GPUs as the cost model sees it (cached; relayed where one end stripes).
   sim::PathCost path_cost(GpuId src, GpuId dst);
@@ -125,7 +125,7 @@ private:
     int subs_left = 0;
     std::vector<simgrid::s4u::CommPtr> comms;
     std::vector<double> sub_bytes;
-    std::function<void()> done;
+    Callback done;
   };
   /// A transfer's fluid flow, in link-capacity units (same index as its Leg): what every re-solve
   /// reads of it, in one cache line.
