@@ -95,7 +95,7 @@ int run_expert_parallel(const ValidateOptions& o)
   std::cout << validate::ep_report(v, o.max_error / 100);
   bool ok = v.invariants_ok;
   for (const validate::EpPoint& p : v.points)
-    ok = ok && std::abs(p.error()) <= o.max_error / 100;
+    ok = ok && std::abs(p.error()) <= o.max_error / 100 && (!p.drawn || std::abs(p.drawn_error()) <= o.max_error / 100);
   std::cout << (ok ? fmt::format("\nevery point within {}%\n", o.max_error)
                    : fmt::format("\nFAIL: a point off by more than {}% (or an engine invariant)\n", o.max_error));
   return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);

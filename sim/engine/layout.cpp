@@ -46,6 +46,25 @@ core::Bytes hbm_left(const Scenario& sc, core::Bytes weights)
   return g.given() && taken < g.hbm_capacity ? g.hbm_capacity - taken : core::Bytes(0);
 }
 
+// Draws need an expert-parallel group whose GPUs split the experts' copies evenly.
+void check_expert_routing(const Scenario& sc, core::Section& inst)
+{
+  const ExpertRoutingConfig& c = sc.expert_routing;
+  if (c.redundant_experts > 0 && c.mode != ExpertRouting::kBalanced)
+    inst.error("redundant_experts", "extra expert copies are placed by expert_routing: balanced; set it, or leave "
+                                    "redundant_experts out");
+  if (c.mode == ExpertRouting::kExpected) return;
+  if (!sc.full_step || sc.ep <= 1) {
+    inst.error("expert_routing", "experts drawn per token travel between the GPUs of an expert-parallel group: "
+                                 "set engine.step: full and ep > 1 with it");
+    return;
+  }
+  if (sc.model.moe() && sc.model.experts_per_token > 0 && (sc.model.experts + c.redundant_experts) % sc.ep != 0)
+    inst.error("redundant_experts", "the model's " + std::to_string(sc.model.experts) + " experts and " +
+                                        std::to_string(c.redundant_experts) +
+                                        " extra copies do not split over ep = " + std::to_string(sc.ep));
+}
+
 } // namespace
 
 void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng)
@@ -53,6 +72,9 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   sc.full_step = eng.choice("step") == "full";
   sc.dp_attention = inst.count("dp_attention");
   sc.ep = inst.count("ep");
+  sc.expert_routing = {expert_routing_from(inst.choice("expert_routing")), inst.number("expert_skew"),
+                       inst.count("redundant_experts")};
+  check_expert_routing(sc, inst);
   const calibrate::GpuSpec& g = sc.profile.gpu;
   sc.batch_hbm = hbm_left(sc, core::Bytes(0)); // attention only: no weights priced, the cache's leftover
   if (!sc.full_step) {
@@ -81,7 +103,10 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
                              "the weights");
     return;
   }
-  const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp, .dp_attention = sc.dp_attention, .ep = sc.ep});
+  const core::Bytes weights = weights_per_gpu(sc.model, {.tp = sc.tp,
+                                                         .dp_attention = sc.dp_attention,
+                                                         .ep = sc.ep,
+                                                         .redundant_experts = sc.expert_routing.redundant_experts});
   const bool tensor = sc.tp > 1;
   sc.batch_hbm = hbm_left(sc, weights);
   if (weights + sc.cache_budget > g.hbm_capacity)

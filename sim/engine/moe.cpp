@@ -45,9 +45,11 @@ void Simulation::group_member_done(int inst)
 struct MoePhase::Exchange {
   Simulation* sim = nullptr;
   std::vector<IterationSteps> members;
-  std::vector<double> pairs;       ///< per GPU: token-expert pairs it sends each peer
-  int layers = 0;                  ///< MoE layers in the round
-  double work = 0;                 ///< each GPU's experts, all of the round's layers, s
+  int n = 0;                 ///< GPUs
+  std::vector<double> pairs; ///< [r * n + t]: token-expert pairs of GPU r's tokens on GPU t's experts, a layer
+  int layers = 0;            ///< MoE layers in the round
+  std::vector<double> work;  ///< per GPU: its experts, all of the round's layers, s
+  double pairs_of(int r, int t) const { return pairs[static_cast<std::size_t>(r) * n + t]; }
   std::vector<int> incoming;       ///< per GPU: dispatches not arrived, before its experts run
   std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
   double start = 0;                ///< when the last GPU reached the round's MoE layers
@@ -73,8 +75,8 @@ void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, C
   Simulation& sim = *x->sim;
   const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
   const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
-  const Bytes per_layer =
-      (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) * x->pairs[owner];
+  const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) *
+                          x->pairs_of(owner, owner == r ? t : r);
   const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
   x->members[r].send(from, to, per_layer * x->layers, e.flow, e.after * x->layers, std::move(then));
 }
@@ -89,12 +91,12 @@ void MoePhase::compute(const ExchangePtr& x, int t, bool received)
     x->members[t].plan->ep_received = true;
   }
   const double begin = std::max(now(), in.compute_free_at[0]);
-  in.compute_free_at[0] = begin + x->work;
-  in.compute_busy[0] += x->work;
+  in.compute_free_at[0] = begin + x->work[t];
+  in.compute_busy[0] += x->work[t];
   after(in.compute_free_at[0] - now(), [x, t]() {
     x->experts_end[t] = now();
-    for (int r = 0; r < static_cast<int>(x->members.size()); ++r)
-      if (r != t && x->pairs[r] > 0) message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
+    for (int r = 0; r < x->n; ++r)
+      if (r != t && x->pairs_of(r, t) > 0) message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
     result_back(x, t);
   });
 }
@@ -114,30 +116,48 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
     x->members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
   const Scenario& sc = sim.sc_;
   const ModelSpec& m = sc.model;
-  const int n = static_cast<int>(x->members.size());
+  const int n = x->n = static_cast<int>(x->members.size());
   x->layers = x->members[0].round_moe_layers(x->members[0].plan->round);
   for (const IterationSteps& it : x->members)
     XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
-  // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
-  // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
-  x->pairs.resize(n);
-  double group_tokens = 0;
-  for (int r = 0; r < n; ++r) {
-    const double tokens = static_cast<double>(x->members[r].plan->batch.size());
-    x->pairs[r] = tokens * m.experts_per_token / sc.ep;
-    group_tokens += tokens;
+  std::vector<int> tokens(n);
+  for (int r = 0; r < n; ++r)
+    tokens[r] = static_cast<int>(x->members[r].plan->batch.size());
+  if (g.draws != nullptr) {
+    // Each token's experts drawn, per layer: each GPU pair carries its own count, and each GPU's
+    // experts run the pairs it received.
+    ExpertRound drawn = g.draws->draw(tokens, x->layers, [&](double pairs, double experts) {
+      return expert_gemm_time(m, sc.profile, pairs, experts).value();
+    });
+    x->pairs = std::move(drawn.pairs);
+    x->work = std::move(drawn.work);
+    for (double& p : x->pairs) // a message carries the round's layers, each its mean share
+      p /= std::max(1, x->layers);
+    for (int r = 0; r < n; ++r)
+      x->pairs[static_cast<std::size_t>(r) * n + r] = 0; // a GPU's own experts need no message
+  } else {
+    // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
+    // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
+    x->pairs.assign(static_cast<std::size_t>(n) * n, 0.0);
+    double group_tokens = 0;
+    for (int r = 0; r < n; ++r) {
+      for (int t = 0; t < n; ++t)
+        if (t != r)
+          x->pairs[static_cast<std::size_t>(r) * n + t] = static_cast<double>(tokens[r]) * m.experts_per_token / sc.ep;
+      group_tokens += tokens[r];
+    }
+    x->work.assign(n, x->layers * expert_time(m, sc.profile, sc.ep, group_tokens).value());
   }
-  x->work = x->layers * expert_time(m, sc.profile, sc.ep, group_tokens).value();
   x->incoming.assign(n, 0);
   x->pending.assign(n, 1);
   x->start = now();
   x->experts_end.assign(n, 0);
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
-      if (t != r && x->pairs[r] > 0) ++x->incoming[t], ++x->pending[r];
+      if (x->pairs_of(r, t) > 0) ++x->incoming[t], ++x->pending[r];
   for (int r = 0; r < n; ++r)
-    for (int t = 0; t < n && x->pairs[r] > 0; ++t)
-      if (t != r)
+    for (int t = 0; t < n; ++t)
+      if (x->pairs_of(r, t) > 0)
         message(x, r, t, r, EpOp::kDispatch, [x, t]() {
           if (--x->incoming[t] == 0) compute(x, t, true);
         });

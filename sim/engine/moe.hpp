@@ -4,6 +4,7 @@
 // sim/engine.
 #pragma once
 
+#include "sim/engine/expert_draws.hpp"
 #include "sim/engine/iteration_steps.hpp"
 
 #include <memory>
@@ -16,7 +17,8 @@ struct Simulation::Group {
   std::vector<int> members;                              ///< instances (one GPU each), in order
   std::vector<std::shared_ptr<iteration::Plan>> arrived; ///< by member: its step, once at this round's MoE layers
   int arrivals = 0;
-  int done = 0; ///< members that ended this step
+  int done = 0;                       ///< members that ended this step
+  std::unique_ptr<ExpertDraws> draws; ///< instances.expert_routing drawn; null: expected shares
 };
 
 struct MoePhase {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "calibrate/profile.hpp"
+#include "sim/engine/expert_draws.hpp"
 #include "sim/model/model.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/corpus.hpp"
@@ -60,6 +61,7 @@ struct Scenario {
   bool full_step = false;
   int dp_attention = 1;
   int ep = 1;
+  ExpertRoutingConfig expert_routing; ///< instances.expert_routing and its knobs (expert_draws.hpp)
   workloads::CorpusConfig corpus;
   workloads::SelectionConfig selection;
   WorkloadSpec workload;

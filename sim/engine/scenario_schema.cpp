@@ -36,6 +36,24 @@ const core::Schema kInstancesSchema{
      .meaning = "engine.step full: GPUs the routed experts split over (1, or dp_attention: every GPU of the instance)",
      .check = Check::kPositive,
      .range = {1, 65536, "expert parallelism spans a serving instance"}},
+    {.key = "expert_routing",
+     .kind = FieldKind::kChoice,
+     .def = "expected",
+     .meaning = "ep > 1: which experts each token picks. expected: every GPU sends each peer its expected share; "
+                "drawn per token and MoE layer from the run's seed: uniform (every expert alike, as DeepEP's "
+                "benchmarks route), zipf (popularity 1 / rank^expert_skew over shuffled experts), balanced (that "
+                "popularity with redundant_experts extra copies placed as DeepSeek's EPLB places them)",
+     .choices = "expected|uniform|zipf|balanced"},
+    {.key = "expert_skew",
+     .def = "1",
+     .meaning = "zipf, balanced: the experts' popularity exponent (0: uniform)",
+     .range = {0, 4, "past 4 one expert takes nearly every token"}},
+    {.key = "redundant_experts",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "balanced: extra copies of the most loaded experts, each GPU holding (experts + these) / ep "
+                "(DeepSeek-V3 decodes with 32 over EP 320: arXiv 2412.19437 §3.4.2)",
+     .range = {0, 65536, "a copy or more of every expert"}},
 };
 
 const core::Schema& workload_schema()

@@ -171,3 +171,40 @@ TEST_CASE("serving step: a batch whose own KV would pass the HBM left waits, and
   CHECK(free["memory"]["hbm_bound_steps"].get<int>() == 0);
   CHECK(free["memory"]["hbm_waiting"].get<int>() == 0);
 }
+
+TEST_CASE("serving step: experts drawn per token give the expected shares' step when every token picks every expert",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  // Two experts, both picked by every token, over ep 2: whatever the draws, each GPU sends its
+  // peer one pair per token and layer and its experts run one expert's weights, which is what the
+  // expected shares say; a zipf popularity cannot change that either. Four tokens on one GPU and
+  // one on the other.
+  auto scenario = [&](const std::string& routing) {
+    return "name: drawn\nmodel: {name: moe, layers: 4, heads: 32, kv_lora_rank: 512, rope_dim: 64, "
+           "qk_nope_head_dim: 64, v_head_dim: 64, hidden: 4096, experts: 2, experts_per_token: 2, "
+           "expert_intermediate: 512, vocab: 1000}\n"
+           "profile: " +
+           (dir / "hand.yaml").string() +
+           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node2.gpu0], "
+           "dp_attention: 2, ep: 2, expert_routing: " +
+           routing +
+           "}\ncorpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+           "engine: {step: full, route_protocol: absorbed}\n";
+  };
+  std::string trace;
+  for (int i = 0; i < 4; ++i)
+    trace += request(i, 0, 0, 0, 32, 2);
+  trace += request(4, 0, 1, 0, 32, 2);
+  const nlohmann::json expected = run(scenario("expected"), trace)["policies"]["route"];
+  for (const char* routing : {"uniform", "zipf"}) {
+    INFO(routing);
+    const nlohmann::json drawn = run(scenario(routing), trace)["policies"]["route"];
+    CHECK(drawn["step_latency_s"]["mean"].get<double>() ==
+          Approx(expected["step_latency_s"]["mean"].get<double>()).epsilon(1e-9));
+    CHECK(drawn["ep_dispatch_s"]["mean"].get<double>() ==
+          Approx(expected["ep_dispatch_s"]["mean"].get<double>()).epsilon(1e-9));
+    CHECK(drawn["ep_combine_s"]["mean"].get<double>() ==
+          Approx(expected["ep_combine_s"]["mean"].get<double>()).epsilon(1e-9));
+  }
+}

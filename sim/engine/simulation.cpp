@@ -136,6 +136,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
         group->members.push_back(g * sc.dp_attention + k);
         instances_[g * sc.dp_attention + k]->group = g;
       }
+      if (sc.expert_routing.mode != ExpertRouting::kExpected) // each group its own stream of draws
+        group->draws = std::make_unique<ExpertDraws>(sc.model, sc.ep, sc.expert_routing, sc.seed, g);
       groups_.push_back(std::move(group));
     }
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)

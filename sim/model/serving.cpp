@@ -45,9 +45,10 @@ core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l)
 {
   const Parameters p = parameters(m);
   const double routed = m.moe_layers() * static_cast<double>(m.experts) * p.expert;
+  const double copies = m.moe_layers() * static_cast<double>(l.redundant_experts) * p.expert;
   const double bf16 = p.embedding + p.head + m.moe_layers() * p.router;
   return core::Bytes(((p.total - routed - bf16) * m.weight_bytes + bf16 * kBf16) / l.tp +
-                     routed / (std::max(1, l.ep) * l.tp) * m.weight_bytes);
+                     (routed + copies) / (std::max(1, l.ep) * l.tp) * m.weight_bytes);
 }
 
 Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices,

@@ -42,15 +42,16 @@ struct Layout {
   int tp = 1;
   int dp_attention = 1;
   int ep = 1;
+  int redundant_experts = 0; ///< extra copies of routed experts over the ep GPUs (EPLB)
   int gpus() const { return tp * dp_attention; }
 };
 /// Bytes per weight of the parts kept in BF16 whatever the model's dtype: the embedding, the
 /// output head and the MoE gates (DeepSeek-V3 keeps them so, arXiv 2412.19437 §3.3.1).
 inline constexpr double kBf16 = 2;
 /// The weights one GPU of the layout holds: everything but the routed experts split over `tp`, the
-/// routed experts split evenly over ep x tp. Under tensor parallelism the small down-projections
-/// that serving engines replicate on every rank (query and KV down, the indexer, the gates: about
-/// 1 GB of DeepSeek-V3's 690) are counted split too.
+/// routed experts and their redundant copies split evenly over ep x tp. Under tensor parallelism the small
+/// down-projections that serving engines replicate on every rank (query and KV down, the indexer, the gates: about 1 GB
+/// of DeepSeek-V3's 690) are counted split too.
 core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
 
 /// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
