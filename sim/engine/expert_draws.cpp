@@ -20,7 +20,7 @@ ExpertRouting expert_routing_from(const std::string& name)
 
 ExpertDraws::ExpertDraws(const ModelSpec& m, int ep, const ExpertRoutingConfig& c, std::uint64_t seed,
                          std::uint64_t stream)
-    : m_(m), ep_(ep), rng_(workloads::Rng::derive(seed ^ 0xE8E8E8E8ULL, stream))
+    : per_token_(m.experts_per_token), ep_(ep), rng_(workloads::Rng::derive(seed ^ 0xE8E8E8E8ULL, stream))
 {
   const int experts = m.experts;
   const int redundant = c.mode == ExpertRouting::kBalanced ? c.redundant_experts : 0;
@@ -69,12 +69,10 @@ ExpertDraws::ExpertDraws(const ModelSpec& m, int ep, const ExpertRoutingConfig& 
   const int slots = experts + redundant, per_gpu = slots / ep;
   copies_.assign(experts, {});
   slot_gpu_.assign(slots, 0);
-  slot_expert_.assign(slots, 0);
   if (c.mode != ExpertRouting::kBalanced) {
     for (int e = 0; e < experts; ++e) {
       copies_[e] = {e};
       slot_gpu_[e] = e / per_gpu;
-      slot_expert_[e] = e;
     }
   } else {
     std::vector<int> count(experts, 1);
@@ -99,7 +97,6 @@ ExpertDraws::ExpertDraws(const ModelSpec& m, int ep, const ExpertRoutingConfig& 
       ++used[best];
       load[best] += popularity_[e] / count[e];
       slot_gpu_[s] = best;
-      slot_expert_[s] = e;
       copies_[e].push_back(s);
     }
   }

@@ -51,16 +51,16 @@ public:
   /// (`gemm(pairs, experts)`), summed over the layers.
   template <class Gemm>
   ExpertRound draw(const std::vector<int>& tokens, int layers, Gemm&& gemm);
-  /// The GPU that holds slot `s`, and the expert it holds a copy of (for tests).
+  /// The GPU that holds slot `s`, and the slots of expert `e`'s copies (for tests).
   int gpu_of_slot(int s) const { return slot_gpu_[s]; }
-  int expert_of_slot(int s) const { return slot_expert_[s]; }
+  const std::vector<int>& copies(int e) const { return copies_[e]; }
   int slots() const { return static_cast<int>(slot_gpu_.size()); }
   /// P(a token's first pick is expert e) (for tests).
   double popularity(int e) const { return popularity_[e]; }
 
 private:
   int pick_expert();
-  const ModelSpec& m_;
+  int per_token_; ///< experts each token picks
   int ep_;
   workloads::Rng rng_;
   std::vector<double> popularity_;          ///< by expert
@@ -68,7 +68,6 @@ private:
   std::vector<int> alias_;                  ///< its aliases
   std::vector<std::vector<int>> copies_;    ///< by expert: its slots
   std::vector<int> slot_gpu_;               ///< by slot: its GPU
-  std::vector<int> slot_expert_;            ///< by slot: its expert
   std::vector<int> picked_;                 ///< scratch: one token's experts
   std::vector<std::uint32_t> hit_;          ///< scratch: by slot, the layer that last hit it (+1)
   std::vector<double> received_, distinct_; ///< scratch: by GPU, this layer's pairs and experts hit
@@ -88,7 +87,7 @@ ExpertRound ExpertDraws::draw(const std::vector<int>& tokens, int layers, Gemm&&
     for (int r = 0; r < ep_; ++r)
       for (int k = 0; k < tokens[r]; ++k) {
         picked_.clear();
-        while (static_cast<int>(picked_.size()) < m_.experts_per_token) { // distinct experts per token
+        while (static_cast<int>(picked_.size()) < per_token_) { // distinct experts per token
           const int e = pick_expert();
           bool seen = false;
           for (int p : picked_)

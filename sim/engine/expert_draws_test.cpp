@@ -84,13 +84,14 @@ TEST_CASE("expert draws: balanced placement spreads a skewed popularity's load o
   const sim::ModelSpec m = moe(64, 1); // one expert a token: the picks follow the popularity itself
   // Each GPU's expected share of the picks, from the popularity and where each expert's copies are.
   auto expected = [](const ExpertDraws& d, int ep) {
-    std::vector<std::vector<int>> copies(64);
-    for (int s = 0; s < d.slots(); ++s)
-      copies[d.expert_of_slot(s)].push_back(d.gpu_of_slot(s));
     std::vector<double> load(ep, 0.0);
+    int slots = 0;
     for (int e = 0; e < 64; ++e)
-      for (int gpu : copies[e])
-        load[gpu] += d.popularity(e) / static_cast<double>(copies[e].size());
+      for (int s : d.copies(e)) {
+        load[d.gpu_of_slot(s)] += d.popularity(e) / static_cast<double>(d.copies(e).size());
+        ++slots;
+      }
+    CHECK(slots == d.slots()); // every slot holds a copy of one expert
     return load;
   };
   ExpertDraws zipf(m, 8, {ExpertRouting::kZipf, 1.2, 0}, 3, 0);

@@ -393,11 +393,13 @@ void Network::depart(std::uint32_t id)
   }
   ++stats_.fluid;
   l.arrived = l.payload - f.left * l.factor;
-  if (l.tail > 0)
-    l.timer = after(l.tail, [this, id] {
-      legs_[id].timer = nullptr;
-      finish(id);
-    });
+  finish_after_tail(id);
+}
+
+void Network::finish_after_tail(std::uint32_t id)
+{
+  if (legs_[id].tail > 0)
+    after(legs_[id].tail, [this, id] { finish(id); });
   else
     finish(id);
 }
@@ -414,10 +416,7 @@ void Network::go_real(std::uint32_t id)
   int subs = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
   leg.arrived = leg.payload - static_cast<double>(total); // the fraction of a byte SimGrid does not move
   if (subs == 0) {
-    leg.timer = after(leg.tail, [this, id] {
-      legs_[id].timer = nullptr;
-      finish(id);
-    });
+    after(leg.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush
     return;
   }
   leg.subs_left = subs;
@@ -457,15 +456,7 @@ void Network::on_comm_done(const simgrid::s4u::Activity& a)
       leg.arrived += leg.sub_bytes[s];
     }
   --comms_in_flight_;
-  if (--leg.subs_left == 0) {
-    if (leg.tail > 0)
-      leg.timer = after(leg.tail, [this, id] {
-        legs_[id].timer = nullptr;
-        finish(id);
-      });
-    else
-      finish(id);
-  }
+  if (--leg.subs_left == 0) finish_after_tail(id);
   in_completion_ = false;
 }
 

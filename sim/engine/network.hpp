@@ -120,7 +120,6 @@ private:
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
-    TimerHandle timer;
     // The SimGrid reference.
     int subs_left = 0;
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -227,6 +226,7 @@ private:
   void depart(std::uint32_t leg);
   void go_real(std::uint32_t leg);
   void finish(std::uint32_t leg);
+  void finish_after_tail(std::uint32_t leg); ///< finish() once its tail has passed (now, if it has none)
   void on_comm_done(const simgrid::s4u::Activity& a);
 
   const topo::Topology& topo_;

@@ -180,10 +180,11 @@ TEST_CASE("serving step: experts drawn per token give the expected shares' step 
   // peer one pair per token and layer and its experts run one expert's weights, which is what the
   // expected shares say; a zipf popularity cannot change that either. Four tokens on one GPU and
   // one on the other.
-  auto scenario = [&](const std::string& routing) {
+  auto scenario = [&](const std::string& routing, int per_token = 2) {
     return "name: drawn\nmodel: {name: moe, layers: 4, heads: 32, kv_lora_rank: 512, rope_dim: 64, "
-           "qk_nope_head_dim: 64, v_head_dim: 64, hidden: 4096, experts: 2, experts_per_token: 2, "
-           "expert_intermediate: 512, vocab: 1000}\n"
+           "qk_nope_head_dim: 64, v_head_dim: 64, hidden: 4096, experts: 2, experts_per_token: " +
+           std::to_string(per_token) +
+           ", expert_intermediate: 512, vocab: 1000}\n"
            "profile: " +
            (dir / "hand.yaml").string() +
            "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node2.gpu0], "
@@ -207,4 +208,10 @@ TEST_CASE("serving step: experts drawn per token give the expected shares' step 
     CHECK(drawn["ep_combine_s"]["mean"].get<double>() ==
           Approx(expected["ep_combine_s"]["mean"].get<double>()).epsilon(1e-9));
   }
+  // With one expert of the two a token, the draws send whole tokens where the expected shares
+  // send halves: the drawn path is the one that ran above.
+  const nlohmann::json half = run(scenario("expected", 1), trace)["policies"]["route"];
+  const nlohmann::json whole = run(scenario("uniform", 1), trace)["policies"]["route"];
+  CHECK(whole["ep_combine_s"]["mean"].get<double>() !=
+        Approx(half["ep_combine_s"]["mean"].get<double>()).epsilon(1e-6));
 }
