@@ -190,7 +190,8 @@ std::string ep_report(const EpValidation& v, double max_error)
   std::map<std::pair<std::string, std::string>, std::vector<const EpPoint*>> groups;
   for (const EpPoint& p : v.points)
     groups[{p.measured.table, p.measured.op}].push_back(&p);
-  for (const auto& [key, pts] : groups) {
+  for (const auto& [key, group] : groups) {
+    const std::vector<const EpPoint*>& pts = group; // clang before 16 cannot capture a structured binding
     // MAPE and the worst point of one way of routing.
     auto summary = [&](double (EpPoint::*error)() const, bool drawn) {
       double sum = 0;
