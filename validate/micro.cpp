@@ -295,7 +295,7 @@ MicroOutcome MicroRunner::run(const Micro& m)
     po.step_mean_s = p.step_latency_s.mean;
     po.step_p50_s = p.step_latency_s.p50;
     po.step_max_s = p.step_latency_s.max;
-    po.request_mean_s = p.request_latency_s.mean;
+    po.request_mean_s = p.e2e_s.mean;
     po.wire_bytes = static_cast<double>(p.wire_bytes);
     po.steps = static_cast<std::int64_t>(p.steps);
     po.requests = static_cast<std::int64_t>(p.requests);

@@ -92,7 +92,7 @@ echo "ok: Mooncake, SIG$sig after 4 s: $figures"
 # 5. The memory guard stops a run the same way, exit 1, naming the key: every copy of 20 requests
 #    arrives at once, the active requests outgrow 300 MiB.
 guard=$work/guard
-"$xattn" run "$src/scenarios/quickstart.yaml" --out "$guard" --quiet --policy route --workers 1 --set workload.copies=65536 \
+"$xattn" run "$src/scenarios/quickstart.yaml" --out "$guard" --quiet --policy route --workers 1 --set workload.copies=32768 \
   --set workload.generator.requests=20 --set engine.max_memory=300MiB >"$work/guard.log" 2>&1
 code=$?
 [ "$code" = 1 ] || fail "guard: exit $code, expected 1: $(cat "$work/guard.log")"

@@ -140,7 +140,8 @@ void describe_into(const Schema& schema, int depth, std::vector<std::array<std::
     std::string def = f.def == kRequired ? "(required)" : f.def == kNoDefault ? "(unset)" : std::string(f.def);
     if (f.kind == FieldKind::kNameOrSection)
       def = f.def == kRequired ? "(required)" : std::string(f.def);
-    else if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap || (f.kind == FieldKind::kList && f.sub))
+    else if (f.kind == FieldKind::kSection || f.kind == FieldKind::kMap ||
+             (f.kind == FieldKind::kList && f.sub && (f.def == kRequired || f.def == kNoDefault)))
       def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
     std::string kind = kind_name(f);
     std::string meaning(f.meaning);

@@ -398,16 +398,18 @@ std::vector<Section> Section::sections(std::string_view key)
   XATTN_CHECK(f.sub != nullptr, "a section without a schema: " + key_path(key));
   std::vector<Section> out;
   const Entry* e = find(key);
-  if (e == nullptr || e->value.IsNull()) {
+  YAML::Node list = e == nullptr ? YAML::Node() : e->value;
+  if (list.IsNull()) {
     if (f.def == kRequired) error(key, "missing required key (list)");
+    if (f.def == kRequired || f.def == kNoDefault) return out;
+    list = YAML::Load(std::string(f.def)); // the default, as it would be written in the file
+  }
+  if (!list.IsSequence()) {
+    error(key, "expected a list, got " + node_type_name(list));
     return out;
   }
-  if (!e->value.IsSequence()) {
-    error(key, "expected a list, got " + node_type_name(e->value));
-    return out;
-  }
-  for (std::size_t i = 0; i < e->value.size(); ++i)
-    out.emplace_back(file_, e->value[i], key_path(key) + "[" + std::to_string(i) + "]", *f.sub, *diags_);
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.emplace_back(file_, list[i], key_path(key) + "[" + std::to_string(i) + "]", *f.sub, *diags_);
   return out;
 }
 

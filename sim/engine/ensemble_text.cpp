@@ -17,7 +17,7 @@ struct Shown {
   const char* words;
 };
 constexpr Shown kShown[] = {
-    {"step_latency_s.mean", "step mean"}, {"step_latency_s.p99", "step p99"}, {"request_latency_s.p50", "req p50"}};
+    {"step_latency_s.mean", "step mean"}, {"step_latency_s.p99", "step p99"}, {"e2e_s.p50", "E2E p50"}};
 constexpr Shown kDecisions[] = {
     {"decisions.route", "route"}, {"decisions.fetch", "fetch"}, {"decisions.local", "local"}};
 
@@ -58,7 +58,10 @@ std::string ensemble_table(const RunResult& result)
                                 e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
                                                 : "the profile gives points only: distinct seeds alone",
                                 e.range_is_ends() ? "min, max: too few members for a 5-95% range" : "5%, 95%");
-  out += fmt::format("{:<10} {:>30} {:>30} {:>30} {:>5}\n", "policy", "step mean", "step p99", "req p50", "ok");
+  out += fmt::format("{:<10}", "policy");
+  for (const Shown& shown : kShown)
+    out += fmt::format(" {:>30}", shown.words);
+  out += fmt::format(" {:>5}\n", "ok");
   std::string notes;
   for (const auto& policy : e.policies) {
     const std::string& name = policy.first;

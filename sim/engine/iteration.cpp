@@ -351,6 +351,7 @@ void IterationSteps::finish()
       sim.problems_.push_back(
           invariant_problem(kStepBounds, "step times of request " + std::to_string(q->id) + " went backwards"));
     }
+    if (q->steps_done > 0) sim.itl_.push_back(static_cast<float>(t - q->last_end));
     q->last_end = t;
     if (q->steps_done == 0) q->first_token = t;
     ++q->steps_done;

@@ -61,28 +61,35 @@ RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, Pol
 
 std::string comparison_table(const RunResult& result)
 {
-  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", "policy",
-                                "requests", "steps", "step mean", "step p99", "req p50", "wire bytes",
-                                "route/fetch/local/cached", "ok", "delivered", "busiest (share of the run)");
+  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", "policy",
+                                "requests", "steps", "step mean", "step p99", "wire bytes", "route/fetch/local/cached",
+                                "ok", "delivered", "busiest (share of the run)");
   for (const auto& [name, p] : result.policies) {
     const Decisions& d = p.decisions;
     const std::string busiest = p.busiest.empty() ? "-" : fmt::format("{} {:.0f}%", p.busiest, 100 * p.busiest_share);
     const std::string delivered =
         p.load.window_s > 0 ? fmt::format("{:.0f}%{}", 100 * p.load.steady_share(), p.load.overloaded ? " OVER" : "")
                             : std::string("-");
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", name, p.requests,
-                       p.steps, human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
-                       human_seconds(p.request_latency_s.p50),
+    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", name, p.requests, p.steps,
+                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}/{}", d.route, d.fetch, d.local, d.cached), p.invariants.ok ? "yes" : "NO",
                        delivered, busiest);
   }
+  // The request's figures as vLLM's benchmark reports them.
+  out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", "policy", "TTFT mean",
+                     "TTFT p99", "TPOT mean", "TPOT p99", "ITL p99", "E2E p50", "E2E p99", "goodput");
+  for (const auto& [name, p] : result.policies)
+    out += fmt::format("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", name,
+                       human_seconds(p.ttft_s.mean), human_seconds(p.ttft_s.p99), human_seconds(p.tpot_s.mean),
+                       human_seconds(p.tpot_s.p99), human_seconds(p.itl_s.p99), human_seconds(p.e2e_s.p50),
+                       human_seconds(p.e2e_s.p99),
+                       fmt::format("{:.0f}% {:.3g}/s", 100 * p.goodput.share, p.goodput.requests_per_s));
   if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
-    out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "TPOT mean", "TPOT p99",
-                       "tok/s/GPU", "step mean", "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
+    out += fmt::format("\n{:<10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "tok/s/GPU", "step mean",
+                       "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
     for (const auto& [name, p] : result.policies)
-      out += fmt::format("{:<10} {:>10} {:>10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name,
-                         human_seconds(p.tpot_s.mean), human_seconds(p.tpot_s.p99), p.output_tokens_per_s_per_gpu,
+      out += fmt::format("{:<10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name, p.output_tokens_per_s_per_gpu,
                          human_seconds(p.step_latency_s.mean),
                          fmt::format("{} + {} + {}", human_seconds(p.split_attention_s), human_seconds(p.split_gemm_s),
                                      human_seconds(p.split_moe_s)),

@@ -23,7 +23,7 @@ std::string comparison_table(const RunResult& result);
 
 inline constexpr const char* kRequestsHeader =
     "policy,request,session,agent,requester,arrival_s,first_step_s,finish_s,steps,mean_step_s,max_step_s,"
-    "routed,fetched,prefilled,cached";
+    "routed,fetched,prefilled,cached,ttft_s,tpot_s,e2e_s,good";
 inline constexpr const char* kLinksHeader = "policy,link,direction,kind,bytes,utilisation";
 inline constexpr const char* kHoldersHeader = "policy,gpu,kernels,busy_fraction,work_s,sharing_delay_s,max_concurrent,"
                                               "copies,copy_wait_s,max_copy_queue";

@@ -85,6 +85,23 @@ LoadFigures load(const json& j)
   return f;
 }
 
+// summary.json's "goodput": {"share", "requests_per_s", "bounds": {FIGURE: max_s}}.
+json goodput(const Goodput& g)
+{
+  json bounds = json::object();
+  for (const RequestBound& b : g.bounds)
+    bounds[request_figure_name(b.figure)] = b.max_s;
+  return {{"share", g.share}, {"requests_per_s", g.requests_per_s}, {"bounds", bounds}};
+}
+Goodput goodput(const json& j)
+{
+  Goodput g{.share = j.value("share", 0.0), .requests_per_s = j.value("requests_per_s", 0.0), .bounds = {}};
+  const json bounds = j.contains("bounds") && j["bounds"].is_object() ? j["bounds"] : json::object();
+  for (const auto& [name, figure] : kRequestFigures)
+    if (bounds.contains(name)) g.bounds.push_back({figure, bounds[name].get<double>()});
+  return g;
+}
+
 json invariants(const Invariants& v)
 {
   return {{"ok", v.ok},
@@ -132,6 +149,21 @@ double ensemble_figure(const PolicyResult& r, std::string_view figure)
   return v.get<double>();
 }
 
+std::string request_figure_names(std::string_view sep)
+{
+  std::string out;
+  for (const auto& [name, figure] : kRequestFigures)
+    out += (out.empty() ? "" : std::string(sep)) + name;
+  return out;
+}
+
+std::optional<RequestFigure> request_figure(std::string_view name)
+{
+  for (const auto& [n, figure] : kRequestFigures)
+    if (name == n) return figure;
+  return std::nullopt;
+}
+
 std::string latency_figure_names(std::string_view sep)
 {
   std::string out;
@@ -175,8 +207,11 @@ json to_json(const PolicyResult& r)
             {"steps", r.steps},
             {"iterations", r.iterations},
             {"step_latency_s", latency(r.step_latency_s)},
-            {"request_latency_s", latency(r.request_latency_s)},
+            {"ttft_s", latency(r.ttft_s)},
             {"tpot_s", latency(r.tpot_s)},
+            {"itl_s", latency(r.itl_s)},
+            {"e2e_s", latency(r.e2e_s)},
+            {"goodput", goodput(r.goodput)},
             {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
             {"load", load(r.load)},
             {"wire_bytes", r.wire_bytes},
@@ -210,8 +245,12 @@ PolicyResult policy_result(const json& j)
   r.steps = u64(j, "steps");
   r.iterations = u64(j, "iterations");
   r.step_latency_s = latency(section(j, "step_latency_s"));
-  r.request_latency_s = latency(section(j, "request_latency_s"));
+  r.ttft_s = latency(section(j, "ttft_s"));
+  // Summaries of format 1 called the end-to-end latency request_latency_s.
+  r.e2e_s = latency(section(j, j.contains("e2e_s") ? "e2e_s" : "request_latency_s"));
   r.tpot_s = latency(section(j, "tpot_s"));
+  r.itl_s = latency(section(j, "itl_s"));
+  r.goodput = goodput(section(j, "goodput"));
   r.expert_parallel = j.contains("ep_dispatch_s");
   r.full_step = j.contains("step_split_s");
   if (r.full_step) {

@@ -94,12 +94,45 @@ struct Invariants {
 /// "NAME: what": a problem as Invariants::problems holds it.
 std::string invariant_problem(std::string_view name, const std::string& what);
 
+/// A request's own latency figures, as vLLM's benchmark defines them, by their names in
+/// summary.json: time to first token (arrival to the end of the step that made it), time per
+/// output token ((last token - first token) / (tokens - 1), 0 with one token), end to end
+/// (arrival to last token). A goodput bound names one of them.
+enum class RequestFigure { kTtft, kTpot, kE2e };
+inline constexpr std::array<std::pair<const char*, RequestFigure>, 3> kRequestFigures{
+    {{"ttft_s", RequestFigure::kTtft}, {"tpot_s", RequestFigure::kTpot}, {"e2e_s", RequestFigure::kE2e}}};
+constexpr const char* request_figure_name(RequestFigure f)
+{
+  return kRequestFigures[static_cast<std::size_t>(f)].first;
+}
+static_assert(kRequestFigures[1].second == RequestFigure::kTpot && kRequestFigures[2].second == RequestFigure::kE2e,
+              "kRequestFigures is in RequestFigure's order");
+/// The request figures' names joined by `sep`; the figure named `name`, or nullopt.
+std::string request_figure_names(std::string_view sep);
+std::optional<RequestFigure> request_figure(std::string_view name);
+
+/// A bound on one of a request's figures (inclusive); the scenario's `goodput` lists them.
+struct RequestBound {
+  RequestFigure figure = RequestFigure::kTtft;
+  double max_s = 0;
+};
+
+/// Goodput as vLLM's benchmark defines it: the finished requests that met every bound, as a share
+/// of the finished requests and per simulated second.
+struct Goodput {
+  double share = 0, requests_per_s = 0;
+  std::vector<RequestBound> bounds; ///< the scenario's, in its order
+};
+
 struct PolicyResult {
   std::uint64_t requests = 0, arrived = 0, steps = 0, iterations = 0;
-  LatencyStats step_latency_s, request_latency_s;
-  /// Time per output token as vLLM reports it: each finished request's (end - first token) /
-  /// (tokens - 1), over the requests with two tokens or more.
-  LatencyStats tpot_s;
+  LatencyStats step_latency_s;
+  /// Over the finished requests: time to first token, end to end (kRequestFigures); time per
+  /// output token over those with two tokens or more.
+  LatencyStats ttft_s, e2e_s, tpot_s;
+  /// Inter-token latency: every gap between two consecutive tokens of a request, over all requests.
+  LatencyStats itl_s;
+  Goodput goodput;
   /// Decoded tokens over the simulated time and every GPU the run uses (requesters and holders:
   /// work moved to a holder is not free).
   double output_tokens_per_s_per_gpu = 0;
@@ -158,30 +191,22 @@ struct Ensemble {
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 15> kEnsembleFigures{"step_latency_s.mean",
-                                                              "step_latency_s.p50",
-                                                              "step_latency_s.p90",
-                                                              "step_latency_s.p99",
-                                                              "step_latency_s.max",
-                                                              "request_latency_s.mean",
-                                                              "request_latency_s.p50",
-                                                              "request_latency_s.p90",
-                                                              "request_latency_s.p99",
-                                                              "request_latency_s.max",
-                                                              "wire_bytes",
-                                                              "tpot_s.mean",
-                                                              "decisions.route",
-                                                              "decisions.fetch",
-                                                              "decisions.local"};
+inline constexpr std::array<const char*, 17> kEnsembleFigures{
+    "step_latency_s.mean", "step_latency_s.p50", "step_latency_s.p90", "step_latency_s.p99", "step_latency_s.max",
+    "e2e_s.mean",          "e2e_s.p50",          "e2e_s.p90",          "e2e_s.p99",          "e2e_s.max",
+    "ttft_s.mean",         "ttft_s.p99",         "wire_bytes",         "tpot_s.mean",        "decisions.route",
+    "decisions.fetch",     "decisions.local"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 
 /// The latency statistics of a policy's summary, by name.
-inline constexpr std::array<std::pair<const char*, LatencyStats PolicyResult::*>, 3> kLatencyFigures{
+inline constexpr std::array<std::pair<const char*, LatencyStats PolicyResult::*>, 5> kLatencyFigures{
     {{"step_latency_s", &PolicyResult::step_latency_s},
-     {"request_latency_s", &PolicyResult::request_latency_s},
-     {"tpot_s", &PolicyResult::tpot_s}}};
-/// Every latency figure by its path, "step_latency_s.mean" to "tpot_s.max", joined by `sep`: the
+     {"ttft_s", &PolicyResult::ttft_s},
+     {"tpot_s", &PolicyResult::tpot_s},
+     {"itl_s", &PolicyResult::itl_s},
+     {"e2e_s", &PolicyResult::e2e_s}}};
+/// Every latency figure by its path, "step_latency_s.mean" to "e2e_s.max", joined by `sep`: the
 /// figures an SLO may bound.
 std::string latency_figure_names(std::string_view sep);
 /// `r`'s latency figure at `path` (one of latency_figure_names); nullopt for another path.
@@ -209,7 +234,7 @@ PolicyResult policy_result(const nlohmann::json& j);
 
 /// The version of summary.json's layout this xattn writes and reads; a reader refuses a newer one.
 /// Raise it when a key is renamed or removed (adding keys does not need it).
-inline constexpr int kSummaryFormat = 1;
+inline constexpr int kSummaryFormat = 2; ///< 2: request_latency_s became e2e_s
 
 /// summary.json: {"format", "scenario", "run_id", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
 /// (plus "interrupted", "signal", and "limit" and "limit_message" when a guard stopped it, for a run

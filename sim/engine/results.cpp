@@ -59,8 +59,14 @@ PolicyResult Simulation::figures()
   r.steps = steps_;
   r.iterations = iterations_;
   r.step_latency_s = latency_stats(step_latency_);
-  r.request_latency_s = latency_stats(request_latency_);
+  r.ttft_s = latency_stats(ttft_);
   r.tpot_s = latency_stats(tpot_);
+  r.itl_s = latency_stats(itl_);
+  r.e2e_s = latency_stats(e2e_);
+  r.goodput.bounds = sc_.goodput;
+  // Over the requests that made a token (one with no output has no TTFT).
+  if (!ttft_.empty()) r.goodput.share = static_cast<double>(good_) / static_cast<double>(ttft_.size());
+  if (now() > 0) r.goodput.requests_per_s = static_cast<double>(good_) / now();
   r.expert_parallel = sc_.grouped();
   r.full_step = sc_.full_step;
   if (steps_ > 0) {

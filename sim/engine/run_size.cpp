@@ -10,7 +10,10 @@ namespace xattn::sim::engine
 {
 namespace
 {
-constexpr double kBytesPerSample = 4;               // a float per step and per request (results.cpp)
+constexpr double kBytesPerSample = 4; // a float per sample (results.cpp)
+// Samples kept: per step its latency and the gap since its request's last token; per request its
+// TTFT, TPOT and end-to-end latency (simulation.hpp).
+constexpr double kSamplesPerStep = 2, kSamplesPerRequest = 3;
 constexpr double kBytesPerBlock = 2 * 64;           // a block's corpus-index entry, in the plan and in the simulation
 constexpr double kBytesPerFile = 4 + 8;             // the generator's layout and Zipf tables, per file
 constexpr double kBytesPerContextBlock = 8;         // a block id in a live agent's context
@@ -33,7 +36,7 @@ RunSizeEstimate estimate_run_size(const Scenario& sc)
   double output = g.output.mean;
   if (sc.workload.max_output_tokens > 0) output = std::min(output, static_cast<double>(sc.workload.max_output_tokens));
   e.steps = e.requests * std::max(1.0, output);
-  e.latency_bytes = kBytesPerSample * (e.requests + e.steps);
+  e.latency_bytes = kBytesPerSample * (kSamplesPerRequest * e.requests + kSamplesPerStep * e.steps);
   // Copies repeat one copy's block ids: the distinct blocks are those of one copy.
   const double bt = static_cast<double>(g.block_tokens);
   const double private_blocks = blocks_of(g.turn_tokens.mean, bt) + blocks_of(std::max(1.0, g.output.mean), bt);
@@ -95,8 +98,8 @@ void check_run_size(const Scenario& sc, RunSizeKeys k)
   if (e.total() > sc.max_memory.value())
     gen.error("requests",
               fmt::format("requests x workload.copies = {} x {} = {:.4g} requests of about {:.4g} decode steps each "
-                          "(output.mean{}): the run holds at least {} ({} for exact latency percentiles, 4 B per step "
-                          "and request; {} of corpus index; {} of generator state), more than {}; lower "
+                          "(output.mean{}): the run holds at least {} ({} for exact latency percentiles, 8 B per step "
+                          "and 12 B per request; {} of corpus index; {} of generator state), more than {}; lower "
                           "workload.generator.requests or workload.copies, or raise engine.max_memory",
                           g.requests, w.copies, e.requests, e.requests > 0 ? e.steps / e.requests : 0.0,
                           w.max_output_tokens > 0 ? ", capped at workload.max_output_tokens" : "",

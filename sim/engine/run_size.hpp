@@ -25,7 +25,7 @@ struct RunSizeKeys {
 struct RunSizeEstimate {
   double requests = 0;        ///< all copies, cut at workload.max_requests
   double steps = 0;           ///< decode steps: output.mean (capped at max_output_tokens) per request
-  double latency_bytes = 0;   ///< 4 B per step and per request: the samples behind exact percentiles
+  double latency_bytes = 0;   ///< 8 B per step, 12 B per request: the samples behind exact percentiles
   double block_bytes = 0;     ///< the corpus index of the distinct blocks (private context included)
   double generator_bytes = 0; ///< the generator's popularity table and its live agents' contexts
   double total() const { return latency_bytes + block_bytes + generator_bytes; }

@@ -342,6 +342,15 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
   check_layout(sc, top, inst, eng);
 
+  for (core::Section& b : top.sections("goodput")) {
+    const std::size_t problems = b.diagnostics().size();
+    const std::optional<RequestFigure> figure = request_figure(b.choice("metric"));
+    const double max_s = b.seconds("max").value();
+    if (!figure || b.diagnostics().size() > problems) continue; // reported where it was read
+    if (std::any_of(sc.goodput.begin(), sc.goodput.end(), [&](const RequestBound& o) { return o.figure == *figure; }))
+      b.error("metric", "bounded twice: give each figure one bound");
+    sc.goodput.push_back({*figure, max_s});
+  }
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
   sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");

@@ -5,6 +5,7 @@
 
 #include "calibrate/profile.hpp"
 #include "sim/engine/expert_draws.hpp"
+#include "sim/engine/result.hpp"
 #include "sim/model/model.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/corpus.hpp"
@@ -88,7 +89,8 @@ struct Scenario {
   core::Bytes max_memory{0};
   std::string max_memory_origin; ///< "engine.max_memory = 8GiB", or where the default came from
   WhatIf what_if;
-  std::string out_dir; ///< empty: out/<name>
+  std::vector<RequestBound> goodput; ///< what a good request meets (result.hpp, Goodput)
+  std::string out_dir;               ///< empty: out/<name>
 
   /// Expert-parallel groups step together: the MoE layers' all-to-all couples their GPUs.
   bool grouped() const { return full_step && ep > 1; }

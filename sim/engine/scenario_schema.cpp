@@ -1,5 +1,6 @@
 // The scenario file's schema: every key, its unit, default, range and meaning (sim/engine/scenario.hpp
 // reads a scenario against it; --describe renders it).
+#include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 #include "sim/policy/policy.hpp"
 
@@ -200,6 +201,24 @@ const core::Schema kOutputSchema{
     {.key = "dir", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
 };
 
+// One bound of goodput (result.hpp, RequestBound).
+const core::Schema& request_bound_schema()
+{
+  static const std::string figures = request_figure_names("|");
+  static const core::Schema s{
+      {.key = "metric",
+       .kind = FieldKind::kChoice,
+       .meaning = "the request's figure bounded: time to first token, time per output token, end to end",
+       .choices = figures},
+      {.key = "max",
+       .dim = Dimension::kSeconds,
+       .meaning = "its bound (inclusive)",
+       .check = core::Check::kPositive,
+       .range = {0, 86400, "a request answered after a day is not served"}},
+  };
+  return s;
+}
+
 const core::Schema& corpus_section_schema()
 {
   return workloads::corpus_schema();
@@ -254,6 +273,13 @@ const core::Schema& scenario_schema()
        .def = "",
        .meaning = "host-overhead reductions",
        .sub = &kWhatIfSchema},
+      {.key = "goodput",
+       .kind = FieldKind::kList,
+       .def = "[{metric: ttft_s, max: 2s}, {metric: tpot_s, max: 80ms}]",
+       .meaning = "the bounds a finished request meets to count as good (goodput, as vLLM's benchmark counts it); "
+                  "the default is MLPerf Inference's for DeepSeek-R1 served online (loadgen/mlperf.conf, "
+                  "deepseek-r1.Server); [] counts every finished request",
+       .sub = &request_bound_schema()},
       {.key = "output", .kind = FieldKind::kSection, .def = "", .meaning = "where results go", .sub = &kOutputSchema},
   };
   return s;

@@ -239,17 +239,28 @@ void Simulation::record_finished(Active& a, double finish)
   ++finished_;
   load_.finished(finish);
   completed_output_ += static_cast<double>(a.steps_total);
-  request_latency_.push_back(static_cast<float>(finish - a.arrival));
-  if (a.steps_done >= 2)
-    tpot_.push_back(static_cast<float>((finish - a.first_token) / static_cast<double>(a.steps_done - 1)));
+  // The request's figures in RequestFigure's order; TPOT is 0 with one token, as vLLM counts it.
+  const double tpot = a.steps_done >= 2 ? (finish - a.first_token) / static_cast<double>(a.steps_done - 1) : 0.0;
+  const std::array<double, kRequestFigures.size()> figure{a.steps_done > 0 ? a.first_token - a.arrival : 0.0, tpot,
+                                                          finish - a.arrival};
+  e2e_.push_back(static_cast<float>(figure[static_cast<std::size_t>(RequestFigure::kE2e)]));
+  if (a.steps_done >= 1) ttft_.push_back(static_cast<float>(figure[static_cast<std::size_t>(RequestFigure::kTtft)]));
+  if (a.steps_done >= 2) tpot_.push_back(static_cast<float>(tpot));
+  const bool good =
+      a.steps_done >= 1 && std::all_of(sc_.goodput.begin(), sc_.goodput.end(), [&](const RequestBound& b) {
+        return figure[static_cast<std::size_t>(b.figure)] <= b.max_s;
+      });
+  good_ += good ? 1 : 0;
   if (requests_csv_ != nullptr)
-    std::fprintf(requests_csv_, "%s,%llu,%llu,%llu,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.9g,%llu,%llu,%llu,%llu\n",
+    std::fprintf(requests_csv_,
+                 "%s,%llu,%llu,%llu,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.9g,%llu,%llu,%llu,%llu,%.9g,%.9g,%.9g,%d\n",
                  policy_name_.c_str(), static_cast<unsigned long long>(a.id),
                  static_cast<unsigned long long>(a.session), static_cast<unsigned long long>(a.agent), a.home,
                  a.arrival, a.first_start < 0 ? a.arrival : a.first_start, finish, static_cast<long long>(a.steps_done),
                  a.steps_done > 0 ? a.sum_step / static_cast<double>(a.steps_done) : 0.0, a.max_step,
                  static_cast<unsigned long long>(a.routed), static_cast<unsigned long long>(a.fetched),
-                 static_cast<unsigned long long>(a.prefilled), static_cast<unsigned long long>(a.cached));
+                 static_cast<unsigned long long>(a.prefilled), static_cast<unsigned long long>(a.cached), figure[0],
+                 figure[1], figure[2], good ? 1 : 0);
 }
 
 PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)

@@ -135,10 +135,12 @@ private:
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
   std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
   std::vector<float> step_latency_;
-  std::vector<float> request_latency_;
-  std::vector<float> tpot_;     ///< per finished request with two tokens or more
-  double completed_output_ = 0; ///< sum of output lengths of finished requests (predicate)
-  LoadRecorder load_;           ///< offered against delivered load (load.hpp)
+  std::vector<float> itl_;        ///< every gap between two tokens of a request
+  std::vector<float> ttft_, e2e_; ///< per finished request
+  std::vector<float> tpot_;       ///< per finished request with two tokens or more
+  std::uint64_t good_ = 0;        ///< finished requests within every goodput bound
+  double completed_output_ = 0;   ///< sum of output lengths of finished requests (predicate)
+  LoadRecorder load_;             ///< offered against delivered load (load.hpp)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;
   double last_progress_ = 0; ///< wall time of the last progress line

@@ -202,16 +202,25 @@ std::string verdict(const RunResult& result)
 std::string table_legend(const RunResult& result)
 {
   std::string text =
-      "legend: a step is one decode iteration of one request over every layer; req p50 is the "
-      "median request latency (arrival to last token); wire bytes are the bytes moved between GPUs, "
+      "legend: a step is one decode iteration of one request over every layer; wire bytes are the bytes moved between "
+      "GPUs, "
       "each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
       "primitive served (cached: the chunk already sat in the requester's cache; calls whose chunk is "
       "on the requester's own GPU are not counted); ok: every invariant held (summary.json, "
       "\"invariants\"); delivered: the output tokens decoded over those offered across the second half "
       "of the arrival window, OVER where the policy fell short by more than engine.overload_tolerance "
       "(its backlog grew: overloaded); busiest: the link, holder or requester busy the largest share of the run.";
-  if (headline_figure(result) == "tpot_s.mean")
-    text += " TPOT: (last token - first token) / (tokens - 1) per request, as vLLM reports it.";
+  // The request figures as vLLM's benchmark defines them, and the run's goodput bounds.
+  std::string bounds;
+  if (!result.policies.empty())
+    for (const RequestBound& b : result.policies.front().second.goodput.bounds)
+      bounds += (bounds.empty() ? "" : ", ") +
+                fmt::format("{} <= {}", request_figure_name(b.figure), core::format_seconds(core::Seconds(b.max_s)));
+  text += " TTFT: arrival to the end of the step that made the first token; TPOT: (last token - first token) / "
+          "(tokens - 1) per request; ITL: every gap between two tokens of a request; E2E: arrival to last token; "
+          "goodput: the requests within " +
+          (bounds.empty() ? std::string("no bound (the scenario's goodput is [])") : bounds) +
+          ", as a share of those that made a token and per simulated second.";
   return wrap(text, 100);
 }
 

@@ -51,7 +51,7 @@ TEST_CASE("capacity: the search lands on a D/D/1 queue's service rate, and the f
   // S: one request alone, arrival to last token (the idle test checks the step it repeats).
   const std::filesystem::path alone = dir / "alone";
   std::filesystem::create_directories(alone);
-  const double S = run_at(write_case(alone, 1), alone / "out", {"policies=[route]"}).request_latency_s.mean;
+  const double S = run_at(write_case(alone, 1), alone / "out", {"policies=[route]"}).e2e_s.mean;
   REQUIRE(S > 0);
   // Arrivals every kGap / x s; the queue keeps up while kGap / x >= S: x* = kGap / S.
   const double x_star = kGap / S;
@@ -86,7 +86,7 @@ TEST_CASE("capacity: the search lands on a D/D/1 queue's service rate, and the f
   CHECK(r.base_requests_per_s == Approx(1 / kGap).epsilon(0.01));
 
   // An SLO on the request latency tighter than a queue-free request fails at every load.
-  spec.slo = sim::study::Slo{"request_latency_s.max", 0.5 * S};
+  spec.slo = sim::study::Slo{"e2e_s.max", 0.5 * S};
   spec.out = (dir / "slo").string();
   spec.min_load = 1.0 / 8;
   const sim::study::CapacityResult none = sim::study::run_capacity(spec, false);

@@ -1,5 +1,6 @@
 // `xattn plan PLAN.yaml`: the smallest configuration that meets a latency SLO. The plan file
-// names a base scenario, the SLO (a latency figure of one policy, e.g. p99 step latency <= 50ms),
+// names a base scenario, the SLO (latency figures of one policy, each with its bound: p99 step
+// latency <= 50ms, or p99 TTFT <= 2s and p99 TPOT <= 80ms),
 // the size knob (a scenario key and its values, smallest first: holder GPUs, say) and the other
 // knobs that may change (fabric, placement, policy...), tried in every combination, in file order.
 //
@@ -22,10 +23,16 @@
 namespace xattn::sim::study
 {
 
+/// One bound of the SLO: a latency figure of the judged policy at most `max_s`.
+struct SloBound {
+  std::string metric; ///< "step_latency_s.p99" etc. (engine::latency_figure_names)
+  double max_s = 0;
+};
+
 struct PlanSpec {
   std::string name, file, base, out;
-  std::string metric; ///< "step_latency_s.p99" etc.
-  double max_s = 0;   ///< the SLO bound, seconds
+  /// The SLO: slo.metric and slo.max first, then slo.also's bounds; every one must hold.
+  std::vector<SloBound> slo;
   /// > 0: a configuration meets the SLO when at least this share of an ensemble's members (each
   /// with a profile drawn from the profile's uncertainty) meet it, over every seed.
   double confidence = 0;
@@ -46,7 +53,7 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
 struct Evaluation {
   std::size_t combo = 0, index = 0;   ///< alternative combination, size index
   std::vector<std::string> point_ids; ///< one per seed
-  double worst_s = 0;                 ///< the metric, worst over seeds (the point runs')
+  std::vector<double> worst_s;        ///< per SLO bound, its figure worst over seeds (the point runs')
   double share = 1;                   ///< with confidence: the share of members meeting the SLO
   int members = 0;                    ///< with confidence: members judged (draws x seeds)
   bool meets = false;

@@ -25,7 +25,8 @@ std::string knobs_text(const PlanResult& r, std::size_t combo)
   return s;
 }
 
-// The cells of one configuration's row: size, the size key's value, knobs, worst, verdict, points.
+// The cells of one configuration's row: size, the size key's value, knobs, each bound's worst,
+// verdict, points.
 std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
 {
   std::string ids;
@@ -40,18 +41,29 @@ std::vector<std::string> cells(const PlanSpec& spec, const PlanResult& r, const 
           ? fmt::format("{} ({}/{} draws)", word, static_cast<int>(std::lround(e.share * e.members)), e.members)
           : word;
   const std::string knobs = knobs_text(r, e.combo);
-  return {fmt::format("{:g}", spec.sizes[e.index]),
-          spec.size.values[e.index],
-          knobs.empty() ? "-" : knobs,
-          e.refused.empty() ? core::format_seconds(core::Seconds(e.worst_s)) : "-",
-          verdict,
-          ids + (e.invariants_ok ? "" : " (an engine invariant failed)")};
+  std::vector<std::string> row{fmt::format("{:g}", spec.sizes[e.index]), spec.size.values[e.index],
+                               knobs.empty() ? "-" : knobs};
+  for (std::size_t b = 0; b < spec.slo.size(); ++b)
+    row.push_back(e.refused.empty() ? core::format_seconds(core::Seconds(e.worst_s[b])) : "-");
+  row.push_back(verdict);
+  row.push_back(ids + (e.invariants_ok ? "" : " (an engine invariant failed)"));
+  return row;
+}
+
+// The header of a worst-figure column: "worst" alone for a single bound, else the figure's name.
+std::string worst_header(const PlanSpec& spec, std::size_t b)
+{
+  return spec.slo.size() == 1 ? "worst" : "worst " + spec.slo[b].metric;
 }
 
 // The rows under one header, each column as wide as its widest cell; numbers right-aligned.
 std::string table(const PlanSpec& spec, const PlanResult& r, const std::vector<const Evaluation*>& rows)
 {
-  std::vector<std::vector<std::string>> t{{"size", spec.size.key, "knobs", "worst", "verdict", "points"}};
+  std::vector<std::string> header{"size", spec.size.key, "knobs"};
+  for (std::size_t b = 0; b < spec.slo.size(); ++b)
+    header.push_back(worst_header(spec, b));
+  header.insert(header.end(), {"verdict", "points"});
+  std::vector<std::vector<std::string>> t{header};
   for (const Evaluation* e : rows)
     t.push_back(cells(spec, r, *e));
   std::vector<std::size_t> width(t.front().size(), 0);
@@ -62,7 +74,7 @@ std::string table(const PlanSpec& spec, const PlanResult& r, const std::vector<c
   for (const auto& row : t) {
     std::string line = " ";
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const bool right = c == 0 || c == 3, last = c + 1 == row.size();
+      const bool right = c == 0 || (c >= 3 && c < 3 + spec.slo.size()), last = c + 1 == row.size();
       line += " " + (right  ? fmt::format("{:>{}}", row[c], width[c])
                      : last ? row[c]
                             : fmt::format("{:<{}}", row[c], width[c]));
@@ -90,24 +102,28 @@ json eval_json(const PlanSpec& spec, const PlanResult& r, const Evaluation& e)
   json knobs = json::object();
   for (const auto& [k, v] : r.combos[e.combo])
     knobs[k] = v;
-  return {{"size", spec.sizes[e.index]},
-          {spec.size.key, spec.size.values[e.index]},
-          {"knobs", knobs},
-          {spec.metric + " (worst over seeds)", e.refused.empty() ? json(e.worst_s) : json(nullptr)},
-          {"refused", e.refused.empty() ? json(nullptr) : json(e.refused)},
-          {"meets", e.meets},
-          {"overloaded", e.overloaded},
-          {"share_meeting", e.share},
-          {"members_judged", e.members},
-          {"invariants_ok", e.invariants_ok},
-          {"points", e.point_ids}};
+  json j{{"size", spec.sizes[e.index]},
+         {spec.size.key, spec.size.values[e.index]},
+         {"knobs", knobs},
+         {"refused", e.refused.empty() ? json(nullptr) : json(e.refused)},
+         {"meets", e.meets},
+         {"overloaded", e.overloaded},
+         {"share_meeting", e.share},
+         {"members_judged", e.members},
+         {"invariants_ok", e.invariants_ok},
+         {"points", e.point_ids}};
+  for (std::size_t b = 0; b < spec.slo.size(); ++b)
+    j[spec.slo[b].metric + " (worst over seeds)"] = e.refused.empty() ? json(e.worst_s[b]) : json(nullptr);
+  return j;
 }
 } // namespace
 
 std::string plan_text(const PlanSpec& spec, const PlanResult& r)
 {
-  const std::string slo = fmt::format("{} of {} <= {}", spec.metric, judged_policies(spec),
-                                      core::format_seconds(core::Seconds(spec.max_s)));
+  std::string slo;
+  for (const SloBound& b : spec.slo)
+    slo += (slo.empty() ? "" : " and ") +
+           fmt::format("{} of {} <= {}", b.metric, judged_policies(spec), core::format_seconds(core::Seconds(b.max_s)));
   std::string s = fmt::format("plan {}: smallest {} with {}\n", spec.name, spec.size_label, slo);
   if (spec.confidence > 0)
     s += fmt::format("confidence {:g}: met in at least that share of {} profile draws per seed (drawn from the "
@@ -136,7 +152,7 @@ std::string plan_text(const PlanSpec& spec, const PlanResult& r)
     const std::string ka = knobs_text(r, a->combo), kb = knobs_text(r, b->combo);
     return ka != kb ? ka < kb : spec.sizes[a->index] < spec.sizes[b->index];
   });
-  s += "\nevery configuration judged (worst of the judged metric over the seeds), by knobs then size:\n" +
+  s += "\nevery configuration judged (each bound's figure, worst over the seeds), by knobs then size:\n" +
        table(spec, r, all);
   std::string refused;
   for (const Evaluation* e : all)
@@ -151,12 +167,16 @@ std::string plan_text(const PlanSpec& spec, const PlanResult& r)
 
 json plan_json(const PlanSpec& spec, const PlanResult& r)
 {
+  json also = json::array(); // the bounds after the first
+  for (std::size_t b = 1; b < spec.slo.size(); ++b)
+    also.push_back({{"metric", spec.slo[b].metric}, {"max_s", spec.slo[b].max_s}});
   json j{{"plan", spec.name},
          {"base", spec.base},
          {"slo",
-          {{"metric", spec.metric},
+          {{"metric", spec.slo.front().metric},
            {"policy", judged_policies(spec)},
-           {"max_s", spec.max_s},
+           {"max_s", spec.slo.front().max_s},
+           {"also", also},
            {"confidence", spec.confidence > 0 ? json(spec.confidence) : json(nullptr)},
            {"draws", spec.confidence > 0 ? json(spec.draws) : json(nullptr)}}},
          {"size_key", spec.size.key},

@@ -135,7 +135,7 @@ def decisions(runs, rd, pooled):
 
 # The ensemble's headline figures: summary.json's key, its title in words.
 ENSEMBLE_FIGS = (("step_latency_s.mean", "Mean step latency"), ("step_latency_s.p99", "p99 step latency"),
-                 ("request_latency_s.p50", "Median request latency"))
+                 ("e2e_s.p50", "Median end-to-end latency"))
 
 
 def ensemble(runs, rd):

@@ -20,6 +20,13 @@ namespace
 {
 using engine::kDecisionFields;
 using engine::kLatencyFields;
+using engine::kLatencyFigures;
+
+// A latency figure's columns are named by its first word: step_latency_s.p99 is step_p99_s.
+std::string column_prefix(std::string_view figure)
+{
+  return std::string(figure.substr(0, figure.find('_')));
+}
 
 // A figure in the shortest text that reads back the same value.
 template <class T>
@@ -46,11 +53,10 @@ Table gather(const Manifest& m, const std::string& dir)
   for (const std::string& k : m.keys)
     out << "," << csv_field(k);
   out << ",seed,policy,requests,steps";
-  for (const auto& [s, field] : kLatencyFields)
-    out << ",step_" << s << "_s";
-  for (const auto& [s, field] : kLatencyFields)
-    out << ",request_" << s << "_s";
-  out << ",wire_bytes";
+  for (const auto& [figure, member] : kLatencyFigures)
+    for (const auto& [s, field] : kLatencyFields)
+      out << "," << column_prefix(figure) << "_" << s << "_s";
+  out << ",goodput_share,goodput_requests_per_s,wire_bytes";
   for (core::FabricClass f : core::kAllFabrics)
     out << ",wire_bytes_" << core::to_string(f);
   for (const auto& [d, field] : kDecisionFields)
@@ -85,10 +91,10 @@ Table gather(const Manifest& m, const std::string& dir)
       for (const auto& [k, v] : p.values)
         out << "," << csv_field(v);
       out << "," << p.seed << "," << policy << "," << number(fig.requests) << "," << number(fig.steps);
-      for (const auto& [st, field] : kLatencyFields)
-        out << "," << number(fig.step_latency_s.*field);
-      for (const auto& [st, field] : kLatencyFields)
-        out << "," << number(fig.request_latency_s.*field);
+      for (const auto& [figure, member] : kLatencyFigures)
+        for (const auto& [st, field] : kLatencyFields)
+          out << "," << number((fig.*member).*field);
+      out << "," << number(fig.goodput.share) << "," << number(fig.goodput.requests_per_s);
       out << "," << number(fig.wire_bytes);
       for (core::FabricClass f : core::kAllFabrics)
         out << "," << number(fig.wire_bytes_by_fabric[static_cast<std::size_t>(f)]);

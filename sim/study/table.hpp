@@ -1,7 +1,8 @@
 // The tidy table of a sweep: one row per point x policy, in manifest order then policy name order.
 //
 // Columns: point, each swept key (its value as written in the sweep file), seed, policy,
-// requests, steps, step_{mean,p50,p90,p99,max}_s, request_{mean,p50,p90,p99,max}_s, wire_bytes,
+// requests, steps, {step,ttft,tpot,itl,e2e}_{mean,p50,p90,p99,max}_s (engine::kLatencyFigures, each
+// named by its first word), goodput_share, goodput_requests_per_s, wire_bytes,
 // wire_bytes_<fabric class> (same-gpu, nvlink, pcie, ib-same-leaf, ib-spine),
 // decisions_{route,fetch,local,cached,same_gpu}, simulated_time_s, invariants_ok.
 // Numbers are copied from each point's summary.json as JSON writes them (shortest round trip), so

@@ -56,13 +56,18 @@ TEST_CASE("study: the tidy table has one row per complete point and policy, miss
   std::getline(in, route);
   CHECK(header.rfind("point,instances.holders,engine.max_batch,seed,policy,requests,steps,step_mean_s,", 0) == 0);
   CHECK(header.find(",wire_bytes_ib-spine,") != std::string::npos);
+  CHECK(header.find(",step_p99_s,") != std::string::npos);
+  CHECK(header.find(",ttft_mean_s,") != std::string::npos);
+  CHECK(header.find(",itl_p99_s,") != std::string::npos);
+  CHECK(header.find(",e2e_max_s,goodput_share,goodput_requests_per_s,wire_bytes,") != std::string::npos);
   CHECK(header.substr(header.size() - 30) == "simulated_time_s,invariants_ok");
   // Policies in name order; the list value is quoted; figures copied (an older summary's missing
-  // figures read as zero); invariants per policy.
+  // figures read as zero, its request_latency_s as e2e_s); invariants per policy.
   CHECK(fetch.rfind("aaaaaaaaaaaa,\"[node1, node2]\",8,1,fetch,3,11,0.5,0.25,0.75,0.5", 0) == 0);
   CHECK(fetch.substr(fetch.size() - 6) == ",false");
   CHECK(route.rfind("aaaaaaaaaaaa,\"[node1, "
-                    "node2]\",8,1,route,3,10,0.5,0.25,0.75,0.125,1.5,2,2,3,4,5,1000,0,0,0,400,600,7,0,1,0,0,9,true",
+                    "node2]\",8,1,route,3,10,0.5,0.25,0.75,0.125,1.5,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2,2,3,4,5,0,0,"
+                    "1000,0,0,0,400,600,7,0,1,0,0,9,true",
                     0) == 0);
   fs::remove_all(dir);
 }
