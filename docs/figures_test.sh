@@ -26,6 +26,8 @@ rc=0
 
 "$xattn" predict --model deepseek-v3 --fabric ib-spine --json >"$work/pv3.json"
 "$xattn" predict --model deepseek-v3 --fabric ib-spine --reuse 4 --json >"$work/pv3r4.json"
+# The quickstart's re-prefill of a 2,048-token chunk: one GPU of its EP 16 instance, all 61 layers.
+"$xattn" predict --model deepseek-v3.2 --profile h100-ndr200-ibgda --ct 2048 --layers 61 --ep 16 --json >"$work/pq.json"
 # The layout study's closed form: one 2,048-token chunk over a whole step on the B200 profile.
 closed() {
   "$xattn" predict --model deepseek-v3.2 --profile b200-ndr400-ibgda --mq 128 --ct 2048 --layers 61 --json "$@"
@@ -38,5 +40,5 @@ closed --topology b200-leafspine-512 --fabric ib-same-leaf --blocks 32 >"$work/p
 # The layout study's runs are checked by sim/study/layouts_test.sh, which makes them; the capacity
 # searches by docs/figures_capacity_test.sh.
 /usr/bin/python3 "$src/docs/figures_check.py" "$src" q="$work/q/summary.json" a="$work/a/summary.json" \
-  p="$work/p.json" qbg="$work/qbg/summary.json" pp="$work/pp/summary.json" ppbg="$work/ppbg/summary.json" ik="$work/ik.txt" pv3="$work/pv3.json" pv3r4="$work/pv3r4.json" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
-  --all=q,a,p,qbg,pp,ppbg,ik,pv3,pv3r4,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,qcap,lcap_leaf,lcap_rail,lcap_nvl
+  p="$work/p.json" qbg="$work/qbg/summary.json" pp="$work/pp/summary.json" ppbg="$work/ppbg/summary.json" ik="$work/ik.txt" pv3="$work/pv3.json" pv3r4="$work/pv3r4.json" pq="$work/pq.json" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
+  --all=q,a,p,qbg,pp,ppbg,ik,pv3,pv3r4,pq,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,qcap,lcap_leaf,lcap_rail,lcap_nvl

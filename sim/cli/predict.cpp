@@ -44,6 +44,9 @@ void add_predict(CLI::App& app, Action& action)
   sub->add_option("--reuse", o->req.reuse, "Expected later calls that attend the same tokens")->capture_default_str();
   sub->add_option("--holders", o->req.holders, "Holders concerned (one chunk each, in parallel)")
       ->capture_default_str();
+  sub->add_option("--ep", o->req.ep,
+                  "Expert-parallel GPUs of the requester's group: a re-prefill's routed experts spread over them")
+      ->capture_default_str();
   sub->add_option("--rails", o->req.rails,
                   "NICs of its node the requester stripes holders over, rail-matched (InfiniBand; as "
                   "engine.requester_nics: node)")

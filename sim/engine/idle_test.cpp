@@ -348,10 +348,26 @@ TEST_CASE("engine: under the production profile an idle step equals the roofline
   const double kernel = launch + whole * 132 / 64;
   const double merge = launch + 2 * rows * 1028 / hbm; // one partial read and the merged row written
   const double splice = launch + tokens * 2 * 2 * 64 / hbm + 20e-6 / L;
-  // The re-prefill: 2 x 37e9 flop per token at FP8, causal attention over 2048 x 2049 / 2 pairs of
-  // 2 x 128 heads x (128 + 64 + 128) flop each layer at BF16, a launch per layer.
-  const double prefill =
-      2 * 37e9 * tokens / fp8 + 2 * L * 128 * (128 + 64 + 128) * (tokens * (tokens + 1) / 2) / bf16 + L * launch;
+  // The re-prefill of the chunk (DeepSeek-V3's dimensions, sim/models/deepseek-v3.yaml), layer by
+  // layer: each GEMM reads its FP8 weights (BF16 for the MoE gate) and its BF16 activations at
+  // HBM speed or multiplies at that dtype's tensor peak x 0.768, whichever binds, plus a launch.
+  const double bf16_gemm = 989e12 * 0.768;
+  const auto gemm = [&](double m, double k, double n, double matrices = 1, double wb = 1) {
+    return std::max((matrices * k * n * wb + m * (k + n) * 2) / hbm, 2 * m * k * n / (wb == 1 ? fp8 : bf16_gemm)) +
+           launch;
+  };
+  const double t = tokens;
+  const double projections =
+      gemm(t, 7168, 1536) + gemm(t, 1536, 128 * 192) + gemm(t, 7168, 576) + gemm(t, 128 * 128, 7168);
+  const double kv_up = gemm(t, 512, 128 * 256); // the latent to 128 heads' keys (128) and values (128)
+  const double pairs = t * (t + 1) / 2;         // causal
+  const double attend =
+      std::max((t * (128 * 256 + 64) + t * 128 * 320) * 2 / hbm, 2 * 128 * pairs * 320 / bf16) + launch;
+  const double dense_mlp = gemm(t, 7168, 2 * 18432) + gemm(t, 18432, 7168);
+  const double moe_mlp = gemm(t, 7168, 256, 1, 2) + gemm(t, 7168, 2 * 2048) + gemm(t, 2048, 7168);
+  const double active = 256 * (1 - std::pow(1 - 8.0 / 256, t)); // every expert, near enough
+  const double experts = gemm(8 * t, 7168, 2 * 2048, active) + gemm(8 * t, 2048, 7168, active);
+  const double prefill = L * (projections + kv_up + attend) + 3 * dense_mlp + 58 * (moe_mlp + experts);
 
   auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));
@@ -362,10 +378,8 @@ TEST_CASE("engine: under the production profile an idle step equals the roofline
   const double local = prefill + L * kernel;
   CHECK(splice * L < 300e-6); // microseconds, not the prototype's 61 x 3 ms
 
-  const std::string model = "{name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64, "
-                            "active_parameters: 37e9, qk_nope_head_dim: 128, v_head_dim: 128}";
   std::string sc = scenario(p, "step", "dsv3", false, "h100-ndr200-ibgda");
-  sc.replace(sc.find("{name: dsv3"), sc.find('}', sc.find("{name: dsv3")) - sc.find("{name: dsv3") + 1, model);
+  sc.replace(sc.find("{name: dsv3"), sc.find('}', sc.find("{name: dsv3")) - sc.find("{name: dsv3") + 1, "deepseek-v3");
   nlohmann::json s = run(sc, request(0, 0.0, 0, 0, 32, 1));
   CHECK(step_mean(s, "route") == Approx(route).epsilon(1e-6));
   CHECK(step_mean(s, "fetch") == Approx(fetch).epsilon(1e-6));
@@ -380,12 +394,11 @@ TEST_CASE("engine: re-prefills run one after another on the requester's GPU")
   // over them is a fraction of a percent of the step), under the prototype's measured rate and
   // under the roofline.
   const Pair& p = kPairs[3];
-  const std::string model = "{name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64, "
-                            "active_parameters: 37e9, qk_nope_head_dim: 128, v_head_dim: 128}";
   for (const char* profile : {"paper-prototype", "h100-ndr200-ibgda"}) {
     INFO(profile);
     std::string sc = scenario(p, "step", "dsv3", false, profile);
-    sc.replace(sc.find("{name: dsv3"), sc.find('}', sc.find("{name: dsv3")) - sc.find("{name: dsv3") + 1, model);
+    sc.replace(sc.find("{name: dsv3"), sc.find('}', sc.find("{name: dsv3")) - sc.find("{name: dsv3") + 1,
+               "deepseek-v3");
     const double one = step_mean(run(sc, request(0, 0.0, 0, 0, 32, 1)), "local");
     nlohmann::json eight = run(sc, request(0, 0.0, 0, 0, 8 * 32, 1));
     CHECK(step_mean(eight, "local") == Approx(8 * one).epsilon(0.01));

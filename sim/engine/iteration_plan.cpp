@@ -147,7 +147,7 @@ void IterationSteps::build()
                           *q,
                           n.chunk,
                           {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
-                           span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0},
+                           span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0, sc().ep},
                           holder_gpu(h, 0),
                           planned_serial};
       // The call goes to the holder this step (routed, or served there while its chunk is fetched).

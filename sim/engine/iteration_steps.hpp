@@ -215,7 +215,10 @@ struct IterationSteps {
   /// One round's share of a re-prefill, on one GPU of the requester.
   double prefill_round(const iteration::Move& mv) const
   {
-    return prefill_time(sc().model, sc().profile, mv.tokens, 0, sc().tp).value() / plan->rounds;
+    return prefill_time(sc().model, sc().profile, mv.tokens, 0,
+                        Layout{.tp = sc().tp, .dp_attention = sc().dp_attention, .ep = sc().ep})
+               .value() /
+           plan->rounds;
   }
   double move_idle(const iteration::Move& mv) const
   {

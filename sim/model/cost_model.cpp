@@ -84,7 +84,8 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   c.fetch_wire += mv.bytes * static_cast<double>(h * g);
 
   const double prefilled = s.prefill_tokens > 0 ? s.prefill_tokens : s.tokens;
-  c.local.prefill = prefill_time(m, p, prefilled, 0, s.gpus) / static_cast<double>(m.layers);
+  c.local.prefill = prefill_time(m, p, prefilled, 0, Layout{.tp = s.gpus, .dp_attention = 1, .ep = s.ep}) /
+                    static_cast<double>(m.layers);
   c.local.compute = attend;
   c.local.index = select;
 

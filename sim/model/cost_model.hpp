@@ -44,6 +44,7 @@ struct CallShape {
   /// Sparse: tokens a fetch moves and splices, over all holders: every block any layer selected,
   /// while `tokens` is what one layer attends. 0: `tokens`.
   double moved = 0;
+  int ep = 1; ///< the requester's expert-parallel group: a re-prefill's routed experts spread over it
 };
 
 /// The terms of one primitive's cost; total() is their sum.

@@ -60,11 +60,6 @@ const core::Schema kModelSchema{
      .def = "bf16",
      .meaning = "latent cache layout",
      .choices = "bf16|fp8-flashmla"},
-    {.key = "active_parameters",
-     .dim = core::Dimension::kCount,
-     .def = "0",
-     .meaning = "parameters one token's forward pass uses (MoE: activated), for the roofline re-prefill; 0: not given",
-     .range = {0, 1e15, "published models activate at most a few hundred billion"}},
     {.key = "qk_nope_head_dim",
      .kind = FieldKind::kInteger,
      .def = "0",
@@ -178,7 +173,6 @@ ModelSpec read_model(core::Section& s)
   m.kv_lora_rank = s.count("kv_lora_rank");
   m.rope_dim = s.count("rope_dim");
   m.kv_dtype = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
-  m.active_parameters = s.number("active_parameters");
   m.qk_nope_head_dim = s.count("qk_nope_head_dim");
   m.v_head_dim = s.count("v_head_dim");
   m.hidden = s.count("hidden");

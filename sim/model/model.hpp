@@ -42,8 +42,6 @@ struct ModelSpec {
   int rope_dim = 0;
   KvDtype kv_dtype = KvDtype::kBf16;
   IndexSpec index;
-  /// Parameters one token's forward pass multiplies by (MoE: the activated ones); 0: not given.
-  double active_parameters = 0;
   int qk_nope_head_dim = 0; ///< per head, query/key dims without RoPE (prefill's unabsorbed attention)
   int v_head_dim = 0;       ///< per head, value dims
   // The rest of a layer, for the serving step (sim/model/serving.hpp); 0: not given.
@@ -59,6 +57,8 @@ struct ModelSpec {
   double weight_bytes = 1;     ///< bytes per weight as served (FP8: 1, BF16: 2)
   bool moe() const { return experts > 0; }
   int moe_layers() const { return moe() ? layers - dense_layers : 0; }
+  /// Layer `l` (from 0) is an MoE layer: past the first dense_layers of an MoE model.
+  bool moe_layer(int l) const { return moe() && l >= dense_layers; }
 
   /// Latent KV of one token in one layer: (rank + rope) x 2 B in bf16 (1152 B for 512 + 64);
   /// rank x 1 B + rank/128 x 4 B + rope x 2 B in FlashMLA fp8 (656 B).

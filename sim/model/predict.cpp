@@ -32,6 +32,8 @@ Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r
     bad_flag("--layers", fmt::format("must be between 1 and the model's {} layers", m.layers));
   if (r.holders < 1) bad_flag("--holders", "must be at least 1");
   if (r.rails < 1) bad_flag("--rails", "must be at least 1");
+  if (r.ep < 1 || (m.moe() && m.experts % r.ep != 0))
+    bad_flag("--ep", fmt::format("must be at least 1 and divide the model's {} routed experts", m.experts));
   if (!(r.reuse >= 0) || !std::isfinite(r.reuse)) bad_flag("--reuse", "must be a finite number >= 0");
   Prediction out;
   out.request = r;
@@ -42,6 +44,7 @@ Prediction predict(const ModelSpec& m, const Profile& p, const PredictRequest& r
   s.rows = r.mq;
   s.holders = r.holders;
   s.transport = r.transport;
+  s.ep = r.ep;
   if (r.blocks) {
     if (!m.index.sparse())
       bad_flag("--blocks", "model '" + m.name + "' has no sparse indexer (index.topk); selection needs one");

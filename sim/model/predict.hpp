@@ -20,6 +20,7 @@ struct PredictRequest {
   double reuse = 0;
   int holders = 1;
   int rails = 1;                   ///< NICs of its node the requester stripes holders over (InfiniBand)
+  int ep = 1;                      ///< the requester's expert-parallel group (a re-prefill's experts spread over it)
   std::optional<int> blocks;       ///< selected contiguous runs (sparse selection); unset: dense
   bool index_on_requester = false; ///< sparse: the requester scans its own copy of the index keys
   core::Transport transport = core::Transport::kGpu;

@@ -1,4 +1,5 @@
 #include "sim/model/pricing.hpp"
+#include "sim/model/prefill.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -136,20 +137,10 @@ Seconds splice_time(const ModelSpec& m, const Profile& p, double runs, double to
   return p.gpu.launch + rotated / (p.gpu.hbm * p.gpu.memory_efficiency) + insert;
 }
 
-Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, int gpus)
+Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, const Layout& l)
 {
   if (p.measured.prefill) return Seconds(tokens / p.prefill_tokens_per_s);
-  if (tokens <= 0) return Seconds(0);
-  const calibrate::GpuSpec& g = p.gpu;
-  const double n = std::max(1, gpus);
-  // GEMMs: a multiply and an add per active parameter and token, FP8, compute-bound at a chunk's
-  // thousands of tokens. Attention: each token against the tokens before it and itself (causal),
-  // per head the scores over qk_nope + rope dims and the output over v dims.
-  const double gemm = 2.0 * m.active_parameters * tokens;
-  const double pairs = tokens * before + tokens * (tokens + 1) / 2;
-  const double attention = 2.0 * m.layers * m.heads * (m.qk_nope_head_dim + m.rope_dim + m.v_head_dim) * pairs;
-  return Seconds(gemm / (g.fp8.value() * g.gemm_efficiency * n)) +
-         Seconds(attention / (g.bf16.value() * g.attention_efficiency * n)) + g.launch * m.layers;
+  return prefill_price(m, p, l, {.tokens = tokens, .before = before, .group_tokens = 0, .ends_prompt = false}).total();
 }
 
 std::string missing_for_selection(const ModelSpec& m, const Profile& p)
@@ -161,9 +152,12 @@ std::string missing_for_selection(const ModelSpec& m, const Profile& p)
 
 std::string missing_dimensions(const ModelSpec& m, const Profile& p)
 {
-  if (p.measured.prefill || (m.active_parameters > 0 && m.qk_nope_head_dim > 0 && m.v_head_dim > 0)) return "";
-  return "model '" + m.name + "' lacks active_parameters, qk_nope_head_dim or v_head_dim, which profile '" + p.name +
-         "' needs to price a re-prefill by its roofline (or give the profile a measured prefill.tokens_per_s)";
+  if (p.measured.prefill) return "";
+  const std::string keys = missing_serving_keys(m);
+  if (keys.empty()) return "";
+  return "model '" + m.name + "' lacks " + keys + ", which profile '" + p.name +
+         "' needs to price a re-prefill by its roofline, layer by layer (or give the profile a measured "
+         "prefill.tokens_per_s)";
 }
 
 Kernel index_scan_kernel(const ModelSpec& m, const Profile& p, double decoded, double tokens)

@@ -12,6 +12,7 @@
 #include "sim/core/fabric.hpp"
 #include "sim/model/model.hpp"
 #include "sim/model/path.hpp"
+#include "sim/model/serving.hpp"
 
 #include <string>
 
@@ -69,14 +70,13 @@ Seconds merge_rows_time(const ModelSpec& m, const Profile& p, double partials, d
 /// A run that keeps its positions (`aligned`: prefix-chained reuse) has nothing to re-rotate.
 /// A measured splice (the paper's prototype) is fixed x runs + per_token x tokens, every layer.
 Seconds splice_time(const ModelSpec& m, const Profile& p, double runs, double tokens, bool aligned);
-/// A re-prefill of `tokens` tokens after `before` tokens of the same run (all layers) on an
-/// instance of `gpus` GPUs: the forward pass's GEMMs (2 x active parameters per token, FP8) and
-/// its causal attention over the tokens before each one (BF16), one launch per layer. A measured
-/// rate (prefill.tokens_per_s, one instance) replaces it.
-Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, int gpus);
+/// A re-prefill of `tokens` tokens after `before` tokens of the same run (all layers) on one GPU
+/// of layout `l`: prefill_price's compute (prefill.hpp), no output head (the tokens are context,
+/// not a prompt's end). A measured rate (prefill.tokens_per_s, one instance) replaces it.
+Seconds prefill_time(const ModelSpec& m, const Profile& p, double tokens, double before, const Layout& l);
 
-/// What `m` lacks for `p` to price it: "" when nothing (a roofline re-prefill needs the model's
-/// active parameters and prefill head dimensions), else the problem, for the caller to report.
+/// What `m` lacks for `p` to price it: "" when nothing (a roofline re-prefill needs the serving
+/// step's dimensions, missing_serving_keys), else the problem, for the caller to report.
 std::string missing_dimensions(const ModelSpec& m, const Profile& p);
 /// The same for a sparse model's selection: the indexer's scan needs the profile's gpu section.
 std::string missing_for_selection(const ModelSpec& m, const Profile& p);

@@ -29,14 +29,18 @@ Parameters parameters(const ModelSpec& m)
   return p;
 }
 
+std::string missing_serving_keys(const ModelSpec& m)
+{
+  return missing_keys({{m.hidden > 0, "hidden"},
+                       {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
+                       {m.v_head_dim > 0, "v_head_dim"},
+                       {m.vocab > 0, "vocab"},
+                       {m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate"}});
+}
+
 std::string missing_for_serving(const ModelSpec& m)
 {
-  const std::string keys =
-      missing_keys({{m.hidden > 0, "hidden"},
-                    {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
-                    {m.v_head_dim > 0, "v_head_dim"},
-                    {m.vocab > 0, "vocab"},
-                    {m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate"}});
+  const std::string keys = missing_serving_keys(m);
   if (keys.empty()) return "";
   return "model '" + m.name + "' lacks " + keys + ", which the serving step (engine.step: full) needs";
 }
@@ -64,36 +68,57 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
          g.launch;
 }
 
+Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed)
+{
+  if (tokens <= 0) return Seconds(0);
+  const double r = std::max(1, tp); // the ranks a split dimension divides over
+  const double h = m.hidden, heads = m.heads / r, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
+  const double rank = m.kv_lora_rank;
+  Seconds t = m.q_lora_rank > 0 ? gemm_time(m, p, tokens, h, m.q_lora_rank) +
+                                      gemm_time(m, p, tokens, m.q_lora_rank, heads * (nope + rope))
+                                : gemm_time(m, p, tokens, h, heads * (nope + rope));
+  t += gemm_time(m, p, tokens, h, rank + rope); // KV down (the cached latent)
+  if (absorbed) {
+    t += gemm_time(m, p, tokens * heads, nope, rank, heads); // query absorbed into the latent
+    t += gemm_time(m, p, tokens * heads, rank, v, heads);    // the latent output up to values
+  }
+  t += gemm_time(m, p, tokens, heads * v, h); // output projection
+  if (m.index.sparse()) { // the indexer's query up (from the query's latent), its key, its head weights
+    const double iq = 1.0 * m.index.heads * m.index.head_dim;
+    t += gemm_time(m, p, tokens, m.q_lora_rank > 0 ? m.q_lora_rank : h, iq) +
+         gemm_time(m, p, tokens, h, m.index.head_dim) + gemm_time(m, p, tokens, h, m.index.heads);
+  }
+  return t;
+}
+
+Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp)
+{
+  if (tokens <= 0) return Seconds(0);
+  const double r = std::max(1, tp), h = m.hidden;
+  if (!moe_layer) {
+    const double inter = m.dense_intermediate / r;
+    return gemm_time(m, p, tokens, h, 2.0 * inter) + gemm_time(m, p, tokens, inter, h);
+  }
+  const double shared = 1.0 * m.shared_experts * m.expert_intermediate / r;
+  return gemm_time(m, p, tokens, h, m.experts, 1, kBf16) +
+         (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
+}
+
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp)
 {
   Seconds t(0);
   if (tokens <= 0) return t;
-  const double r = std::max(1, tp); // the ranks a split dimension divides over
-  const double h = m.hidden, heads = m.heads / r, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
-  const double rank = m.kv_lora_rank;
-  Seconds attention = m.q_lora_rank > 0 ? gemm_time(m, p, tokens, h, m.q_lora_rank) +
-                                              gemm_time(m, p, tokens, m.q_lora_rank, heads * (nope + rope))
-                                        : gemm_time(m, p, tokens, h, heads * (nope + rope));
-  attention += gemm_time(m, p, tokens, h, rank + rope);            // KV down (the cached latent)
-  attention += gemm_time(m, p, tokens * heads, nope, rank, heads); // query absorbed into the latent
-  attention += gemm_time(m, p, tokens * heads, rank, v, heads);    // the latent output up to values
-  attention += gemm_time(m, p, tokens, heads * v, h);              // output projection
-  if (m.index.sparse()) { // the indexer's query up (from the query's latent), its key, its head weights
-    const double iq = 1.0 * m.index.heads * m.index.head_dim;
-    attention += gemm_time(m, p, tokens, m.q_lora_rank > 0 ? m.q_lora_rank : h, iq) +
-                 gemm_time(m, p, tokens, h, m.index.head_dim) + gemm_time(m, p, tokens, h, m.index.heads);
-  }
-  const double dense_inter = m.dense_intermediate / r;
-  const Seconds dense = gemm_time(m, p, tokens, h, 2.0 * dense_inter) + gemm_time(m, p, tokens, dense_inter, h);
-  const double shared = 1.0 * m.shared_experts * m.expert_intermediate / r;
-  const Seconds moe =
-      gemm_time(m, p, tokens, h, m.experts, 1, kBf16) +
-      (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
-  const int moe_from = m.moe() ? m.dense_layers : m.layers;
+  const Seconds attention = projection_time(m, p, tokens, tp, true);
+  const Seconds dense = mlp_time(m, p, tokens, false, tp), moe = mlp_time(m, p, tokens, true, tp);
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
-    t += attention + (l < moe_from ? dense : moe);
-  if (last >= m.layers) t += gemm_time(m, p, tokens, h, m.vocab / r, 1, kBf16);
+    t += attention + (m.moe_layer(l) ? moe : dense);
+  if (last >= m.layers) t += head_time(m, p, tokens, tp);
   return t;
+}
+
+Seconds head_time(const ModelSpec& m, const Profile& p, double tokens, int tp)
+{
+  return tokens <= 0 ? Seconds(0) : gemm_time(m, p, tokens, m.hidden, m.vocab / std::max(1, tp), 1, kBf16);
 }
 
 Seconds all_reduce_time(const Profile& p, core::Bytes bytes, int ranks)

@@ -31,7 +31,9 @@ struct Parameters {
 };
 Parameters parameters(const ModelSpec& m);
 
-/// What `m` lacks for a serving step: "" when nothing, else the keys, for the caller to report.
+/// The keys `m` lacks for the serving step's roofline ("a, b"; "" when none), and that as a
+/// sentence for the caller to report ("" when nothing is missing).
+std::string missing_serving_keys(const ModelSpec& m);
 std::string missing_for_serving(const ModelSpec& m);
 
 /// How a serving instance spreads the model. Attention is data-parallel over `dp_attention` GPUs
@@ -71,6 +73,18 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
 /// projections, the indexer and the gates run whole on every rank. Norms, RoPE and activations
 /// (element-wise, a few MB) are not priced; nor is gathering the head's logits.
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1);
+
+/// One layer's attention projections at `tokens` rows on one of `tp` ranks (dense_time's
+/// shards): query down and up (or one query projection), KV down, the output projection, a sparse
+/// model's indexer projections; with `absorbed` (MLA's multi-query form, decode's) also each
+/// head's query absorbed into the latent and the latent output expanded to values.
+Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed);
+/// One layer's MLP at `tokens` rows on one of `tp` ranks: a dense layer's gate, up and down; an
+/// MoE layer's gate over the routed experts and its shared experts (the routed ones are
+/// expert_time's).
+Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp = 1);
+/// The output head at `tokens` rows on one of `tp` ranks (the vocabulary split).
+Seconds head_time(const ModelSpec& m, const Profile& p, double tokens, int tp = 1);
 
 /// One all-reduce of `bytes` among `ranks` GPUs of a node: the profile's fixed time plus
 /// 2 (ranks - 1) / ranks x bytes at its bus bandwidth (what a ring or NVLink SHARP moves through

@@ -1,0 +1,74 @@
+#include "sim/model/prefill.hpp"
+
+#include <algorithm>
+
+namespace xattn::sim
+{
+namespace
+{
+// The whole GPU's roofline time of a kernel moving `bytes` and doing `flops` at `peak` x
+// `efficiency`, plus its launch.
+Seconds kernel(const calibrate::GpuSpec& g, double bytes, double flops, core::FlopsPerSec peak, double efficiency)
+{
+  return std::max(core::Bytes(bytes) / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency))) +
+         g.launch;
+}
+} // namespace
+
+double causal_pairs(double tokens, double before, double limit)
+{
+  if (tokens <= 0) return 0;
+  // New token i (1..tokens) sees before + i tokens; with a limit, min(limit, before + i).
+  const auto sum_to = [](double n) { return n * (n + 1) / 2; }; // 1 + 2 + ... + n
+  if (limit <= 0 || before + tokens <= limit) return tokens * before + sum_to(tokens);
+  if (before >= limit) return tokens * limit;
+  const double under = limit - before; // new tokens that see fewer than `limit`
+  return under * before + sum_to(under) + (tokens - under) * limit;
+}
+
+PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c)
+{
+  PrefillPrice out;
+  if (c.tokens <= 0) return out;
+  const calibrate::GpuSpec& g = p.gpu;
+  const int tp = std::max(1, l.tp);
+  const double heads = static_cast<double>(m.heads) / tp, rank = m.kv_lora_rank, rope = m.rope_dim;
+  const double nope = m.qk_nope_head_dim, v = m.v_head_dim, context = c.before + c.tokens;
+  const bool sparse = m.index.sparse();
+  const double pairs = causal_pairs(c.tokens, c.before, sparse ? m.index.topk : 0);
+  const double L = m.layers;
+
+  out.projections = projection_time(m, p, c.tokens, tp, sparse) * L;
+  if (sparse) {
+    // Multi-query form: every head reads the shared latent (rank + rope values) of the keys it
+    // attends; scores over rank + rope dimensions, output over rank, per head and pair.
+    const double flops = 2.0 * heads * pairs * (2 * rank + rope);
+    const double bytes = m.latent_per_token().value() * context + c.tokens * heads * ((rank + rope) + rank) * kBf16;
+    out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
+    // The lightning indexer scores every new token against every token so far (FP8, DeepGEMM's
+    // MQA logits): index.heads x head_dim multiply-adds per pair, each token's key read once.
+    const double index_pairs = causal_pairs(c.tokens, c.before);
+    const double index_flops = 2.0 * m.index.heads * m.index.head_dim * index_pairs;
+    const double index_bytes = m.index_key_per_token().value() * context + m.index_query_per_token().value() * c.tokens;
+    out.indexer = kernel(g, index_bytes, index_flops, g.fp8, g.gemm_efficiency) * L;
+  } else {
+    // Multi-head form: the latent of every token so far expanded to this rank's heads' keys
+    // (qk_nope) and values, then attention over qk_nope + rope (scores) and v (output) dimensions.
+    out.kv_up = gemm_time(m, p, context, rank, heads * (nope + v)) * L;
+    const double flops = 2.0 * heads * pairs * (nope + rope + v);
+    // Keys (qk_nope per head, the RoPE part shared by the heads) and values of every token so
+    // far, the new tokens' queries and outputs.
+    const double bytes = (context * (heads * (nope + v) + rope) + c.tokens * heads * (nope + rope + v)) * kBf16;
+    out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
+  }
+  const double group = c.group_tokens > 0 ? c.group_tokens : c.tokens;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    out.mlp += mlp_time(m, p, c.tokens, m.moe_layer(layer), tp);
+    if (m.moe_layer(layer)) out.experts += expert_time(m, p, l.ep, group, tp);
+  }
+  if (c.ends_prompt) out.head = head_time(m, p, 1, tp);
+  out.all_reduce = tensor_parallel_time(m, p, c.tokens, 0, m.layers, tp);
+  return out;
+}
+
+} // namespace xattn::sim
