@@ -23,16 +23,18 @@ using nlohmann::json;
 namespace
 {
 const std::string kSloMetrics = engine::latency_figure_names("|");
+// A bound's value, in the SLO's first bound and in each of slo.also.
+const core::Field kMaxField{.key = "max",
+                            .kind = FieldKind::kQuantity,
+                            .dim = core::Dimension::kSeconds,
+                            .meaning = "its bound (inclusive)",
+                            .check = core::Check::kPositive};
 const core::Schema kBoundSchema{
     {.key = "metric",
      .kind = FieldKind::kChoice,
      .meaning = "a further latency figure bounded",
      .choices = kSloMetrics},
-    {.key = "max",
-     .kind = FieldKind::kQuantity,
-     .dim = core::Dimension::kSeconds,
-     .meaning = "its bound (inclusive)",
-     .check = core::Check::kPositive},
+    kMaxField,
 };
 const core::Schema kSloSchema{
     {.key = "metric",
@@ -40,11 +42,7 @@ const core::Schema kSloSchema{
      .def = "step_latency_s.p99",
      .meaning = "the latency figure bounded (tpot_s: under engine.step full)",
      .choices = kSloMetrics},
-    {.key = "max",
-     .kind = FieldKind::kQuantity,
-     .dim = core::Dimension::kSeconds,
-     .meaning = "its bound (inclusive)",
-     .check = core::Check::kPositive},
+    kMaxField,
     {.key = "also",
      .kind = FieldKind::kList,
      .def = kNoDefault,
