@@ -54,7 +54,7 @@ TEST_CASE("engine: concurrent fetches through one uplink share it max-min fairly
     INFO("n = " << n);
     const double share = std::min(25e9, 50e9 / n);
     const double step = step_mean(run(scenario(n, "fetch", 61), trace(n, 1)), "fetch");
-    // SimGrid solves max-min to a relative precision of 1e-5 (maxmin/precision).
+    // Within 1e-5: the step check's tolerance (iteration.cpp).
     CHECK(step - base == Approx(bytes / share - bytes / 25e9).epsilon(1e-5).margin(1e-9));
   }
 }

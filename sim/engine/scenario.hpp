@@ -22,7 +22,7 @@ namespace xattn::sim::engine
 {
 
 /// The simulated-time horizon, s: arrivals (copies and time_scale included) stay below it. At 1e6 s
-/// a double resolves 1.2e-10 s, a millionth of a 100 us step, within the 1e-5 relative precision
+/// a double resolves 1.2e-10 s, a millionth of a 100 us step, within the 1e-5 relative tolerance
 /// the step checks allow (sim/engine/README.md, "Invariants"); at 1e7 s it would not.
 inline constexpr double kMaxSimulatedTimeS = 1e6;
 

@@ -92,8 +92,13 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
       homes_(sc.requester_instances())
 {
   if (policy::find(policy)->offline) future_ = std::make_unique<FutureReads>(sc, plan);
-  int argc = 2;
-  const char* argv[3] = {"xattn", "--log=root.thresh:warning", nullptr};
+  // SimGrid solves max-min sharing and dates its events to 1e-5 by default: enough to make two
+  // otherwise equal runs of a congested cluster pick different batches (docs/architecture.md,
+  // "Fused and all-SimGrid"). The reference path solves to 1e-10, as the engine's own solver
+  // solves to 1e-9 (MaxMinSolver::kAtCap).
+  int argc = 4;
+  const char* argv[5] = {"xattn", "--log=root.thresh:warning", "--cfg=maxmin/precision:1e-10",
+                         "--cfg=surf/precision:1e-10", nullptr};
   engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, const_cast<char**>(argv));
   if (opt_.catch_signals) StopSignals::reinstall();
   topo::HostSpec host;
