@@ -118,7 +118,7 @@ struct RequestBound {
 };
 
 /// Goodput as vLLM's benchmark defines it: the finished requests that met every bound, as a share
-/// of the finished requests and per simulated second.
+/// of the finished requests that made a token and per simulated second.
 struct Goodput {
   double share = 0, requests_per_s = 0;
   std::vector<RequestBound> bounds; ///< the scenario's, in its order

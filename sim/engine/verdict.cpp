@@ -202,9 +202,8 @@ std::string verdict(const RunResult& result)
 std::string table_legend(const RunResult& result)
 {
   std::string text =
-      "legend: a step is one decode iteration of one request over every layer; wire bytes are the bytes moved between "
-      "GPUs, "
-      "each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
+      "legend: a step is one decode iteration of one request over every layer; wire bytes are the bytes "
+      "moved between GPUs, each transfer once whatever its hops; route/fetch/local/cached counts the chunk calls each "
       "primitive served (cached: the chunk already sat in the requester's cache; calls whose chunk is "
       "on the requester's own GPU are not counted); ok: every invariant held (summary.json, "
       "\"invariants\"); delivered: the output tokens decoded over those offered across the second half "
