@@ -9,18 +9,34 @@
 namespace xattn::sim::engine
 {
 
+namespace
+{
+// Mixed into the run's seed: the draws' streams are their own, apart from the workload's.
+constexpr std::uint64_t kDrawsSalt = 0xE8E8E8E8ULL;
+} // namespace
+
 ExpertRouting expert_routing_from(const std::string& name)
 {
-  if (name == "uniform") return ExpertRouting::kUniform;
-  if (name == "zipf") return ExpertRouting::kZipf;
-  if (name == "balanced") return ExpertRouting::kBalanced;
-  XATTN_CHECK(name == "expected", "an expert routing the schema lists");
+  for (const auto& [n, mode] : kExpertRoutings)
+    if (name == n) return mode;
+  XATTN_CHECK(false, "an expert routing the schema lists: " + name);
   return ExpertRouting::kExpected;
+}
+
+const std::string& expert_routing_names()
+{
+  static const std::string names = [] {
+    std::string out;
+    for (const auto& [n, mode] : kExpertRoutings)
+      out += (out.empty() ? "" : "|") + std::string(n);
+    return out;
+  }();
+  return names;
 }
 
 ExpertDraws::ExpertDraws(const ModelSpec& m, int ep, const ExpertRoutingConfig& c, std::uint64_t seed,
                          std::uint64_t stream)
-    : per_token_(m.experts_per_token), ep_(ep), rng_(workloads::Rng::derive(seed ^ 0xE8E8E8E8ULL, stream))
+    : per_token_(m.experts_per_token), ep_(ep), rng_(workloads::Rng::derive(seed ^ kDrawsSalt, stream))
 {
   const int experts = m.experts;
   const int redundant = c.mode == ExpertRouting::kBalanced ? c.redundant_experts : 0;
@@ -30,7 +46,7 @@ ExpertDraws::ExpertDraws(const ModelSpec& m, int ep, const ExpertRoutingConfig& 
   popularity_.assign(experts, 1.0 / experts);
   if (c.mode == ExpertRouting::kZipf || c.mode == ExpertRouting::kBalanced) {
     // The same shuffle for every group of the run (popularity is the model's and the workload's).
-    workloads::Rng shuffle = workloads::Rng::derive(seed ^ 0xE8E8E8E8ULL, ~std::uint64_t{0});
+    workloads::Rng shuffle = workloads::Rng::derive(seed ^ kDrawsSalt, ~std::uint64_t{0});
     std::vector<int> rank(experts);
     std::iota(rank.begin(), rank.end(), 1);
     for (int i = experts - 1; i > 0; --i) // Fisher-Yates

@@ -17,14 +17,22 @@
 #include "workloads/rng.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xattn::sim::engine
 {
 
 enum class ExpertRouting { kExpected, kUniform, kZipf, kBalanced };
+/// The modes by their names in the scenario (instances.expert_routing).
+inline constexpr std::array<std::pair<const char*, ExpertRouting>, 4> kExpertRoutings{
+    {{"expected", ExpertRouting::kExpected},
+     {"uniform", ExpertRouting::kUniform},
+     {"zipf", ExpertRouting::kZipf},
+     {"balanced", ExpertRouting::kBalanced}}};
 
 struct ExpertRoutingConfig {
   ExpertRouting mode = ExpertRouting::kExpected;
@@ -32,7 +40,9 @@ struct ExpertRoutingConfig {
   int redundant_experts = 0; ///< balanced: extra copies of the hottest experts (each GPU holds (E + R) / ep)
 };
 
+/// The mode named `name` (one of kExpertRoutings); the names joined by "|", for the schema's choices.
 ExpertRouting expert_routing_from(const std::string& name);
+const std::string& expert_routing_names();
 
 /// One MoE round of one expert-parallel group, drawn.
 struct ExpertRound {

@@ -44,7 +44,7 @@ const core::Schema kInstancesSchema{
                 "drawn per token and MoE layer from the run's seed: uniform (every expert alike, as DeepEP's "
                 "benchmarks route), zipf (popularity 1 / rank^expert_skew over shuffled experts), balanced (that "
                 "popularity with redundant_experts extra copies placed as DeepSeek's EPLB places them)",
-     .choices = "expected|uniform|zipf|balanced"},
+     .choices = expert_routing_names()},
     {.key = "expert_skew",
      .def = "1",
      .meaning = "zipf, balanced: the experts' popularity exponent (0: uniform)",

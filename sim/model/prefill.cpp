@@ -6,12 +6,10 @@ namespace xattn::sim
 {
 namespace
 {
-// The whole GPU's roofline time of a kernel moving `bytes` and doing `flops` at `peak` x
-// `efficiency`, plus its launch.
+// A kernel by the roofline (serving.hpp), plus its launch.
 Seconds kernel(const calibrate::GpuSpec& g, double bytes, double flops, core::FlopsPerSec peak, double efficiency)
 {
-  return std::max(core::Bytes(bytes) / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency))) +
-         g.launch;
+  return roofline(g, core::Bytes(bytes), flops, peak, efficiency) + g.launch;
 }
 } // namespace
 
@@ -61,11 +59,11 @@ PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l
     const double bytes = (context * (heads * (nope + v) + rope) + c.tokens * heads * (nope + rope + v)) * kBf16;
     out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
   }
-  const double group = c.group_tokens > 0 ? c.group_tokens : c.tokens;
-  for (int layer = 0; layer < m.layers; ++layer) {
-    out.mlp += mlp_time(m, p, c.tokens, m.moe_layer(layer), tp);
-    if (m.moe_layer(layer)) out.experts += expert_time(m, p, l.ep, group, tp);
-  }
+  // Every dense layer alike, every MoE layer alike.
+  const double group = c.group_tokens > 0 ? c.group_tokens : c.tokens, moe = m.moe_layers(), dense = L - moe;
+  out.mlp = mlp_time(m, p, c.tokens, false, tp) * dense;
+  if (moe > 0) out.mlp += mlp_time(m, p, c.tokens, true, tp) * moe;
+  if (moe > 0) out.experts = expert_time(m, p, l.ep, group, tp) * moe;
   if (c.ends_prompt) out.head = head_time(m, p, 1, tp);
   out.all_reduce = tensor_parallel_time(m, p, c.tokens, 0, m.layers, tp);
   return out;

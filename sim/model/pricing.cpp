@@ -23,13 +23,6 @@ calibrate::CurveSegment segment(const calibrate::FabricCosts& f, core::Transport
 // (deepseek-ai/FlashMLA, block_size_m and the page block size).
 constexpr double kTileRows = 64, kTileTokens = 64;
 
-// The whole GPU's roofline time of a kernel that moves `bytes` and does `flops` at `peak` x
-// `efficiency`.
-Seconds roofline(const calibrate::GpuSpec& g, Bytes bytes, double flops, core::FlopsPerSec peak, double efficiency)
-{
-  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
-}
-
 // FLOPs of absorbed MLA decode per (cached token, query row): the scores over rank + rope values,
 // the output over rank values, a multiply and an add each.
 double attention_flops_per_token_row(const ModelSpec& m)

@@ -55,6 +55,12 @@ core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l)
                      (routed + copies) / (std::max(1, l.ep) * l.tp) * m.weight_bytes);
 }
 
+Seconds roofline(const calibrate::GpuSpec& g, core::Bytes bytes, double flops, core::FlopsPerSec peak,
+                 double efficiency)
+{
+  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
+}
+
 Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices,
                   double weight_bytes)
 {
@@ -62,10 +68,7 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
   const calibrate::GpuSpec& g = p.gpu;
   const double w = weight_bytes > 0 ? weight_bytes : m.weight_bytes;
   const core::Bytes bytes(matrices * k * n * w + rows * (k + n) * 2.0);
-  const double flops = 2.0 * rows * k * n;
-  const core::FlopsPerSec peak = w <= 1 ? g.fp8 : g.bf16;
-  return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * g.gemm_efficiency))) +
-         g.launch;
+  return roofline(g, bytes, 2.0 * rows * k * n, w <= 1 ? g.fp8 : g.bf16, g.gemm_efficiency) + g.launch;
 }
 
 Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed)

@@ -56,6 +56,11 @@ inline constexpr double kBf16 = 2;
 /// of DeepSeek-V3's 690) are counted split too.
 core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
 
+/// The whole GPU's roofline time of a kernel that moves `bytes` and does `flops` at `peak` x
+/// `efficiency`: max(bytes / (HBM x memory_efficiency), flops / (peak x efficiency)), no launch.
+Seconds roofline(const calibrate::GpuSpec& g, core::Bytes bytes, double flops, core::FlopsPerSec peak,
+                 double efficiency);
+
 /// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
 /// (`matrices` of them read: a grouped or batched GEMM, each row meeting one), weights of
 /// `weight_bytes` each (0: the model's dtype) at that dtype's tensor peak, activations BF16 in and

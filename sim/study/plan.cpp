@@ -79,6 +79,15 @@ const core::Schema kSchema{
     {.key = "out", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
 };
 
+// The latency figures an ensemble gives a spread for, ", "-joined.
+std::string ensemble_figure_list()
+{
+  std::string out;
+  for (const char* f : engine::kEnsembleFigures)
+    if (engine::latency_figure(engine::PolicyResult{}, f)) out += (out.empty() ? "" : ", ") + std::string(f);
+  return out;
+}
+
 int line_of(const YAML::Node& n)
 {
   return n.Mark().is_null() ? 0 : n.Mark().line + 1;
@@ -107,18 +116,23 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
     s.base = fs::absolute(p).lexically_normal().string();
   }
   core::Section slo = top.section("slo");
-  s.slo.push_back({slo.choice("metric"), slo.seconds("max").value()});
-  for (core::Section& b : slo.sections("also")) {
-    SloBound bound{b.choice("metric"), b.seconds("max").value()};
-    if (std::any_of(s.slo.begin(), s.slo.end(), [&](const SloBound& o) { return o.metric == bound.metric; }))
-      b.error("metric", "bounded twice: give each figure one bound");
-    s.slo.push_back(std::move(bound));
-  }
   if (slo.has("confidence")) {
     s.confidence = slo.number("confidence");
     if (!(s.confidence > 0 && s.confidence <= 1))
       slo.error("confidence", "a share of draws: greater than 0, at most 1");
   }
+  // A bound judged over an ensemble needs a figure each member reports (engine::kEnsembleFigures).
+  const auto add = [&](core::Section& at, SloBound bound) {
+    if (std::any_of(s.slo.begin(), s.slo.end(), [&](const SloBound& o) { return o.metric == bound.metric; }))
+      at.error("metric", "bounded twice: give each figure one bound");
+    const auto& figures = engine::kEnsembleFigures;
+    if (s.confidence > 0 && std::find(figures.begin(), figures.end(), bound.metric) == figures.end())
+      at.error("metric", "with confidence, a figure every ensemble member reports: one of " + ensemble_figure_list());
+    s.slo.push_back(std::move(bound));
+  };
+  add(slo, {slo.choice("metric"), slo.seconds("max").value()});
+  for (core::Section& b : slo.sections("also"))
+    add(b, {b.choice("metric"), b.seconds("max").value()});
   s.draws = static_cast<int>(slo.integer("draws"));
   if (s.confidence > 0 && s.draws < 2) slo.error("draws", "an ensemble needs at least 2 draws");
   s.policy = top.string("policy");

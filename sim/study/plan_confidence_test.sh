@@ -56,4 +56,13 @@ echo "answer without confidence: size $plain; with confidence 0.95: size $sure"
 [ "$plain" -eq 1 ] || { echo "FAIL: without confidence the spine itself meets the bound"; exit 1; }
 [ "$sure" -gt "$plain" ] || { echo "FAIL: with confidence the plan must pick a larger configuration"; exit 1; }
 grep -q "confidence 0.95: met in at least that share of 16 profile draws" "$work/sure.out" || { echo "FAIL: the plan does not say how many draws"; exit 1; }
+# A bound judged over the ensemble must be a figure every member reports: tpot_s.p99 is not
+# (engine::kEnsembleFigures), so the plan is refused before anything runs, at the key.
+rc=0
+"$xattn" plan "$work/sure.yaml" --set 'slo.also=[{metric: tpot_s.p99, max: 1s}]' --out "$work/refused" --quiet \
+  2>"$work/refused.err" || rc=$?
+[ "$rc" -eq 2 ] || { echo "FAIL: a non-ensemble figure under confidence: exit $rc, expected 2"; exit 1; }
+grep -q "slo.also\[0\].metric: with confidence, a figure every ensemble member reports" "$work/refused.err" ||
+  { echo "FAIL: the refusal does not name the key: $(cat "$work/refused.err")"; exit 1; }
+[ ! -e "$work/refused" ] || { echo "FAIL: a refused plan left a folder"; exit 1; }
 echo PASS
