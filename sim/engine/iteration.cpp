@@ -345,7 +345,14 @@ void IterationSteps::finish()
     if (plan->ep_received) sim.ep_dispatch_.push_back(static_cast<float>(plan->ep_dispatch_s));
     sim.ep_combine_.push_back(static_cast<float>(plan->ep_combine_s));
   }
-  for (Simulation::Active* q : plan->batch) {
+  for (std::size_t i = 0; i < plan->batch.size(); ++i) {
+    Simulation::Active* q = plan->batch[i];
+    if (!plan->chunk.empty() && plan->chunk[i] > 0) { // a prefill chunk: a token only once the prompt is done
+      ++sim.prefill_counts_.chunks;
+      q->prefill_left -= plan->chunk[i];
+      q->prefill_before += plan->chunk[i];
+      if (q->prefill_left > 0) continue;
+    }
     if (t < q->last_end) {
       ++sim.invariant_violations_;
       sim.problems_.push_back(

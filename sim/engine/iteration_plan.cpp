@@ -64,6 +64,8 @@ void IterationSteps::build()
     own_kv += need;
     plan->batch.push_back(a.get());
   }
+  plan->tokens = static_cast<double>(plan->batch.size());
+  if (sc().prefill.enabled) plan_prefill();
   bool any_merge = false;
   double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
   std::vector<std::uint64_t> selected;
@@ -82,8 +84,10 @@ void IterationSteps::build()
   std::vector<std::uint64_t> need_layers, holder_layers;
   std::vector<std::size_t> holder_exchange;
   double planned_serial = 0; // splices and re-prefills planned so far, one after another
-  for (Simulation::Active* q : plan->batch) {
+  for (std::size_t i = 0; i < plan->batch.size(); ++i) {
+    Simulation::Active* q = plan->batch[i];
     if (q->first_start < 0) q->first_start = plan->start;
+    if (!plan->chunk.empty() && plan->chunk[i] > 0) continue; // prefilling: nothing to attend remotely yet
     if (sparse) plan_select(*q);
     needs.clear();
     need_layers.clear();

@@ -56,6 +56,11 @@ struct Plan {
   int round = 0, rounds = 1;
   double scale = 1; ///< layers per exchange (step granularity: all of them)
   std::vector<Simulation::Active*> batch;
+  /// prefill.enabled: per batch member, the prompt tokens it prefills this iteration (0: it decodes).
+  std::vector<double> chunk;
+  double tokens = 0;           ///< the rows of the model's GEMMs: a token per decoding request, the chunks' tokens
+  int prompts_ending = 0;      ///< chunks that end their prompt: the output head makes their first token
+  double prefill_work = 0;     ///< the chunks' own compute outside the batch's GEMMs, over all layers, s
   std::vector<Select> selects; ///< the selection's first phase, before the exchanges and moves
   int selecting = 0;           ///< its operations still running
   std::vector<Exchange> exchanges;
@@ -69,7 +74,8 @@ struct Plan {
   double lower_bound = 0;                               ///< the iteration's idle closed-form duration, s
   int outstanding = 0;
   // engine.step full: where the step went (summary step_split_s).
-  double gemm_s = 0;      ///< the model's GEMMs (and experts when ep is 1) on the requester's GPU
+  double gemm_s = 0;      ///< the model's GEMMs (and experts when ep is 1) on the requester's GPU, prefill chunks
+                          ///< included
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
   double ep_dispatch_s = 0, ep_combine_s = 0; ///< this GPU's dispatch and combine, summed over its rounds
@@ -148,18 +154,38 @@ struct IterationSteps {
   double step_other() const { return sc().full_step ? 0.0 : sc().profile.step_other.value(); }
   /// Round `r`'s model compute on each GPU of the requester outside attention (engine.step full):
   /// its layers' GEMMs, the routed experts too when every GPU holds them all or a tp-th of each
-  /// (ep 1), and under tensor parallelism the ranks' all-reduces.
+  /// (ep 1), and under tensor parallelism the ranks' all-reduces; with prefill chunks in the batch,
+  /// their tokens as rows of the same GEMMs (one weight read for both) and the round's share of
+  /// the chunks' own compute (with engine.step attention, all of the chunks' compute).
   double model_work(int r) const
   {
-    if (!sc().full_step || plan->batch.empty()) return 0;
-    const double tokens = static_cast<double>(plan->batch.size());
+    const double layers_share = static_cast<double>(round_last(r) - round_first(r)) / sc().model.layers;
+    const double prefill = plan->prefill_work * layers_share;
+    if (!sc().full_step || plan->batch.empty()) return prefill;
+    const double tokens = plan->tokens;
     const ModelSpec& m = sc().model;
     const int tp = sc().tp;
     double t = dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value() +
                tensor_parallel_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value();
     if (sc().ep == 1) t += round_moe_layers(r) * expert_time(m, sc().profile, 1, tokens, tp).value();
-    return t;
+    // The output head runs for the decoded tokens and the prompts that end here, not every chunk token.
+    if (round_last(r) >= m.layers && plan->prompts_ending > 0) {
+      const double heads = tokens - chunk_tokens() + plan->prompts_ending;
+      t += (head_time(m, sc().profile, heads, tp) - head_time(m, sc().profile, tokens, tp)).value();
+    }
+    return t + prefill;
   }
+  /// The prompt tokens the batch prefills this iteration that ride its GEMMs.
+  double chunk_tokens() const
+  {
+    double sum = 0;
+    for (double c : plan->chunk)
+      sum += c;
+    return sc().profile.measured.prefill ? 0.0 : sum;
+  }
+  /// prefill.enabled: the iteration's token budget over the batch (decodes first, then chunks in
+  /// arrival order; a request left without a token waits) and the chunks' compute (prefill.cpp).
+  void plan_prefill();
   void launch_exchange(int op, int rank);
   /// Launches move `op` (counted from the first move) on `rank`, `L` layers' worth.
   void launch_move(int op, int rank, double L);

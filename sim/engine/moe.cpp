@@ -3,6 +3,7 @@
 #include "sim/core/check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -122,7 +123,7 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
     XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
   std::vector<int> tokens(n);
   for (int r = 0; r < n; ++r)
-    tokens[r] = static_cast<int>(x->members[r].plan->batch.size());
+    tokens[r] = static_cast<int>(std::lround(x->members[r].plan->tokens)); // decodes and prefill chunks
   if (g.draws != nullptr) {
     // Each token's experts drawn, per layer: each GPU pair carries its own count, and each GPU's
     // experts run the pairs it received.

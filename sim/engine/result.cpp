@@ -225,6 +225,10 @@ json to_json(const PolicyResult& r)
             {"invariants", invariants(r.invariants)}};
   if (r.full_step)
     j["step_split_s"] = {{"attention", r.split_attention_s}, {"gemm", r.split_gemm_s}, {"moe", r.split_moe_s}};
+  if (r.prefill) {
+    j["prefill"] = fields_json(r.prefill_counts, kPrefillFields);
+    j["prefill"]["hit_share"] = r.prefill_counts.hit_share();
+  }
   if (r.expert_parallel) {
     j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
     j["ep_combine_s"] = latency(r.ep_combine_s);
@@ -271,6 +275,8 @@ PolicyResult policy_result(const json& j)
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
   r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
   r.memory = fields_from<MemoryCounters>(section(j, "memory"), kMemoryFields);
+  r.prefill = j.contains("prefill");
+  r.prefill_counts = fields_from<PrefillCounters>(section(j, "prefill"), kPrefillFields);
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
   const json busiest = section(j, "busiest");
   r.busiest = busiest.value("resource", std::string());

@@ -75,6 +75,22 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters:
      {"hbm_waiting", &MemoryCounters::hbm_waiting},
      {"cache_evictions", &MemoryCounters::cache_evictions}}};
 
+/// prefill.enabled: the prompts' block references, those that found the block prefilled already
+/// (by an earlier request, anywhere), the tokens prefilled and the chunks they ran in.
+struct PrefillCounters {
+  std::uint64_t block_references = 0, block_hits = 0, prefilled_tokens = 0, chunks = 0;
+  /// The share of block references that hit: the trace's reuse ratio when nothing is evicted.
+  double hit_share() const
+  {
+    return block_references > 0 ? static_cast<double>(block_hits) / static_cast<double>(block_references) : 0.0;
+  }
+};
+inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 4> kPrefillFields{
+    {{"block_references", &PrefillCounters::block_references},
+     {"block_hits", &PrefillCounters::block_hits},
+     {"prefilled_tokens", &PrefillCounters::prefilled_tokens},
+     {"chunks", &PrefillCounters::chunks}}};
+
 /// The invariants' names (docs/architecture.md, "Invariants"): the first word of each of their
 /// problems, and of the line on stderr when one fails.
 inline constexpr std::string_view kRequestsFinished = "all_requests_finished";
@@ -155,6 +171,9 @@ struct PolicyResult {
   double simulated_time_s = 0;
   EngineCounters engine;
   MemoryCounters memory;
+  /// prefill.enabled: what the prompts prefilled (summary `prefill`, written only for such a run).
+  bool prefill = false;
+  PrefillCounters prefill_counts;
   std::uint64_t skipped_trace_entries = 0;
   /// The busiest resource of the run and the share of the run it was busy (holder kernels' GPU
   /// time, a requester's own compute, or the bytes a link direction carried at its bandwidth):

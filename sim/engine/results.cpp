@@ -95,6 +95,8 @@ PolicyResult Simulation::figures()
   r.engine = {
       ns.transfers,           ns.fluid,  ns.real, ns.resolves, ns.resolved, ns.widest, ns.max_in_flight, ns.comms,
       ns.max_comms_in_flight, ns.relayed};
+  r.prefill = sc_.prefill.enabled;
+  r.prefill_counts = prefill_counts_;
   r.memory.hbm_bound_steps = hbm_bound_steps_;
   r.memory.hbm_waiting = hbm_waiting_;
   for (const auto& in : instances_)

@@ -351,6 +351,29 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       b.error("metric", "bounded twice: give each figure one bound");
     sc.goodput.push_back({*figure, max_s});
   }
+  core::Section pf = top.section("prefill");
+  sc.prefill.enabled = pf.boolean("enabled");
+  sc.prefill.max_num_batched_tokens = pf.integer("max_num_batched_tokens");
+  if (sc.prefill.enabled) {
+    // vLLM refuses a budget below max_num_seqs: the batch's decodes alone would not fit.
+    if (sc.prefill.max_num_batched_tokens < sc.max_batch)
+      pf.error("max_num_batched_tokens", std::to_string(sc.prefill.max_num_batched_tokens) +
+                                             " tokens cannot take one decode token for each of engine.max_batch = " +
+                                             std::to_string(sc.max_batch) + " requests");
+    // A trace's block size is known once it is read (plan_corpus checks it there).
+    else if (sc.workload.generator && sc.prefill.max_num_batched_tokens < sc.workload.generator->block_tokens)
+      pf.error("max_num_batched_tokens", std::to_string(sc.prefill.max_num_batched_tokens) +
+                                             " tokens is under one of the workload's " +
+                                             std::to_string(sc.workload.generator->block_tokens) + "-token blocks");
+    if (!sc.profile.name.empty() && sc.model.layers > 0) {
+      if (std::string missing = missing_dimensions(sc.model, sc.profile); !missing.empty())
+        pf.error("enabled", missing);
+      else if (!sc.profile.measured.prefill && !sc.profile.gpu.given())
+        pf.error("enabled", "profile '" + sc.profile.name +
+                                "' has neither a gpu section (the roofline) nor a measured prefill.tokens_per_s to "
+                                "price a prefill with");
+    }
+  }
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
   sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");

@@ -47,6 +47,13 @@ struct WorkloadSpec {
   bool skip_bad = false;
 };
 
+/// Prefill on the decoding instances (scenario `prefill`): chunked into the decode iterations
+/// under a token budget, as vLLM's scheduler runs it (sim/engine/README.md, "Prefill").
+struct PrefillSpec {
+  bool enabled = false;
+  std::int64_t max_num_batched_tokens = 8192; ///< an iteration's tokens: decodes first, then prefill chunks
+};
+
 struct Scenario {
   std::string name;
   std::string file; ///< where it was read from
@@ -89,6 +96,7 @@ struct Scenario {
   core::Bytes max_memory{0};
   std::string max_memory_origin; ///< "engine.max_memory = 8GiB", or where the default came from
   WhatIf what_if;
+  PrefillSpec prefill;
   std::vector<RequestBound> goodput; ///< what a good request meets (result.hpp, Goodput)
   std::string out_dir;               ///< empty: out/<name>
 

@@ -197,6 +197,25 @@ const core::Schema kWhatIfSchema{
      .meaning = "one exchange per holder per step for all requests"},
 };
 
+const core::Schema kPrefillSchema{
+    {.key = "enabled",
+     .kind = FieldKind::kBool,
+     .def = "false",
+     .meaning = "a request first prefills, on its instance, the prompt tokens no earlier request prefilled (its blocks "
+                "referenced for the first time, and its tokens past its last block; at least its last token), in "
+                "chunks mixed into the decode iterations, and makes its first token in the iteration that ends its "
+                "prefill; false: every block already sits on its holder and decoding starts on arrival"},
+    {.key = "max_num_batched_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "8192",
+     .meaning =
+         "an iteration's token budget, as vLLM schedules it: one token for each decoding request of the batch "
+         "first, then prefill chunks in arrival order up to the rest (the default is vLLM's for its API server on "
+         "GPUs of 70 GiB or more: vllm/engine/arg_utils.py, get_batch_defaults)",
+     .check = Check::kPositive,
+     .range = {1, 16777216, "2^24 tokens is past every model's context window"}},
+};
+
 const core::Schema kOutputSchema{
     {.key = "dir", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
 };
@@ -273,6 +292,11 @@ const core::Schema& scenario_schema()
        .def = "",
        .meaning = "host-overhead reductions",
        .sub = &kWhatIfSchema},
+      {.key = "prefill",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "prefill on the decoding instances (co-located), chunked under a token budget",
+       .sub = &kPrefillSchema},
       {.key = "goodput",
        .kind = FieldKind::kList,
        .def = "[{metric: ttft_s, max: 2s}, {metric: tpot_s, max: 80ms}]",

@@ -39,6 +39,10 @@ CorpusPlan plan_corpus(const Scenario& sc)
   if (plan.block_tokens <= 0)
     core::fail(sc.file, 0, 0, "workload.trace",
                "this trace has no block ids (an arrivals-only trace such as Azure's): use workload.generator");
+  if (sc.prefill.enabled && sc.prefill.max_num_batched_tokens < plan.block_tokens)
+    core::fail(sc.file, 0, 0, "prefill.max_num_batched_tokens",
+               std::to_string(sc.prefill.max_num_batched_tokens) + " tokens is under one of the trace's " +
+                   std::to_string(plan.block_tokens) + "-token blocks");
   if (sc.corpus.chunk_tokens % plan.block_tokens != 0)
     core::fail(sc.file, 0, 0, "corpus.chunk_tokens",
                "c_t = " + std::to_string(sc.corpus.chunk_tokens) + " is not a multiple of the trace's " +
@@ -187,6 +191,7 @@ void Simulation::on_arrival()
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
   const int inst = homes_.of(pending_);
   a->home = inst;
+  if (sc_.prefill.enabled) admit_prompt(*a, pending_);
   Instance& in = *instances_[inst];
   if (a->steps_total <= 0) {
     // Nothing to decode: done on arrival.

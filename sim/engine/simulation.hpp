@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace xattn::sim::engine
@@ -88,6 +89,8 @@ private:
   friend struct MoePhase;
 
   void schedule_next_arrival();
+  /// prefill.enabled: what request `r`'s prompt leaves `a` to prefill (prefill.cpp).
+  void admit_prompt(Active& a, const workloads::Request& r);
   void on_arrival();
   void start_iteration(int inst);
   /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).
@@ -134,6 +137,8 @@ private:
   std::uint64_t arrived_ = 0, finished_ = 0, steps_ = 0, iterations_ = 0;
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
   std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
+  PrefillCounters prefill_counts_;
+  std::unordered_set<std::uint64_t> prefilled_blocks_; ///< prefill.enabled: every block some prompt prefilled
   std::vector<float> step_latency_;
   std::vector<float> itl_;        ///< every gap between two tokens of a request
   std::vector<float> ttft_, e2e_; ///< per finished request

@@ -62,6 +62,9 @@ struct Simulation::Active {
   std::int64_t steps_total = 0, steps_done = 0;
   double arrival = 0, first_start = -1, last_end = 0, sum_step = 0, max_step = 0;
   double first_token = -1; ///< when its first step ended (TPOT counts the steps after it)
+  // prefill.enabled: its prompt tokens still to prefill, and those already in its KV (its blocks
+  // prefilled before it came, then its own chunks so far): a chunk attends them.
+  double prefill_left = 0, prefill_before = 0;
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
 };

@@ -6,11 +6,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace xattn::sim::engine::test
 {
@@ -73,6 +77,32 @@ inline std::string request(int id, double t, int session, int first_block, int n
          ",\"agent\":" + std::to_string(session) + ",\"parent\":null,\"block_tokens\":" + std::to_string(block_tokens) +
          ",\"blocks\":[" + blocks + "],\"in\":" + std::to_string(n_blocks * block_tokens) +
          ",\"out\":" + std::to_string(out) + "}\n";
+}
+
+/// One column of a run's requests.csv (`policy`'s rows), by request id.
+inline std::map<std::uint64_t, double> requests_column(const std::filesystem::path& out, const std::string& policy,
+                                                       const std::string& column)
+{
+  std::ifstream in(out / "requests.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::stringstream h(line); std::getline(h, line, ',');)
+    header.push_back(line);
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE(it != header.end());
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t c = col(column), id = col("request"), pol = col("policy");
+  std::map<std::uint64_t, double> values;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    for (std::stringstream s(line); std::getline(s, line, ',');)
+      cells.push_back(line);
+    if (cells.at(pol) == policy) values[std::stoull(cells.at(id))] = std::stod(cells.at(c));
+  }
+  return values;
 }
 
 inline double step_mean(const nlohmann::json& summary, const std::string& policy)

@@ -1,0 +1,84 @@
+// Prefill on the decoding instances (scenario `prefill`; sim/engine/README.md, "Prefill"): what a
+// prompt leaves to prefill when it arrives, and how an iteration's token budget splits between
+// the batch's decodes and its prefill chunks, as vLLM's scheduler splits it.
+#include "sim/model/prefill.hpp"
+#include "sim/engine/iteration_steps.hpp"
+
+#include <algorithm>
+
+namespace xattn::sim::engine
+{
+
+void Simulation::admit_prompt(Active& a, const workloads::Request& r)
+{
+  // A block id is content: the first prompt that references it prefills it, and every later
+  // reference finds it (there is no eviction: caches are unbounded).
+  const double bt = static_cast<double>(r.block_tokens);
+  double cached = 0, fresh = 0;
+  for (std::uint64_t b : r.blocks) {
+    ++prefill_counts_.block_references;
+    if (prefilled_blocks_.insert(b).second) {
+      fresh += bt;
+    } else {
+      cached += bt;
+      ++prefill_counts_.block_hits;
+    }
+  }
+  const double tail = std::max(0.0, static_cast<double>(r.input_tokens) - bt * static_cast<double>(r.blocks.size()));
+  a.prefill_before = cached;
+  // A prompt found whole still computes its last token, whose logits make the first output token
+  // (vLLM recomputes it on a full prefix-cache hit).
+  a.prefill_left = std::max(1.0, fresh + tail);
+  prefill_counts_.prefilled_tokens += static_cast<std::uint64_t>(a.prefill_left);
+}
+
+void IterationSteps::plan_prefill()
+{
+  std::vector<Simulation::Active*>& batch = plan->batch;
+  double budget = static_cast<double>(sc().prefill.max_num_batched_tokens);
+  for (const Simulation::Active* q : batch)
+    if (q->prefill_left <= 0) budget -= 1; // a decode token each, first
+  // Then the prompts' chunks in arrival order, each as much of its prompt as the budget has left;
+  // a prompt that gets nothing waits for a later iteration.
+  std::size_t kept = 0;
+  plan->chunk.clear();
+  for (Simulation::Active* q : batch) {
+    double c = 0;
+    if (q->prefill_left > 0) {
+      c = std::min(q->prefill_left, budget);
+      if (c <= 0) continue;
+      budget -= c;
+    }
+    batch[kept++] = q;
+    plan->chunk.push_back(c);
+  }
+  batch.resize(kept);
+
+  const ModelSpec& m = sc().model;
+  const calibrate::Profile& p = sc().profile;
+  const Layout layout{.tp = sc().tp, .dp_attention = sc().dp_attention, .ep = sc().ep};
+  plan->tokens = static_cast<double>(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const double c = plan->chunk[i];
+    if (c <= 0) continue;
+    plan->tokens -= 1; // a prefilling request decodes nothing
+    const Simulation::Active& q = *batch[i];
+    if (p.measured.prefill) { // the profile's measured rate prices the whole of it
+      plan->prefill_work += c / p.prefill_tokens_per_s;
+      continue;
+    }
+    const bool ends = c >= q.prefill_left;
+    const PrefillPrice x = prefill_price(m, p, layout, {.tokens = c, .before = q.prefill_before, .ends_prompt = ends});
+    if (!sc().full_step) { // the attention-only step has no GEMMs for the chunk to ride
+      plan->prefill_work += x.total().value();
+      continue;
+    }
+    // Under the full step the chunk's tokens are rows of the batch's GEMMs (model_work, in decode's
+    // absorbed form); its own work is the attention over its prompt so far.
+    plan->tokens += c;
+    plan->prompts_ending += ends ? 1 : 0;
+    plan->prefill_work += (x.kv_up + x.attention + x.indexer).value();
+  }
+}
+
+} // namespace xattn::sim::engine

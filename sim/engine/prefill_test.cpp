@@ -1,0 +1,108 @@
+// Prefill on the decoding instances (scenario `prefill`), worked by hand with the paper prototype's
+// measured prefill rate (5,000 tokens/s, calibrate/profiles/paper-prototype.yaml) and the
+// attention-only step, whose compute outside attention is 0 in that profile: a prefill iteration
+// with nothing to decode lasts its tokens / 5,000 s.
+#include "sim/engine/source.hpp"
+#include "sim/engine/test_util.hpp"
+#include "workloads/stats.hpp"
+
+using namespace xattn;
+using namespace xattn::sim::engine;
+using namespace xattn::sim::engine::test;
+
+namespace
+{
+constexpr double kRate = 5000; // tokens/s, the profile's prefill.tokens_per_s
+
+std::string scenario(const std::string& prefill)
+{
+  return "name: prefill\n"
+         "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
+         "topology: testbed-ndr200\n"
+         "instances: {requesters: [node0.gpu0], holders: [node0.gpu1]}\n"
+         "corpus: {chunk_tokens: 2048}\n"
+         "workload: {trace: trace.jsonl}\n"
+         "policies: [route]\n"
+         "profile: paper-prototype\n"
+         "engine: {route_protocol: absorbed}\n"
+         "prefill: " +
+         prefill + "\n";
+}
+} // namespace
+
+TEST_CASE("engine: a prompt that extends an earlier one prefills only its new tokens")
+{
+  // A: blocks 0-31 (2,048 tokens), two tokens out. B, long after A ended, in the same session:
+  // blocks 0-47, the first 32 A's. A prefills 2,048 tokens, B the 1,024 after A's prefix.
+  const std::string trace = request(0, 0.0, 0, 0, 32, 2) + request(1, 5.0, 0, 0, 48, 2);
+  std::filesystem::path out;
+  const nlohmann::json all = run(scenario("{enabled: true}"), trace, {}, &out);
+  const nlohmann::json& p = all["policies"]["route"];
+  const std::map<std::uint64_t, double> ttft = requests_column(out, "route", "ttft_s");
+  REQUIRE(ttft.size() == 2);
+  CHECK(ttft.at(0) == Approx(2048 / kRate).epsilon(1e-6));
+  CHECK(ttft.at(1) == Approx(1024 / kRate).epsilon(1e-6));
+  CHECK(p["prefill"]["block_references"].get<int>() == 80);
+  CHECK(p["prefill"]["block_hits"].get<int>() == 32);
+  CHECK(p["prefill"]["hit_share"].get<double>() == Approx(32.0 / 80));
+  CHECK(p["prefill"]["prefilled_tokens"].get<int>() == 3072);
+  CHECK(p["prefill"]["chunks"].get<int>() == 2); // each prompt fits vLLM's default budget
+  // The same trace without prefill: no prefill figures, and a first token after one decode step.
+  const nlohmann::json off = run(scenario("{enabled: false}"), trace);
+  CHECK_FALSE(off["policies"]["route"].contains("prefill"));
+  CHECK(off["policies"]["route"]["ttft_s"]["max"].get<double>() < 0.05);
+}
+
+TEST_CASE("engine: a token budget chunks a prompt, and the batch's decodes take their token first")
+{
+  // A (2,048 tokens) alone: four chunks of 512. B (1,024 new tokens) arrives while A decodes: A's
+  // token comes first in every iteration, so B's chunks are 511, 511 and 2 tokens, and each of
+  // A's tokens beside a 511-token chunk waits for the chunk's compute.
+  const std::string trace = request(0, 0.0, 0, 0, 32, 400) + request(1, 0.5, 1, 100, 16, 2);
+  std::filesystem::path out;
+  const nlohmann::json all = run(scenario("{enabled: true, max_num_batched_tokens: 512}"), trace, {}, &out);
+  const nlohmann::json& p = all["policies"]["route"];
+  const std::map<std::uint64_t, double> ttft = requests_column(out, "route", "ttft_s");
+  CHECK(ttft.at(0) == Approx(4 * 512 / kRate).epsilon(1e-6));
+  CHECK(p["prefill"]["chunks"].get<int>() == 4 + 3);
+  CHECK(ttft.at(1) > 1024 / kRate);
+  CHECK(p["itl_s"]["max"].get<double>() >= 511 / kRate);
+  const std::map<std::uint64_t, double> finish = requests_column(out, "route", "finish_s");
+  REQUIRE(finish.at(0) > 0.5 + 1024 / kRate); // A was still decoding while B prefilled
+}
+
+TEST_CASE("engine: with prefill on, the share of block references that hit is the trace's reuse ratio")
+{
+  // Nothing is evicted: a block is found by every reference after its first, which is what
+  // `xattn trace stats` counts as reuse (workloads/stats.cpp), over the same stream.
+  const std::string s = "name: reuse\n"
+                        "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
+                        "topology: testbed-ndr200\n"
+                        "instances: {requesters: [node0.gpu0-3], holders: [node1]}\n"
+                        "corpus: {chunk_tokens: 2048}\n"
+                        "workload:\n"
+                        "  generator:\n"
+                        "    requests: 120\n"
+                        "    block_tokens: 64\n"
+                        "    corpus: {tokens: 400000, zipf_s: 1.0}\n"
+                        "    agents: {count: 8, turns: 6}\n"
+                        "    arrival: {process: poisson, interarrival: 400ms}\n"
+                        "    output: {distribution: lognormal, mean: 8, cv: 0.5}\n"
+                        "policies: [route]\n"
+                        "profile: paper-prototype\n"
+                        "engine: {route_protocol: absorbed}\n"
+                        "prefill: {enabled: true}\n";
+  const nlohmann::json all = run(s, "");
+  auto dir = fresh_dir("reuse");
+  std::ofstream(dir / "s.yaml") << s;
+  const Scenario sc = load_scenario((dir / "s.yaml").string());
+  workloads::TraceStats stats;
+  workloads::Request r;
+  for (auto src = open_workload(sc); src->next(r);)
+    stats.add(r);
+  const workloads::StatsReport report = stats.report();
+  const nlohmann::json& p = all["policies"]["route"]["prefill"];
+  REQUIRE(report.reuse_ratio > 0.1);
+  CHECK(p["block_references"].get<std::uint64_t>() == report.block_refs);
+  CHECK(p["hit_share"].get<double>() == Approx(report.reuse_ratio).epsilon(1e-12));
+}
