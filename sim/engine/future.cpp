@@ -13,7 +13,7 @@ FutureReads::FutureReads(const Scenario& sc, const CorpusPlan& plan) : instances
 {
   // The same corpus the run starts from, filled in the same order, gives the same chunk ids.
   workloads::Corpus corpus = plan.corpus ? *plan.corpus : workloads::Corpus(sc.corpus.chunk_tokens, plan.block_tokens);
-  Homes homes(instances_);
+  Homes homes(instances_, sc.router.policy == Router::kRoundRobin);
   auto source = open_workload(sc);
   workloads::Request r;
   for (std::uint64_t seq = 0; source->next(r); ++seq) {

@@ -125,7 +125,7 @@ struct IterationSteps {
 
   const Scenario& sc() const { return sim.sc_; }
   Simulation::Instance& instance() const { return *sim.instances_[plan->inst]; }
-  topo::GpuId holder_gpu(int holder, int rank) const { return sc().holders[holder * sc().tp + rank]; }
+  topo::GpuId holder_gpu(int holder, int rank) const { return sim.holder_gpus_[holder * sc().tp + rank]; }
   ComputeUnit& holder_compute(topo::GpuId gpu) const { return *sim.holder_compute_[sim.holder_index_of_gpu_[gpu]]; }
 
   void build();

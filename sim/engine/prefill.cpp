@@ -11,17 +11,38 @@ namespace xattn::sim::engine
 
 void Simulation::admit_prompt(Active& a, const workloads::Request& r)
 {
-  // A block id is content: the first prompt that references it prefills it, and every later
-  // reference finds it (there is no eviction: caches are unbounded).
+  // A block id is content: the first prompt that references it prefills it, and a later reference
+  // finds it while its chunk is in a pool (here: free; on another instance: the policy serves it
+  // as a cross-instance call), else prefills it again. A new block of a chunk that lives
+  // elsewhere is prefilled here and counted with its chunk there.
+  for (std::uint64_t c : a.chunks)
+    kv_pool_->pin(c);
+  KvPool::Counts& counts = kv_pool_->counts(a.home);
   const double bt = static_cast<double>(r.block_tokens);
   double cached = 0, fresh = 0;
+  thread_local std::vector<std::uint64_t> placed; // chunks this prompt brought back: all of it prefilled
+  placed.clear();
   for (std::uint64_t b : r.blocks) {
     ++prefill_counts_.block_references;
-    if (prefilled_blocks_.insert(b).second) {
-      fresh += bt;
-    } else {
+    const std::uint64_t c = corpus_->chunk_of(b);
+    const auto [first, fresh_block] = prefilled_blocks_.try_emplace(b, a.id);
+    const bool seen = !fresh_block;
+    // Once more in this prompt: found with the rest of it. Seen before: found where its chunk is,
+    // unless this prompt had to bring the chunk back.
+    const bool again = seen && first->second == a.id;
+    const int home = kv_pool_->home(c);
+    if (again || (seen && home >= 0 && std::find(placed.begin(), placed.end(), c) == placed.end())) {
       cached += bt;
       ++prefill_counts_.block_hits;
+      ++(home == a.home ? counts.local_hits : counts.remote_hits);
+      kv_pool_->use(c);
+      continue;
+    }
+    fresh += bt;
+    ++counts.misses;
+    if (home < 0) {
+      kv_pool_->place(a.home, c);
+      placed.push_back(c);
     }
   }
   const double tail = std::max(0.0, static_cast<double>(r.input_tokens) - bt * static_cast<double>(r.blocks.size()));

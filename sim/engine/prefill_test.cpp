@@ -106,3 +106,61 @@ TEST_CASE("engine: with prefill on, the share of block references that hit is th
   CHECK(p["block_references"].get<std::uint64_t>() == report.block_refs);
   CHECK(p["hit_share"].get<double>() == Approx(report.reuse_ratio).epsilon(1e-12));
 }
+
+TEST_CASE("engine: where a prefix was prefilled decides whether a later prompt finds it here or across instances")
+{
+  // The first test's pair on two instances. Prefill prices the same either way (A 2,048 tokens,
+  // B its 1,024 new ones); what differs is where B finds A's 32 blocks.
+  const std::string trace = request(0, 0.0, 0, 0, 32, 2) + request(1, 5.0, 0, 0, 48, 2);
+  auto two = [&](const std::string& router) {
+    std::string s = scenario("{enabled: true}") + "router: {policy: " + router + "}\n";
+    const std::string one = "requesters: [node0.gpu0]";
+    s.replace(s.find(one), one.size(), "requesters: [node0.gpu0, node0.gpu1], holders: [node1.gpu0]");
+    s.replace(s.find(", holders: [node0.gpu1]"), std::string(", holders: [node0.gpu1]").size(), "");
+    std::filesystem::path out;
+    const nlohmann::json all = run(s, trace, {}, &out);
+    return std::make_pair(all["policies"]["route"], out);
+  };
+  SECTION("round-robin: B on the other instance, a cross-instance hit its decode routes to A's")
+  {
+    const auto [p, out] = two("round-robin");
+    const std::map<std::uint64_t, double> ttft = requests_column(out, "route", "ttft_s");
+    CHECK(ttft.at(0) == Approx(2048 / kRate).epsilon(1e-6));
+    CHECK(ttft.at(1) == Approx(1024 / kRate).epsilon(1e-6));
+    CHECK(requests_column(out, "route", "requester").at(1) == 1);
+    const nlohmann::json& per = p["prefill"]["instances"];
+    CHECK(per["remote_hits"] == nlohmann::json::array({0, 32}));
+    CHECK(per["local_hits"] == nlohmann::json::array({0, 0}));
+    CHECK(per["misses"] == nlohmann::json::array({32, 16}));
+    // B's one decode step attends A's chunk on instance 0 (routed) and its own locally.
+    CHECK(requests_column(out, "route", "routed").at(1) == 1);
+    CHECK(requests_column(out, "route", "routed").at(0) == 0);
+  }
+  SECTION("prefix: B goes where its first 32 of 48 blocks are (over SGLang's half), and finds them there")
+  {
+    const auto [p, out] = two("prefix");
+    CHECK(requests_column(out, "route", "requester").at(1) == 0);
+    const nlohmann::json& per = p["prefill"]["instances"];
+    CHECK(per["local_hits"] == nlohmann::json::array({32, 0}));
+    CHECK(per["remote_hits"] == nlohmann::json::array({0, 0}));
+    CHECK(requests_column(out, "route", "routed").at(1) == 0);
+    CHECK(requests_column(out, "route", "ttft_s").at(1) == Approx(1024 / kRate).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("engine: a bounded pool evicts the least recent chunk no request is using, and its blocks are prefilled "
+          "again")
+{
+  // A pool of one 2,048-token chunk (61 layers x 576 B x 2,048 tokens = 71,958,528 B). A (chunk 0),
+  // then B (chunk 1) evicts it once A is done; C reads A's blocks again: a miss, 2,048 tokens again.
+  const std::string trace =
+      request(0, 0.0, 0, 0, 32, 2) + request(1, 2.0, 1, 100, 32, 2) + request(2, 4.0, 2, 0, 32, 2);
+  std::filesystem::path out;
+  const nlohmann::json all = run(scenario("{enabled: true, kv_capacity: 71958528B}"), trace, {}, &out);
+  const nlohmann::json& p = all["policies"]["route"]["prefill"];
+  CHECK(p["pool_chunks"].get<int>() == 1);
+  CHECK(p["block_hits"].get<int>() == 0);
+  CHECK(p["instances"]["evictions"] == nlohmann::json::array({2}));
+  CHECK(p["instances"]["misses"] == nlohmann::json::array({96}));
+  CHECK(requests_column(out, "route", "ttft_s").at(2) == Approx(2048 / kRate).epsilon(1e-6));
+}

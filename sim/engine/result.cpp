@@ -228,6 +228,13 @@ json to_json(const PolicyResult& r)
   if (r.prefill) {
     j["prefill"] = fields_json(r.prefill_counts, kPrefillFields);
     j["prefill"]["hit_share"] = r.prefill_counts.hit_share();
+    json& per = j["prefill"]["instances"] = json::object();
+    for (const auto& [name, field] : kPoolFields) {
+      json values = json::array();
+      for (const PoolCounts& c : r.pools)
+        values.push_back(c.*field);
+      per[name] = std::move(values);
+    }
   }
   if (r.expert_parallel) {
     j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
@@ -277,6 +284,13 @@ PolicyResult policy_result(const json& j)
   r.memory = fields_from<MemoryCounters>(section(j, "memory"), kMemoryFields);
   r.prefill = j.contains("prefill");
   r.prefill_counts = fields_from<PrefillCounters>(section(j, "prefill"), kPrefillFields);
+  const json per = section(section(j, "prefill"), "instances");
+  for (const auto& [name, field] : kPoolFields)
+    if (per.contains(name))
+      for (std::size_t i = 0; i < per[name].size(); ++i) {
+        if (r.pools.size() <= i) r.pools.resize(i + 1);
+        r.pools[i].*field = per[name][i].get<std::uint64_t>();
+      }
   r.skipped_trace_entries = u64(j, "skipped_trace_entries");
   const json busiest = section(j, "busiest");
   r.busiest = busiest.value("resource", std::string());

@@ -76,20 +76,40 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters:
      {"cache_evictions", &MemoryCounters::cache_evictions}}};
 
 /// prefill.enabled: the prompts' block references, those that found the block prefilled already
-/// (by an earlier request, anywhere), the tokens prefilled and the chunks they ran in.
+/// (by an earlier request, in a pool), the tokens prefilled and the chunks they ran in.
 struct PrefillCounters {
   std::uint64_t block_references = 0, block_hits = 0, prefilled_tokens = 0, chunks = 0;
+  std::uint64_t pool_chunks = 0; ///< chunks a requester instance's pool holds (0: unbounded)
   /// The share of block references that hit: the trace's reuse ratio when nothing is evicted.
   double hit_share() const
   {
     return block_references > 0 ? static_cast<double>(block_hits) / static_cast<double>(block_references) : 0.0;
   }
 };
-inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 4> kPrefillFields{
+inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 5> kPrefillFields{
     {{"block_references", &PrefillCounters::block_references},
      {"block_hits", &PrefillCounters::block_hits},
      {"prefilled_tokens", &PrefillCounters::prefilled_tokens},
-     {"chunks", &PrefillCounters::chunks}}};
+     {"chunks", &PrefillCounters::chunks},
+     {"pool_chunks", &PrefillCounters::pool_chunks}}};
+
+/// prefill.enabled, per requester instance: what its prompts found and what its pool of prefilled
+/// chunks did (sim/engine/kv_pool.hpp).
+struct PoolCounts {
+  std::uint64_t local_hits = 0;  ///< block references found in this instance's pool
+  std::uint64_t remote_hits = 0; ///< found in another instance's pool: served by cross-instance calls
+  std::uint64_t misses = 0;      ///< found nowhere: prefilled here
+  std::uint64_t evictions = 0;   ///< chunks dropped from this pool to make room
+  std::uint64_t peak = 0;        ///< the most chunks it held at once
+  std::uint64_t overflows = 0;   ///< placements that left it over its bound (every other chunk in use)
+};
+inline constexpr std::array<std::pair<const char*, std::uint64_t PoolCounts::*>, 6> kPoolFields{
+    {{"local_hits", &PoolCounts::local_hits},
+     {"remote_hits", &PoolCounts::remote_hits},
+     {"misses", &PoolCounts::misses},
+     {"evictions", &PoolCounts::evictions},
+     {"peak_chunks", &PoolCounts::peak},
+     {"overflows", &PoolCounts::overflows}}};
 
 /// The invariants' names (docs/architecture.md, "Invariants"): the first word of each of their
 /// problems, and of the line on stderr when one fails.
@@ -174,6 +194,7 @@ struct PolicyResult {
   /// prefill.enabled: what the prompts prefilled (summary `prefill`, written only for such a run).
   bool prefill = false;
   PrefillCounters prefill_counts;
+  std::vector<PoolCounts> pools; ///< per requester instance (summary `prefill.instances`: one array a field)
   std::uint64_t skipped_trace_entries = 0;
   /// The busiest resource of the run and the share of the run it was busy (holder kernels' GPU
   /// time, a requester's own compute, or the bytes a link direction carried at its bandwidth):

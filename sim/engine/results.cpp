@@ -97,6 +97,10 @@ PolicyResult Simulation::figures()
       ns.max_comms_in_flight, ns.relayed};
   r.prefill = sc_.prefill.enabled;
   r.prefill_counts = prefill_counts_;
+  if (kv_pool_) {
+    r.prefill_counts.pool_chunks = kv_pool_->capacity();
+    r.pools = kv_pool_->counts();
+  }
   r.memory.hbm_bound_steps = hbm_bound_steps_;
   r.memory.hbm_waiting = hbm_waiting_;
   for (const auto& in : instances_)
@@ -179,10 +183,10 @@ PolicyResult Simulation::results()
     const double share = used / std::max(wall, 1e-12);
     if (share > r.busiest_share) r.busiest_share = share, r.busiest = name();
   };
-  for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
+  for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
     const double used = holder_compute_[i]->stats().gpu_s;
-    within(used, "holder " + sc_.topology->gpu_name(sc_.holders[i]));
-    busiest(used, [&] { return "holder " + sc_.topology->gpu_name(sc_.holders[i]) + " kernels"; });
+    within(used, "holder " + sc_.topology->gpu_name(holder_slots_[i]));
+    busiest(used, [&] { return "holder " + sc_.topology->gpu_name(holder_slots_[i]) + " kernels"; });
   }
   for (const auto& in : instances_)
     for (std::size_t k = 0; k < in->gpus.size(); ++k) {
@@ -227,11 +231,11 @@ PolicyResult Simulation::results()
     FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
     if (f == nullptr) core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
     const std::string& pol = policy_name_;
-    for (std::size_t i = 0; i < sc_.holders.size(); ++i) {
+    for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
       const ComputeStats& c = holder_compute_[i]->stats();
       const StreamStats& s = holder_streams_[i]->stats();
       std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d\n", pol.c_str(),
-                   sc_.topology->gpu_name(sc_.holders[i]).c_str(), static_cast<unsigned long long>(c.kernels),
+                   sc_.topology->gpu_name(holder_slots_[i]).c_str(), static_cast<unsigned long long>(c.kernels),
                    c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent,
                    static_cast<unsigned long long>(s.copies), s.wait_s, s.max_queue);
     }

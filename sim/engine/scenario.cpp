@@ -354,6 +354,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   core::Section pf = top.section("prefill");
   sc.prefill.enabled = pf.boolean("enabled");
   sc.prefill.max_num_batched_tokens = pf.integer("max_num_batched_tokens");
+  sc.prefill.kv_capacity = pf.has("kv_capacity") ? pf.bytes("kv_capacity") : sc.batch_hbm;
   if (sc.prefill.enabled) {
     // vLLM refuses a budget below max_num_seqs: the batch's decodes alone would not fit.
     if (sc.prefill.max_num_batched_tokens < sc.max_batch)
@@ -374,6 +375,21 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                 "price a prefill with");
     }
   }
+  core::Section rt = top.section("router");
+  const std::string router_name = rt.choice("policy");
+  for (const auto& [name, router] : kRouters)
+    if (router_name == name) sc.router.policy = router;
+  sc.router.cache_threshold = rt.number("cache_threshold");
+  sc.router.balance_abs_threshold = rt.number("balance_abs_threshold");
+  sc.router.balance_rel_threshold = rt.number("balance_rel_threshold");
+  if (sc.router.policy == Router::kPrefix && !sc.prefill.enabled)
+    rt.error("policy", "prefix routes to where a prompt's blocks were prefilled: it needs prefill.enabled");
+  // The offline policies look ahead at where every request will run, before the run.
+  if (sc.router.policy == Router::kLeastLoaded || sc.router.policy == Router::kPrefix)
+    for (const std::string& p : sc.policies)
+      if (policy::find(p)->offline)
+        rt.error("policy", "'" + router_name + "' places requests by the run's load, which policy '" + p +
+                               "' cannot look ahead at: use session or round-robin, or leave '" + p + "' out");
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
   sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");

@@ -13,6 +13,7 @@
 #include "workloads/selection.hpp"
 #include "workloads/trace_format.hpp"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,27 @@ struct WorkloadSpec {
 struct PrefillSpec {
   bool enabled = false;
   std::int64_t max_num_batched_tokens = 8192; ///< an iteration's tokens: decodes first, then prefill chunks
+  core::Bytes kv_capacity{0};                 ///< per requester GPU, for the prefilled chunks; 0: unbounded
+};
+
+/// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).
+enum class Router {
+  kSession,     ///< a session stays on one instance (round-robin over new sessions)
+  kRoundRobin,  ///< every request the next instance in turn
+  kLeastLoaded, ///< the instance with the fewest requests being served
+  kPrefix,      ///< the instance holding the longest cached prefix, unless the load is out of balance
+};
+inline constexpr std::array<std::pair<const char*, Router>, 4> kRouters{{{"session", Router::kSession},
+                                                                         {"round-robin", Router::kRoundRobin},
+                                                                         {"least-loaded", Router::kLeastLoaded},
+                                                                         {"prefix", Router::kPrefix}}};
+/// The router's knobs; prefix's are SGLang's cache-aware router's, with its defaults.
+struct RouterSpec {
+  Router policy = Router::kSession;
+  double cache_threshold = 0.5; ///< the share of a prompt's blocks cached on an instance that sends it there
+  double balance_abs_threshold =
+      32; ///< out of balance: the busiest instance has more requests than this over the idlest
+  double balance_rel_threshold = 1.0001; ///< and more than this times the idlest's
 };
 
 struct Scenario {
@@ -97,6 +119,7 @@ struct Scenario {
   std::string max_memory_origin; ///< "engine.max_memory = 8GiB", or where the default came from
   WhatIf what_if;
   PrefillSpec prefill;
+  RouterSpec router;
   std::vector<RequestBound> goodput; ///< what a good request meets (result.hpp, Goodput)
   std::string out_dir;               ///< empty: out/<name>
 

@@ -214,7 +214,51 @@ const core::Schema kPrefillSchema{
          "GPUs of 70 GiB or more: vllm/engine/arg_utils.py, get_batch_defaults)",
      .check = Check::kPositive,
      .range = {1, 16777216, "2^24 tokens is past every model's context window"}},
+    {.key = "kv_capacity",
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
+     .meaning = "HBM per requester GPU for the prefilled chunks, least recently used out (a chunk a request being "
+                "served attends stays); unset: what the GPU has beside the weights and engine.cache_budget (the "
+                "profile's gpu.hbm_capacity); 0: unbounded",
+     .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
 };
+
+const core::Schema& router_schema()
+{
+  static const std::string names = [] {
+    std::string out;
+    for (const auto& [name, router] : kRouters)
+      out += (out.empty() ? "" : "|") + std::string(name);
+    return out;
+  }();
+  static const core::Schema s{
+      {.key = "policy",
+       .kind = FieldKind::kChoice,
+       .def = "session",
+       .meaning = "the requester instance a request goes to. session: a session stays on one, new sessions and "
+                  "sub-agents in turn; round-robin: every request the next in turn; least-loaded: the one serving "
+                  "the fewest requests; prefix (prefill.enabled): SGLang's cache-aware router, the least loaded when "
+                  "the load is out of balance, else the one holding the longest cached prefix of the prompt when "
+                  "it is over cache_threshold of it, else the least loaded",
+       .choices = names},
+      {.key = "cache_threshold",
+       .def = "0.5",
+       .meaning = "prefix: the share of a prompt's blocks an instance must hold, from its first, to be chosen for them "
+                  "(SGLang's default)",
+       .range = {0, 1, "a share of the prompt"}},
+      {.key = "balance_abs_threshold",
+       .def = "32",
+       .meaning = "prefix: the load is out of balance when the busiest instance serves more than this many requests "
+                  "over the idlest and more than balance_rel_threshold times as many (SGLang's default)",
+       .range = {0, 1e9, "requests"}},
+      {.key = "balance_rel_threshold",
+       .def = "1.0001",
+       .meaning = "prefix: the ratio of loads past which, with balance_abs_threshold, the load is out of balance "
+                  "(SGLang's default)",
+       .range = {1, 1e9, "a ratio of loads"}},
+  };
+  return s;
+}
 
 const core::Schema kOutputSchema{
     {.key = "dir", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
@@ -297,6 +341,11 @@ const core::Schema& scenario_schema()
        .def = "",
        .meaning = "prefill on the decoding instances (co-located), chunked under a token budget",
        .sub = &kPrefillSchema},
+      {.key = "router",
+       .kind = FieldKind::kSection,
+       .def = "",
+       .meaning = "which requester instance each request goes to",
+       .sub = &router_schema()},
       {.key = "goodput",
        .kind = FieldKind::kList,
        .def = "[{metric: ttft_s, max: 2s}, {metric: tpot_s, max: 80ms}]",

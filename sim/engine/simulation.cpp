@@ -93,7 +93,7 @@ CorpusPlan plan_corpus(const Scenario& sc)
 
 Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
     : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt)),
-      homes_(sc.requester_instances())
+      homes_(sc.requester_instances(), sc.router.policy == Router::kRoundRobin)
 {
   if (policy::find(policy)->offline) future_ = std::make_unique<FutureReads>(sc, plan);
   // SimGrid solves max-min sharing and dates its events to 1e-5 by default: enough to make two
@@ -123,9 +123,15 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     l->set_latency(0);
   net_ = std::make_unique<Network>(*sc.topology, platform_, sc.fast_path);
 
+  // The corpus holders' instances, then with prefill every requester instance: a chunk lives where
+  // it was prefilled, and a call to it goes there.
+  holder_gpus_ = sc.holders;
+  if (sc.prefill.enabled) holder_gpus_.insert(holder_gpus_.end(), sc.requesters.begin(), sc.requesters.end());
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
-  for (std::size_t i = 0; i < sc.holders.size(); ++i) {
-    holder_index_of_gpu_[sc.holders[i]] = static_cast<int>(i);
+  for (topo::GpuId g : holder_gpus_) {
+    if (holder_index_of_gpu_[g] >= 0) continue; // a requester that holds corpus chunks too
+    holder_index_of_gpu_[g] = static_cast<int>(holder_slots_.size());
+    holder_slots_.push_back(g);
     holder_compute_.push_back(std::make_unique<ComputeUnit>());
     holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
   }
@@ -149,6 +155,14 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
         group->draws = std::make_unique<ExpertDraws>(sc.model, sc.ep, sc.expert_routing, sc.seed, g);
       groups_.push_back(std::move(group));
     }
+  if (sc.prefill.enabled) {
+    // A pool holds whole chunks, each with all of its layers on every rank (MLA's one latent head).
+    const double chunk = static_cast<double>(sc.corpus.chunk_tokens) * sc.model.latent_per_token().value() *
+                         static_cast<double>(sc.model.layers);
+    const double capacity =
+        sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;
+    kv_pool_ = std::make_unique<KvPool>(sc.requester_instances(), static_cast<std::uint64_t>(capacity));
+  }
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
                         : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
   source_ = open_workload(sc);
@@ -189,7 +203,7 @@ void Simulation::on_arrival()
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
-  const int inst = homes_.of(pending_);
+  const int inst = place_request(pending_);
   a->home = inst;
   if (sc_.prefill.enabled) admit_prompt(*a, pending_);
   Instance& in = *instances_[inst];
@@ -246,6 +260,9 @@ void Simulation::start_iteration(int inst)
 
 void Simulation::record_finished(Active& a, double finish)
 {
+  if (kv_pool_)
+    for (std::uint64_t c : a.chunks)
+      kv_pool_->unpin(c);
   ++finished_;
   load_.finished(finish);
   completed_output_ += static_cast<double>(a.steps_total);
@@ -280,6 +297,11 @@ PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
 {
+  if (kv_pool_) { // where it was prefilled (pinned there while this request is served)
+    const int home = kv_pool_->home(chunk);
+    XATTN_CHECK(home >= 0, "a chunk a request attends lives in no pool");
+    return sc_.holder_instances() + home;
+  }
   const workloads::Placement& pl = *plan_.placement;
   if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated) return pl.primary(chunk);
   thread_local std::vector<int> options;

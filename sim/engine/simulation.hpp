@@ -8,6 +8,7 @@
 #include "sim/engine/cache.hpp"
 #include "sim/engine/compute.hpp"
 #include "sim/engine/homes.hpp"
+#include "sim/engine/kv_pool.hpp"
 #include "sim/engine/load.hpp"
 #include "sim/engine/network.hpp"
 #include "sim/engine/result.hpp"
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace xattn::sim::engine
@@ -89,6 +89,8 @@ private:
   friend struct MoePhase;
 
   void schedule_next_arrival();
+  /// The requester instance request `r` goes to (router.cpp).
+  int place_request(const workloads::Request& r);
   /// prefill.enabled: what request `r`'s prompt leaves `a` to prefill (prefill.cpp).
   void admit_prompt(Active& a, const workloads::Request& r);
   void on_arrival();
@@ -111,6 +113,10 @@ private:
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   topo::Platform platform_;
   std::unique_ptr<Network> net_;
+  /// The GPUs a call may go to, holder instance-major (tp each): the corpus holders, then with
+  /// prefill every requester instance (Simulation::choose_holder).
+  std::vector<topo::GpuId> holder_gpus_;
+  std::vector<topo::GpuId> holder_slots_;                    ///< each holder GPU once: its compute and copy streams
   std::vector<std::unique_ptr<ComputeUnit>> holder_compute_; ///< per holder GPU
   std::vector<std::unique_ptr<StreamPool>> holder_streams_;  ///< per holder GPU
   std::vector<int> holder_index_of_gpu_;                     ///< GPU -> holder slot, -1 if none
@@ -138,7 +144,9 @@ private:
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
   std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
   PrefillCounters prefill_counts_;
-  std::unordered_set<std::uint64_t> prefilled_blocks_; ///< prefill.enabled: every block some prompt prefilled
+  std::unique_ptr<KvPool> kv_pool_; ///< prefill.enabled: where each chunk's KV lives
+  /// prefill.enabled: every block some prompt prefilled, and the request that first did.
+  std::unordered_map<std::uint64_t, std::uint64_t> prefilled_blocks_;
   std::vector<float> step_latency_;
   std::vector<float> itl_;        ///< every gap between two tokens of a request
   std::vector<float> ttft_, e2e_; ///< per finished request
