@@ -2,6 +2,8 @@
 
 #include "workloads/request_id.hpp"
 
+#include <algorithm>
+
 namespace xattn::workloads
 {
 namespace
@@ -10,7 +12,8 @@ enum Key { kTimestamp, kInput, kOutput, kHashIds };
 } // namespace
 
 MooncakeReader::MooncakeReader(const std::string& path, ImportOptions options)
-    : LineRequestSource(path, options), parser_({"timestamp", "input_length", "output_length", "hash_ids"}, "hash_ids")
+    : LineRequestSource(path, options), parser_({"timestamp", "input_length", "output_length", "hash_ids"}, "hash_ids"),
+      prefix_sessions_(options.prefix_sessions)
 {
 }
 
@@ -50,6 +53,25 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
   out.id = next_id_++;
   out.arrival = core::Seconds(ms * 1e-3);
   out.session = out.id;
+  if (prefix_sessions_ && !out.blocks.empty()) {
+    // The longest earlier request whose full blocks are all this one's first: its last full id,
+    // in place (a block id stands for its whole prefix).
+    for (std::size_t k = out.blocks.size(); k > 0; --k) {
+      auto it = ends_.find(out.blocks[k - 1]);
+      if (it != ends_.end() && it->second.second == k) {
+        out.session = it->second.first;
+        break;
+      }
+    }
+    // A turn continues from this one's full blocks (its partial last block is filled in by then)
+    // when the last of them is this request's own: a prefix shared before it (a system prompt)
+    // opens no session.
+    const auto full =
+        std::min<std::size_t>(out.blocks.size(), static_cast<std::size_t>(v[kInput].integer / kBlockTokens));
+    const bool own = full > 0 && !seen_.count(out.blocks[full - 1]);
+    seen_.insert(out.blocks.begin(), out.blocks.end());
+    if (own) ends_[out.blocks[full - 1]] = {out.session, full};
+  }
   out.agent = ids::agent_id(out.session, 0);
   out.parent_agent = kNoAgent;
   out.block_tokens = kBlockTokens;

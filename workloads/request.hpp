@@ -53,6 +53,9 @@ public:
 /// Options shared by the importers of foreign formats.
 struct ImportOptions {
   bool skip_bad = false; ///< count and skip unreadable entries instead of failing on the first
+  /// Formats without sessions (Mooncake): a request whose block ids extend the whole of an earlier
+  /// request's continues that request's session; else each request is its own session.
+  bool prefix_sessions = false;
 };
 
 } // namespace xattn::workloads

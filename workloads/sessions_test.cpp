@@ -1,5 +1,6 @@
 // The coding-agent session importer and xattn's own trace format.
 #include "workloads/claude_code.hpp"
+#include "workloads/mooncake.hpp"
 #include "workloads/stats.hpp"
 #include "workloads/test_util.hpp"
 #include "workloads/trace_format.hpp"
@@ -204,4 +205,27 @@ TEST_CASE("workloads: xattn trace reader rejects malformed lines with file, line
              Contains("x.jsonl:2: error: t: expected a non-negative number of seconds"));
   CHECK_THAT(err(h + r0 + "\n" + r0), Contains("x.jsonl:3: error: id: expected id 1, got 0"));
   CHECK_THAT(err(h + "{\"id\":0,\n"), Contains("x.jsonl:2:") && Contains("invalid JSON"));
+}
+
+TEST_CASE("workloads: a Mooncake request that begins with an earlier one's full blocks continues its session")
+{
+  // 512-token blocks; block 10 begins every prompt (a shared system prompt).
+  // 0: [10 11 12], 1,100 tokens: full blocks 10 11, the last its own: turns may continue it.
+  // 1: [10 20 21] begins with no request's full blocks: a new session, continued from 10 20.
+  // 2: [10 11 13 14 15] begins with 0's full blocks: session 0, continued from 10 11 13 14.
+  // 3: [10 30], 600 tokens: a new session; its one full block, 10, is not its own: nothing
+  //    continues it (else every prompt would).
+  // 4: [10 11 13 14 16 17] begins with 2's full blocks (longer than 0's): session 0.
+  // 5: [10 20] is 1's full blocks: session 1.
+  MooncakeReader by_prefix(fixture("mooncake_sessions.jsonl"), ImportOptions{.prefix_sessions = true});
+  const auto rs = drain(by_prefix);
+  REQUIRE(rs.size() == 6);
+  const std::vector<std::uint64_t> session{0, 1, 0, 3, 0, 1};
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    INFO("request " << i);
+    CHECK(rs[i].session == session[i]);
+  }
+  MooncakeReader each(fixture("mooncake_sessions.jsonl"));
+  for (const Request& r : drain(each))
+    CHECK(r.session == r.id);
 }

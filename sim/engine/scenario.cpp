@@ -285,6 +285,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.workload.max_requests = static_cast<std::uint64_t>(wl.integer("max_requests"));
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
   sc.workload.skip_bad = wl.boolean("skip_bad");
+  sc.workload.prefix_sessions = wl.choice("sessions") == "prefix";
 
   for (const std::string& p : top.strings("policies")) {
     if (policy::find(p) == nullptr)

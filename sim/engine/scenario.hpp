@@ -46,6 +46,7 @@ struct WorkloadSpec {
   std::uint64_t max_requests = 0;     ///< 0: all
   std::int64_t max_output_tokens = 0; ///< cap on decode steps per request (0: none)
   bool skip_bad = false;
+  bool prefix_sessions = false; ///< workload.sessions prefix (workloads::ImportOptions::prefix_sessions)
 };
 
 /// Prefill on the decoding instances (scenario `prefill`): chunked into the decode iterations

@@ -102,6 +102,13 @@ const core::Schema& workload_schema()
        .def = "0",
        .meaning = "cap decode steps per request (0: none)",
        .range = {0, 16777216, "0: none; 2^24 tokens is past every model's context window"}},
+      {.key = "sessions",
+       .kind = FieldKind::kChoice,
+       .def = "request",
+       .meaning = "a trace format without sessions (mooncake): request, each request its own session; prefix, a "
+                  "request whose block ids begin with the whole of an earlier request's continues that session "
+                  "(the longest such)",
+       .choices = "request|prefix"},
       {.key = "skip_bad",
        .kind = FieldKind::kBool,
        .def = "false",
@@ -201,10 +208,11 @@ const core::Schema kPrefillSchema{
     {.key = "enabled",
      .kind = FieldKind::kBool,
      .def = "false",
-     .meaning = "a request first prefills, on its instance, the prompt tokens no earlier request prefilled (its blocks "
-                "referenced for the first time, and its tokens past its last block; at least its last token), in "
+     .meaning = "a request first prefills, on its instance, the prompt tokens no instance's pool holds (its blocks "
+                "never prefilled or evicted since, and its tokens past its last block; at least its last token), in "
                 "chunks mixed into the decode iterations, and makes its first token in the iteration that ends its "
-                "prefill; false: every block already sits on its holder and decoding starts on arrival"},
+                "prefill; a chunk then lives in the pool of the instance that prefilled it, and calls to it go "
+                "there; false: every block already sits on its corpus holder and decoding starts on arrival"},
     {.key = "max_num_batched_tokens",
      .kind = FieldKind::kInteger,
      .def = "8192",
