@@ -1,8 +1,9 @@
-// prefill.enabled: where each chunk's KV lives, and each instance's HBM for it. A chunk lives on
-// the instance that prefilled its first block, in that instance's pool (least recently used first
-// out, bounded in chunks); a chunk that a request still being served attends is pinned, as vLLM
-// frees a block only once no running request holds it, so a pool whose every chunk is pinned holds
-// more than its bound until one is released (the overflow is counted). Internal to sim/engine.
+// prefill.enabled: where each chunk's KV lives, and each instance's HBM for it. Every instance that
+// prefilled a chunk keeps it in its pool, as each vLLM instance keeps its own prefix cache (least
+// recently used first out, bounded in chunks); a chunk that a request still being served attends
+// is pinned, as vLLM frees a block only once no running request holds it, so a pool whose every
+// chunk is pinned holds more than its bound until one is released (the overflow is counted).
+// Internal to sim/engine.
 #pragma once
 
 #include "sim/core/check.hpp"
@@ -26,46 +27,51 @@ public:
   /// `capacity`: chunks an instance's pool holds (0: unbounded).
   KvPool(int instances, std::uint64_t capacity) : capacity_(capacity), order_(instances), counts_(instances) {}
 
-  /// The instance whose pool holds `chunk`, or -1.
-  int home(std::uint64_t chunk) const
+  /// Whether `instance`'s pool holds `chunk`.
+  bool holds(int instance, std::uint64_t chunk) const { return find(instance, chunk) != nullptr; }
+  /// An instance whose pool holds `chunk`: `prefer` when it does, else the one that has held it
+  /// longest; -1 when none does.
+  int home(std::uint64_t chunk, int prefer) const
   {
     auto it = where_.find(chunk);
-    return it == where_.end() ? -1 : it->second.instance;
+    if (it == where_.end()) return -1;
+    return holds(prefer, chunk) ? prefer : it->second.front().instance;
   }
-  /// `chunk` was read: the most recent of its pool.
-  void use(std::uint64_t chunk)
+  /// Every instance whose pool holds `chunk` (empty: none), in the order they came to hold it.
+  template <typename F>
+  void for_each_home(std::uint64_t chunk, F&& f) const
   {
-    auto it = where_.find(chunk);
-    if (it == where_.end()) return;
-    std::list<std::uint64_t>& order = order_[it->second.instance];
-    order.splice(order.begin(), order, it->second.at);
+    if (auto it = where_.find(chunk); it != where_.end())
+      for (const Entry& e : it->second)
+        f(e.instance);
   }
-  /// `chunk` was prefilled on `instance`: it lives there now, the least recent unpinned chunks
-  /// out while the pool is over its bound. REQUIRES: home(chunk) == -1.
+  /// `chunk` was read on `instance`'s pool: its most recent.
+  void use(int instance, std::uint64_t chunk)
+  {
+    if (const Entry* e = find(instance, chunk); e != nullptr)
+      order_[instance].splice(order_[instance].begin(), order_[instance], e->at);
+  }
+  /// `chunk` was prefilled on `instance`: its pool holds it now, the least recent unpinned chunks
+  /// out while the pool is over its bound. REQUIRES: !holds(instance, chunk).
   void place(int instance, std::uint64_t chunk)
   {
-    XATTN_CHECK(home(chunk) < 0, "a chunk is placed in two pools");
+    XATTN_CHECK(!holds(instance, chunk), "a chunk is placed twice in one pool");
     std::list<std::uint64_t>& order = order_[instance];
     order.push_front(chunk);
-    where_[chunk] = {instance, order.begin()};
+    where_[chunk].push_back({instance, order.begin()});
     Counts& c = counts_[instance];
-    if (capacity_ > 0 && order.size() > capacity_) {
-      for (auto it = std::prev(order.end()); order.size() > capacity_;) {
-        const bool first = it == order.begin();
-        auto victim = it;
-        if (!first) --it;
-        if (pins_.count(*victim) == 0) {
-          where_.erase(*victim);
-          order.erase(victim);
-          ++c.evictions;
-        }
-        if (first) break;
-      }
-      if (order.size() > capacity_) ++c.overflows;
+    // From the least recent up to, not including, the chunk being placed.
+    for (auto it = std::prev(order.end()); capacity_ > 0 && order.size() > capacity_ && it != order.begin();) {
+      auto victim = it--;
+      if (pins_.count(*victim) != 0) continue;
+      drop(instance, *victim);
+      order.erase(victim);
+      ++c.evictions;
     }
+    if (capacity_ > 0 && order.size() > capacity_) ++c.overflows;
     c.peak = std::max<std::uint64_t>(c.peak, order.size());
   }
-  /// A request being served attends `chunk` (pinned while any does).
+  /// A request being served attends `chunk`: no pool drops it while any does.
   void pin(std::uint64_t chunk) { ++pins_[chunk]; }
   void unpin(std::uint64_t chunk)
   {
@@ -82,9 +88,24 @@ private:
     int instance = 0;
     std::list<std::uint64_t>::iterator at;
   };
+  const Entry* find(int instance, std::uint64_t chunk) const
+  {
+    auto it = where_.find(chunk);
+    if (it == where_.end()) return nullptr;
+    for (const Entry& e : it->second)
+      if (e.instance == instance) return &e;
+    return nullptr;
+  }
+  void drop(int instance, std::uint64_t chunk)
+  {
+    auto it = where_.find(chunk);
+    std::vector<Entry>& homes = it->second;
+    homes.erase(std::find_if(homes.begin(), homes.end(), [&](const Entry& e) { return e.instance == instance; }));
+    if (homes.empty()) where_.erase(it);
+  }
   std::uint64_t capacity_;
   std::vector<std::list<std::uint64_t>> order_; ///< per instance, most recent first
-  std::unordered_map<std::uint64_t, Entry> where_;
+  std::unordered_map<std::uint64_t, std::vector<Entry>> where_;
   std::unordered_map<std::uint64_t, int> pins_;
   std::vector<Counts> counts_;
 };

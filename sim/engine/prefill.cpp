@@ -12,9 +12,9 @@ namespace xattn::sim::engine
 void Simulation::admit_prompt(Active& a, const workloads::Request& r)
 {
   // A block id is content: the first prompt that references it prefills it, and a later reference
-  // finds it while its chunk is in a pool (here: free; on another instance: the policy serves it
-  // as a cross-instance call), else prefills it again. A new block of a chunk that lives
-  // elsewhere is prefilled here and counted with its chunk there.
+  // finds it while a pool holds its chunk (its own instance's: free; another's: the policy serves
+  // it as a cross-instance call), else prefills it again into its own pool. A new block of a
+  // chunk a pool holds is prefilled here and counted with the chunk there.
   for (std::uint64_t c : a.chunks)
     kv_pool_->pin(c);
   KvPool::Counts& counts = kv_pool_->counts(a.home);
@@ -30,20 +30,18 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
     // Once more in this prompt: found with the rest of it. Seen before: found where its chunk is,
     // unless this prompt had to bring the chunk back.
     const bool again = seen && first->second == a.id;
-    const int home = kv_pool_->home(c);
+    const int home = kv_pool_->home(c, a.home);
     if (again || (seen && home >= 0 && std::find(placed.begin(), placed.end(), c) == placed.end())) {
       cached += bt;
       ++prefill_counts_.block_hits;
       ++(home == a.home ? counts.local_hits : counts.remote_hits);
-      kv_pool_->use(c);
+      kv_pool_->use(home, c);
       continue;
     }
     fresh += bt;
     ++counts.misses;
-    if (home < 0) {
-      kv_pool_->place(a.home, c);
-      placed.push_back(c);
-    }
+    if (home != a.home) kv_pool_->place(a.home, c);
+    if (home < 0) placed.push_back(c); // no pool held it: its blocks seen before are prefilled again too
   }
   const double tail = std::max(0.0, static_cast<double>(r.input_tokens) - bt * static_cast<double>(r.blocks.size()));
   a.prefill_before = cached;

@@ -3,6 +3,8 @@
 // least-loaded and prefix read the instances' loads, prefix also where the prompt's blocks live.
 #include "sim/engine/state.hpp"
 
+#include <algorithm>
+
 namespace xattn::sim::engine
 {
 
@@ -22,19 +24,24 @@ int Simulation::place_request(const workloads::Request& r)
   if (load(busiest) - load(idlest) > router.balance_abs_threshold &&
       load(busiest) > load(idlest) * router.balance_rel_threshold)
     return idlest;
-  // The longest cached prefix: a chunk lives in one pool, so only the pool holding the prompt's
-  // first block holds a prefix of it, as long as it holds the blocks after it.
-  int holder = -1;
-  std::size_t run = 0;
+  // The prompt's cached prefix: its blocks from the first while some pool holds each (with
+  // cross-instance attention a block held anywhere is not prefilled again). The instance whose
+  // pool holds the most of it serves the most of it locally; ties to the least loaded.
+  thread_local std::vector<std::size_t> held;
+  held.assign(instances_.size(), 0);
   for (std::uint64_t b : r.blocks) {
     if (prefilled_blocks_.count(b) == 0) break;
-    const int home = kv_pool_->home(corpus_->chunk_of(b));
-    if (home < 0 || (holder >= 0 && home != holder)) break;
-    holder = home;
-    ++run;
+    bool found = false;
+    kv_pool_->for_each_home(corpus_->chunk_of(b), [&](int i) {
+      ++held[static_cast<std::size_t>(i)];
+      found = true;
+    });
+    if (!found) break;
   }
-  if (holder >= 0 && static_cast<double>(run) > router.cache_threshold * static_cast<double>(r.blocks.size()))
-    return holder;
+  int best = idlest;
+  for (int i = 0; i < static_cast<int>(instances_.size()); ++i)
+    if (held[i] > held[best] || (held[i] == held[best] && load(i) < load(best))) best = i;
+  if (static_cast<double>(held[best]) > router.cache_threshold * static_cast<double>(r.blocks.size())) return best;
   return idlest;
 }
 

@@ -49,12 +49,13 @@ struct WorkloadSpec {
   bool prefix_sessions = false; ///< workload.sessions prefix (workloads::ImportOptions::prefix_sessions)
 };
 
-/// Prefill on the decoding instances (scenario `prefill`): chunked into the decode iterations
-/// under a token budget, as vLLM's scheduler runs it (sim/engine/README.md, "Prefill").
+/// Prefill on the decoding instances (scenario `prefill`, whose schema has the defaults): chunked
+/// into the decode iterations under a token budget, as vLLM's scheduler runs it
+/// (sim/engine/README.md, "Prefill").
 struct PrefillSpec {
   bool enabled = false;
-  std::int64_t max_num_batched_tokens = 8192; ///< an iteration's tokens: decodes first, then prefill chunks
-  core::Bytes kv_capacity{0};                 ///< per requester GPU, for the prefilled chunks; 0: unbounded
+  std::int64_t max_num_batched_tokens = 0; ///< an iteration's tokens: decodes first, then prefill chunks
+  core::Bytes kv_capacity{0};              ///< per requester GPU, for the prefilled chunks; 0: unbounded
 };
 
 /// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).
@@ -68,13 +69,12 @@ inline constexpr std::array<std::pair<const char*, Router>, 4> kRouters{{{"sessi
                                                                          {"round-robin", Router::kRoundRobin},
                                                                          {"least-loaded", Router::kLeastLoaded},
                                                                          {"prefix", Router::kPrefix}}};
-/// The router's knobs; prefix's are SGLang's cache-aware router's, with its defaults.
+/// The router's knobs (their defaults, SGLang's cache-aware router's, are the schema's).
 struct RouterSpec {
   Router policy = Router::kSession;
-  double cache_threshold = 0.5; ///< the share of a prompt's blocks cached on an instance that sends it there
-  double balance_abs_threshold =
-      32; ///< out of balance: the busiest instance has more requests than this over the idlest
-  double balance_rel_threshold = 1.0001; ///< and more than this times the idlest's
+  double cache_threshold = 0;       ///< the share of a prompt's blocks an instance holds that sends it there
+  double balance_abs_threshold = 0; ///< out of balance: the busiest serves more than this over the idlest...
+  double balance_rel_threshold = 0; ///< ...and more than this times as many
 };
 
 struct Scenario {

@@ -246,13 +246,13 @@ const core::Schema& router_schema()
        .meaning = "the requester instance a request goes to. session: a session stays on one, new sessions and "
                   "sub-agents in turn; round-robin: every request the next in turn; least-loaded: the one serving "
                   "the fewest requests; prefix (prefill.enabled): SGLang's cache-aware router, the least loaded when "
-                  "the load is out of balance, else the one holding the longest cached prefix of the prompt when "
-                  "it is over cache_threshold of it, else the least loaded",
+                  "the load is out of balance, else the one holding the most of the prompt's cached prefix when "
+                  "that is over cache_threshold of it, else the least loaded",
        .choices = names},
       {.key = "cache_threshold",
        .def = "0.5",
-       .meaning = "prefix: the share of a prompt's blocks an instance must hold, from its first, to be chosen for them "
-                  "(SGLang's default)",
+       .meaning = "prefix: the share of a prompt's blocks an instance must hold, of its cached prefix, to be chosen "
+                  "for them (SGLang's default)",
        .range = {0, 1, "a share of the prompt"}},
       {.key = "balance_abs_threshold",
        .def = "32",

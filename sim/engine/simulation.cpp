@@ -297,8 +297,8 @@ PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
 {
-  if (kv_pool_) { // where it was prefilled (pinned there while this request is served)
-    const int home = kv_pool_->home(chunk);
+  if (kv_pool_) { // where it was prefilled, here first (pinned while this request is served)
+    const int home = kv_pool_->home(chunk, inst);
     XATTN_CHECK(home >= 0, "a chunk a request attends lives in no pool");
     return sc_.holder_instances() + home;
   }
