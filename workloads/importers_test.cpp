@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
+
 using namespace xattn::workloads;
 using namespace xattn::workloads::testing;
 using Catch::Matchers::Contains;
@@ -83,6 +86,26 @@ TEST_CASE("workloads: mooncake conversation trace has the published statistics")
   CHECK(s.duration_s == Approx(3536.999));
   CHECK(s.top_block_share == 1.0); // block 0 opens every request
   CHECK(s.block_tokens == 512);
+}
+
+TEST_CASE("workloads: the mooncake conversation trace's sessions by prefix (workloads/README.md's figures)")
+{
+  // Counted independently of the reader (a script over the decompressed trace, the same rule).
+  MooncakeReader src(bundled_trace("mooncake/conversation_trace.jsonl.zst"), ImportOptions{.prefix_sessions = true});
+  std::map<std::uint64_t, int> turns;
+  Request r;
+  while (src.next(r))
+    ++turns[r.session];
+  int multi = 0, in_multi = 0, most = 0;
+  for (const auto& [session, n] : turns) {
+    multi += n > 1 ? 1 : 0;
+    in_multi += n > 1 ? n : 0;
+    most = std::max(most, n);
+  }
+  CHECK(turns.size() == 8067);
+  CHECK(multi == 2011);
+  CHECK(in_multi == 5975);
+  CHECK(most == 43);
 }
 
 TEST_CASE("workloads: azure importer reads arrivals relative to the first row")
