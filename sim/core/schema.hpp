@@ -55,6 +55,17 @@ using Schema = std::vector<Field>;
 inline constexpr std::string_view kRequired = "";
 inline constexpr std::string_view kNoDefault = "~";
 
+/// A kChoice field's `choices` ("a|b|c") from a table of (name, value) pairs, in its order: the
+/// table stays the one list of the names.
+template <typename Table>
+std::string choices_of(const Table& table)
+{
+  std::string out;
+  for (const auto& entry : table)
+    out += (out.empty() ? "" : "|") + std::string(entry.first);
+  return out;
+}
+
 struct Field {
   std::string_view key;
   FieldKind kind = FieldKind::kQuantity;

@@ -25,12 +25,7 @@ ExpertRouting expert_routing_from(const std::string& name)
 
 const std::string& expert_routing_names()
 {
-  static const std::string names = [] {
-    std::string out;
-    for (const auto& [n, mode] : kExpertRoutings)
-      out += (out.empty() ? "" : "|") + std::string(n);
-    return out;
-  }();
+  static const std::string names = core::choices_of(kExpertRoutings);
   return names;
 }
 

@@ -4,9 +4,7 @@
 // chunk, nothing else on the cluster), which the run reports as its step latency.
 #include "sim/engine/test_util.hpp"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 using namespace xattn::sim::engine::test;
 
@@ -31,25 +29,11 @@ struct Row {
 // requests.csv's rows by request id.
 std::map<int, Row> rows(const std::filesystem::path& out)
 {
-  std::ifstream in(out / "requests.csv");
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  for (std::stringstream h(line); std::getline(h, line, ',');)
-    header.push_back(line);
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    REQUIRE(it != header.end());
-    return static_cast<std::size_t>(it - header.begin());
-  };
+  const auto column = [&](const char* name) { return requests_column(out, "route", name); };
+  const auto ttft = column("ttft_s"), tpot = column("tpot_s"), e2e = column("e2e_s"), good = column("good");
   std::map<int, Row> out_rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    for (std::stringstream c(line); std::getline(c, line, ',');)
-      cells.push_back(line);
-    out_rows[std::stoi(cells[col("request")])] = {std::stod(cells[col("ttft_s")]), std::stod(cells[col("tpot_s")]),
-                                                  std::stod(cells[col("e2e_s")]), std::stoi(cells[col("good")])};
-  }
+  for (const auto& [id, t] : ttft)
+    out_rows[static_cast<int>(id)] = {t, tpot.at(id), e2e.at(id), static_cast<int>(good.at(id))};
   return out_rows;
 }
 } // namespace

@@ -227,18 +227,13 @@ const core::Schema kPrefillSchema{
      .def = kNoDefault,
      .meaning = "HBM per requester GPU for the prefilled chunks, least recently used out (a chunk a request being "
                 "served attends stays); unset: what the GPU has beside the weights and engine.cache_budget (the "
-                "profile's gpu.hbm_capacity); 0: unbounded",
+                "profile's gpu.hbm_capacity); 0B: unbounded",
      .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
 };
 
 const core::Schema& router_schema()
 {
-  static const std::string names = [] {
-    std::string out;
-    for (const auto& [name, router] : kRouters)
-      out += (out.empty() ? "" : "|") + std::string(name);
-    return out;
-  }();
+  static const std::string names = core::choices_of(kRouters);
   static const core::Schema s{
       {.key = "policy",
        .kind = FieldKind::kChoice,
