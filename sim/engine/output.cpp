@@ -96,6 +96,21 @@ std::string comparison_table(const RunResult& result)
                          p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
                          p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
   }
+  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.prefill; })) {
+    // Where the prompts' blocks were found, summed over the requester instances.
+    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}\n", "policy", "prefilled tok", "chunks",
+                       "hit share", "blocks local/remote/miss", "evictions", "overflows");
+    for (const auto& [name, p] : result.policies) {
+      PoolCounts sum;
+      for (const PoolCounts& c : p.pools)
+        for (const auto& [field, member] : kPoolFields)
+          sum.*member += c.*member;
+      out += fmt::format("{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}\n", name,
+                         p.prefill_counts.prefilled_tokens, p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
+                         fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions,
+                         sum.overflows);
+    }
+  }
   if (result.ensemble) out += ensemble_table(result);
   return out + "\n" + verdict(result) + table_legend(result);
 }

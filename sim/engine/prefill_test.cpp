@@ -2,6 +2,7 @@
 // measured prefill rate (5,000 tokens/s, calibrate/profiles/paper-prototype.yaml) and the
 // attention-only step, whose compute outside attention is 0 in that profile: a prefill iteration
 // with nothing to decode lasts its tokens / 5,000 s.
+#include "sim/engine/output.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/test_util.hpp"
 #include "workloads/stats.hpp"
@@ -47,6 +48,11 @@ TEST_CASE("engine: a prompt that extends an earlier one prefills only its new to
   CHECK(p["prefill"]["hit_share"].get<double>() == Approx(32.0 / 80));
   CHECK(p["prefill"]["prefilled_tokens"].get<int>() == 3072);
   CHECK(p["prefill"]["chunks"].get<int>() == 2); // each prompt fits vLLM's default budget
+  // The run's table has a prefill row with these figures (40% of 80 references hit; all 48 blocks
+  // of the one instance's misses and hits are its own).
+  const std::string table = comparison_table(run_result(all));
+  CHECK_THAT(table, Catch::Matchers::Contains("prefilled tok"));
+  CHECK_THAT(table, Catch::Matchers::Contains("3072        2     40.0%                    32/0/48"));
   // The same trace without prefill: no prefill figures, and a first token after one decode step.
   const nlohmann::json off = run(scenario("{enabled: false}"), trace);
   CHECK_FALSE(off["policies"]["route"].contains("prefill"));

@@ -220,6 +220,11 @@ std::string table_legend(const RunResult& result)
           "goodput: the requests within " +
           (bounds.empty() ? std::string("no bound (the scenario's goodput is [])") : bounds) +
           ", as a share of those that made a token and per simulated second.";
+  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.prefill; }))
+    text += " Prefill: the prompt tokens prefilled and the chunks they ran in; hit share: the prompts' block "
+            "references found prefilled in a pool; blocks local/remote/miss: found in the requester's own pool, in "
+            "another instance's (served by cross-instance calls), or prefilled; evictions: chunks pools dropped to "
+            "make room; overflows: placements that left a pool over its bound, every other chunk in use.";
   return wrap(text, 100);
 }
 
