@@ -13,8 +13,8 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
 {
   // A block id is content: the first prompt that references it prefills it, and a later reference
   // finds it while a pool holds its chunk (its own instance's: free; another's: the policy serves
-  // it as a cross-instance call), else prefills it again into its own pool. A new block of a
-  // chunk a pool holds is prefilled here and counted with the chunk there.
+  // it as a cross-instance call), else prefills it again into its own pool. Pools hold whole
+  // chunks: a new block of a chunk another pool holds is prefilled here, and the chunk kept here too.
   for (std::uint64_t c : a.chunks)
     kv_pool_->pin(c);
   KvPool::Counts& counts = kv_pool_->counts(a.home);
