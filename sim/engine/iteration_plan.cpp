@@ -64,7 +64,7 @@ void IterationSteps::build()
     own_kv += need;
     plan->batch.push_back(a.get());
   }
-  plan->tokens = static_cast<double>(plan->batch.size());
+  plan->tokens = plan->head_rows = static_cast<double>(plan->batch.size());
   if (sc().prefill.enabled) plan_prefill();
   bool any_merge = false;
   double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel

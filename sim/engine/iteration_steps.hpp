@@ -59,7 +59,7 @@ struct Plan {
   /// prefill.enabled: per batch member, the prompt tokens it prefills this iteration (0: it decodes).
   std::vector<double> chunk;
   double tokens = 0;           ///< the rows of the model's GEMMs: a token per decoding request, the chunks' tokens
-  int prompts_ending = 0;      ///< chunks that end their prompt: the output head makes their first token
+  double head_rows = 0;        ///< the rows the output head runs for: the decodes and the prompts that end here
   double prefill_work = 0;     ///< the chunks' own compute outside the batch's GEMMs, over all layers, s
   std::vector<Select> selects; ///< the selection's first phase, before the exchanges and moves
   int selecting = 0;           ///< its operations still running
@@ -165,23 +165,10 @@ struct IterationSteps {
     const double tokens = plan->tokens;
     const ModelSpec& m = sc().model;
     const int tp = sc().tp;
-    double t = dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value() +
+    double t = dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp, plan->head_rows).value() +
                tensor_parallel_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value();
     if (sc().ep == 1) t += round_moe_layers(r) * expert_time(m, sc().profile, 1, tokens, tp).value();
-    // The output head runs for the decoded tokens and the prompts that end here, not every chunk token.
-    if (round_last(r) >= m.layers && plan->prompts_ending > 0) {
-      const double heads = tokens - chunk_tokens() + plan->prompts_ending;
-      t += (head_time(m, sc().profile, heads, tp) - head_time(m, sc().profile, tokens, tp)).value();
-    }
     return t + prefill;
-  }
-  /// The prompt tokens the batch prefills this iteration that ride its GEMMs.
-  double chunk_tokens() const
-  {
-    double sum = 0;
-    for (double c : plan->chunk)
-      sum += c;
-    return sc().profile.measured.prefill ? 0.0 : sum;
   }
   /// prefill.enabled: the iteration's token budget over the batch (decodes first, then chunks in
   /// arrival order; a request left without a token waits) and the chunks' compute (prefill.cpp).

@@ -76,27 +76,30 @@ void IterationSteps::plan_prefill()
   const ModelSpec& m = sc().model;
   const calibrate::Profile& p = sc().profile;
   const Layout layout{.tp = sc().tp, .dp_attention = sc().dp_attention, .ep = sc().ep};
-  plan->tokens = static_cast<double>(batch.size());
+  // Under the full step a chunk's tokens are rows of the batch's GEMMs (model_work, in decode's
+  // absorbed form) and the output head runs for a prompt the chunk ends; what the chunk adds
+  // besides is its attention over its prompt so far. The attention-only step has no GEMMs for it
+  // to ride (the whole price), and a profile's measured rate prices the whole of it.
+  const bool rides = sc().full_step && !p.measured.prefill;
+  plan->tokens = plan->head_rows = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const double c = plan->chunk[i];
-    if (c <= 0) continue;
-    plan->tokens -= 1; // a prefilling request decodes nothing
+    if (c <= 0) { // a decode: a row and a head row
+      plan->tokens += 1;
+      plan->head_rows += 1;
+      continue;
+    }
     const Simulation::Active& q = *batch[i];
-    if (p.measured.prefill) { // the profile's measured rate prices the whole of it
+    const PrefillChunk chunk{.tokens = c, .before = q.prefill_before, .ends_prompt = c >= q.prefill_left};
+    if (p.measured.prefill) {
       plan->prefill_work += c / p.prefill_tokens_per_s;
-      continue;
+    } else if (!rides) {
+      plan->prefill_work += prefill_price(m, p, layout, chunk).total().value();
+    } else {
+      plan->tokens += c;
+      plan->head_rows += chunk.ends_prompt ? 1 : 0;
+      plan->prefill_work += prefill_attention(m, p, layout, chunk).total().value();
     }
-    const bool ends = c >= q.prefill_left;
-    const PrefillPrice x = prefill_price(m, p, layout, {.tokens = c, .before = q.prefill_before, .ends_prompt = ends});
-    if (!sc().full_step) { // the attention-only step has no GEMMs for the chunk to ride
-      plan->prefill_work += x.total().value();
-      continue;
-    }
-    // Under the full step the chunk's tokens are rows of the batch's GEMMs (model_work, in decode's
-    // absorbed form); its own work is the attention over its prompt so far.
-    plan->tokens += c;
-    plan->prompts_ending += ends ? 1 : 0;
-    plan->prefill_work += (x.kv_up + x.attention + x.indexer).value();
   }
 }
 

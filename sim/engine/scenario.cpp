@@ -363,10 +363,10 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                              " tokens cannot take one decode token for each of engine.max_batch = " +
                                              std::to_string(sc.max_batch) + " requests");
     // A trace's block size is known once it is read (plan_corpus checks it there).
-    else if (sc.workload.generator && sc.prefill.max_num_batched_tokens < sc.workload.generator->block_tokens)
-      pf.error("max_num_batched_tokens", std::to_string(sc.prefill.max_num_batched_tokens) +
-                                             " tokens is under one of the workload's " +
-                                             std::to_string(sc.workload.generator->block_tokens) + "-token blocks");
+    else if (std::string under =
+                 sc.workload.generator ? budget_under_block(sc, sc.workload.generator->block_tokens) : "";
+             !under.empty())
+      pf.error("max_num_batched_tokens", under);
     if (!sc.profile.name.empty() && sc.model.layers > 0) {
       if (std::string missing = missing_dimensions(sc.model, sc.profile); !missing.empty())
         pf.error("enabled", missing);
@@ -404,6 +404,13 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   if (diags.empty()) check_run_size(sc, RunSizeKeys{wl, generator ? &*generator : nullptr, corpus, eng});
   diags.throw_if_any();
   return sc;
+}
+
+std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens)
+{
+  if (!sc.prefill.enabled || sc.prefill.max_num_batched_tokens >= block_tokens) return "";
+  return std::to_string(sc.prefill.max_num_batched_tokens) + " tokens is under one of the workload's " +
+         std::to_string(block_tokens) + "-token blocks";
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)

@@ -132,6 +132,11 @@ struct Scenario {
 
 const core::Schema& scenario_schema();
 
+/// prefill.max_num_batched_tokens under one of the workload's `block_tokens`-token blocks: the
+/// problem, else "" (a generator's block size is checked as the scenario is read, a trace's once
+/// it is opened).
+std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens);
+
 /// Loads a scenario file, applying `--set path=value` overrides first. Throws core::InputError
 /// (every problem, with file:line:col and key path).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});

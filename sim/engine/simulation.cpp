@@ -39,10 +39,8 @@ CorpusPlan plan_corpus(const Scenario& sc)
   if (plan.block_tokens <= 0)
     core::fail(sc.file, 0, 0, "workload.trace",
                "this trace has no block ids (an arrivals-only trace such as Azure's): use workload.generator");
-  if (sc.prefill.enabled && sc.prefill.max_num_batched_tokens < plan.block_tokens)
-    core::fail(sc.file, 0, 0, "prefill.max_num_batched_tokens",
-               std::to_string(sc.prefill.max_num_batched_tokens) + " tokens is under one of the trace's " +
-                   std::to_string(plan.block_tokens) + "-token blocks");
+  if (std::string under = budget_under_block(sc, plan.block_tokens); !under.empty())
+    core::fail(sc.file, 0, 0, "prefill.max_num_batched_tokens", under);
   if (sc.corpus.chunk_tokens % plan.block_tokens != 0)
     core::fail(sc.file, 0, 0, "corpus.chunk_tokens",
                "c_t = " + std::to_string(sc.corpus.chunk_tokens) + " is not a multiple of the trace's " +

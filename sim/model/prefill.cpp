@@ -24,7 +24,7 @@ double causal_pairs(double tokens, double before, double limit)
   return under * before + sum_to(under) + (tokens - under) * limit;
 }
 
-PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c)
+PrefillPrice prefill_attention(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c)
 {
   PrefillPrice out;
   if (c.tokens <= 0) return out;
@@ -35,8 +35,6 @@ PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l
   const bool sparse = m.index.sparse();
   const double pairs = causal_pairs(c.tokens, c.before, sparse ? m.index.topk : 0);
   const double L = m.layers;
-
-  out.projections = projection_time(m, p, c.tokens, tp, sparse) * L;
   if (sparse) {
     // Multi-query form: every head reads the shared latent (rank + rope values) of the keys it
     // attends; scores over rank + rope dimensions, output over rank, per head and pair.
@@ -59,6 +57,16 @@ PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l
     const double bytes = (context * (heads * (nope + v) + rope) + c.tokens * heads * (nope + rope + v)) * kBf16;
     out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
   }
+  return out;
+}
+
+PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c)
+{
+  PrefillPrice out = prefill_attention(m, p, l, c);
+  if (c.tokens <= 0) return out;
+  const int tp = std::max(1, l.tp);
+  const double L = m.layers;
+  out.projections = projection_time(m, p, c.tokens, tp, m.index.sparse()) * L;
   // Every dense layer alike, every MoE layer alike.
   const double group = c.group_tokens > 0 ? c.group_tokens : c.tokens, moe = m.moe_layers(), dense = L - moe;
   out.mlp = mlp_time(m, p, c.tokens, false, tp) * dense;

@@ -50,5 +50,8 @@ double causal_pairs(double tokens, double before, double limit = 0);
 /// The compute one GPU of layout `l` runs to prefill chunk `c` (tokens split over tp ranks by heads
 /// and intermediate sizes, as the decode step splits them).
 PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c);
+/// Its attention alone (kv_up, attention and indexer set; the rest 0): what a chunk adds to a
+/// decode step whose GEMMs it rides (the engine's co-located prefill).
+PrefillPrice prefill_attention(const ModelSpec& m, const Profile& p, const Layout& l, const PrefillChunk& c);
 
 } // namespace xattn::sim

@@ -107,7 +107,7 @@ Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_l
          (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
 }
 
-Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp)
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp, double head_rows)
 {
   Seconds t(0);
   if (tokens <= 0) return t;
@@ -115,7 +115,7 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
   const Seconds dense = mlp_time(m, p, tokens, false, tp), moe = mlp_time(m, p, tokens, true, tp);
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
     t += attention + (m.moe_layer(l) ? moe : dense);
-  if (last >= m.layers) t += head_time(m, p, tokens, tp);
+  if (last >= m.layers) t += head_time(m, p, head_rows < 0 ? tokens : head_rows, tp);
   return t;
 }
 

@@ -76,8 +76,11 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
 /// query up, the per-head KV up and the output projection split by heads, the MLPs and shared
 /// experts by their intermediate size, the head by the vocabulary; the query and KV down
 /// projections, the indexer and the gates run whole on every rank. Norms, RoPE and activations
-/// (element-wise, a few MB) are not priced; nor is gathering the head's logits.
-Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1);
+/// (element-wise, a few MB) are not priced; nor is gathering the head's logits. The head runs for
+/// `head_rows` of the rows (negative: all of them, a decode step's; a prefill chunk's tokens need
+/// it only for a prompt's last).
+Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1,
+                   double head_rows = -1);
 
 /// One layer's attention projections at `tokens` rows on one of `tp` ranks (dense_time's
 /// shards): query down and up (or one query projection), KV down, the output projection, a sparse

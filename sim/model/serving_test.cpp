@@ -100,6 +100,8 @@ TEST_CASE("serving: a small dense model's decode step on one GPU, worked by hand
     const double head = gemm(tokens, 1024, 32000, 1);
     CHECK(dense_time(m, p, tokens, 0, 2).value() == Approx(2 * layer + head).epsilon(0.01));
     CHECK(dense_time(m, p, tokens, 0, 1).value() == Approx(layer).epsilon(0.01));
+    // A prefill chunk's rows need the head only for the prompt's last token.
+    CHECK(dense_time(m, p, tokens, 0, 2, 1, 1).value() == Approx(2 * layer + gemm(1, 1024, 32000, 1)).epsilon(0.01));
   }
   // One token reads the weights at HBM speed: the output head's 32,000 x 1024 x 2 B = 65.5 MB in
   // 65.5 us. 4096 tokens are bound by the tensor cores: 2 x 4096 x 1024 x 32000 / 250e12 = 1.07 ms.
