@@ -200,7 +200,8 @@ void IterationSteps::launch_move(int op, int rank, double L)
         tl->leg(Leg::kProbe, self.call_ref(self.move_op(op), rank), copied, copied + (x.after_chunk * L).value());
       }
       after((x.after_chunk * L).value(), [=]() mutable {
-        if (self.sc().tp == 1) {
+        // One rank, or GQA's KV heads split over the ranks: the rank fetched all it needs.
+        if (self.sc().tp == 1 || !self.sc().model.mla()) {
           self.splice(op, rank, x.splice * L, start, x.bytes * L);
           return;
         }

@@ -41,7 +41,7 @@ void IterationSteps::build()
   const bool sparse = sc().selection.sparse;
   const double rows_q = static_cast<double>(m.heads) / sc().tp;
   const double bt = static_cast<double>(sim.plan_.block_tokens);
-  const double latent_all = m.latent_per_token().value() * m.layers;
+  const double kv_all = m.kv_per_token_on_rank(sc().tp).value() * m.layers;
   const bool step_mode = sc().granularity == Granularity::kStep;
   plan->rounds = step_mode ? 1 : m.layers;
   plan->scale = step_mode ? m.layers : 1.0;
@@ -55,7 +55,7 @@ void IterationSteps::build()
   double own_kv = 0;
   for (auto& a : in.active) {
     if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
-    const double need = static_cast<double>(a->steps_total) * latent_all;
+    const double need = static_cast<double>(a->steps_total) * kv_all;
     if (own_hbm > 0 && !plan->batch.empty() && own_kv + need > own_hbm) {
       ++sim.hbm_bound_steps_;
       sim.hbm_waiting_ += std::min<std::size_t>(in.active.size(), sc().max_batch) - plan->batch.size();
@@ -220,7 +220,7 @@ void IterationSteps::build()
       mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : bt * n.runs;
       mv.runs = n.runs;
       mv.keys = n.keys;
-      mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * latent_all;
+      mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * kv_all;
       mv.background = background;
       mv.ranks_left = sc().tp;
       if (sc().tp > 1) mv.shards.assign(sc().tp, 0);

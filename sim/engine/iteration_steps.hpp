@@ -201,20 +201,28 @@ struct IterationSteps {
     return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
                           options());
   }
+  /// The tokens' worth of KV each rank fetches of `tokens`: under MLA a tp-th of them (forwarded
+  /// to the other ranks after), under GQA its own KV heads' share of every one of them.
+  double rank_share(double tokens) const
+  {
+    const ModelSpec& m = sc().model;
+    return tokens / (m.mla() ? sc().tp : m.kv_split(sc().tp));
+  }
   /// Rank `rank`'s part of move `mv` from its holder rank: the whole of it, or under tp > 1 its
-  /// shard (a tp-th of the tokens; every rank splices all of them).
+  /// shard (rank_share; under MLA every rank splices all of the tokens).
   MovePrice price(const iteration::Move& mv, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
     MovePrice x =
-        price_move(sc().model, sc().profile, mv.tokens / sc().tp, mv.runs, sim.net_->path_cost(them, me), options());
-    if (sc().tp > 1) x.splice = splice_time(sc().model, sc().profile, mv.runs, mv.tokens, options().aligned);
+        price_move(sc().model, sc().profile, rank_share(mv.tokens), mv.runs, sim.net_->path_cost(them, me), options());
+    if (sc().tp > 1 && sc().model.mla())
+      x.splice = splice_time(sc().model, sc().profile, mv.runs, mv.tokens, options().aligned);
     return x;
   }
-  /// A shard of move `mv` forwarded from rank `from` to rank `to` of the requester (NVLink).
+  /// A shard of move `mv` forwarded from rank `from` to rank `to` of the requester (NVLink; MLA).
   MovePrice forward_price(const iteration::Move& mv, int from, int to) const
   {
-    return price_move(sc().model, sc().profile, mv.tokens / sc().tp, mv.runs,
+    return price_move(sc().model, sc().profile, rank_share(mv.tokens), mv.runs,
                       sim.net_->path_cost(instance().gpus[from], instance().gpus[to]), options());
   }
   /// Every rank selects for the whole batch (the indexer is small: replicated, not split).

@@ -62,15 +62,16 @@ void check_run_size(const Scenario& sc, RunSizeKeys k)
                                  w.copies - 1, core::format_seconds(w.copy_offset), w.time_scale, last_copy_s,
                                  kMaxSimulatedTimeS));
 
-  // A chunk must fit one holder: chunk_tokens x layers x latent bytes per token.
+  // A chunk must fit one holder GPU: chunk_tokens x layers x the KV bytes per token it holds.
+  const core::Bytes per_token = sc.model.kv_per_token_on_rank(sc.tp);
   const core::Bytes chunk =
-      sc.model.latent_per_token() * static_cast<double>(sc.model.layers) * static_cast<double>(sc.corpus.chunk_tokens);
+      per_token * static_cast<double>(sc.model.layers) * static_cast<double>(sc.corpus.chunk_tokens);
   if (sc.model.layers > 0 && chunk > sc.corpus.holder_hbm)
     k.corpus.error("chunk_tokens", fmt::format("corpus.chunk_tokens x model.layers x {} per token and layer = {} x {} "
                                                "x {} = {} per chunk, more than corpus.holder_hbm ({})",
-                                               core::format_bytes(sc.model.latent_per_token()), sc.corpus.chunk_tokens,
-                                               sc.model.layers, core::format_bytes(sc.model.latent_per_token()),
-                                               core::format_bytes(chunk), core::format_bytes(sc.corpus.holder_hbm)));
+                                               core::format_bytes(per_token), sc.corpus.chunk_tokens, sc.model.layers,
+                                               core::format_bytes(per_token), core::format_bytes(chunk),
+                                               core::format_bytes(sc.corpus.holder_hbm)));
 
   if (!w.generator || k.generator == nullptr) return;
   const workloads::GeneratorConfig& g = *w.generator;

@@ -234,6 +234,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     if (sc.tp > 0 && sc.model.heads > 0 && sc.model.heads % sc.tp != 0)
       inst.error("tp", "the model's " + std::to_string(sc.model.heads) +
                            " heads do not split over tp = " + std::to_string(sc.tp));
+    // GQA's KV heads split over the ranks, or each is copied on a whole number of them.
+    const int kv = sc.model.kv_heads;
+    if (!sc.model.mla() && kv > 0 && sc.tp > 0 && kv % sc.tp != 0 && sc.tp % kv != 0)
+      inst.error("tp", "the model's " + std::to_string(kv) + " KV heads neither split over tp = " +
+                           std::to_string(sc.tp) + " nor copy evenly onto its ranks");
   }
 
   core::Section corpus = top.section("corpus");

@@ -1,6 +1,6 @@
 // The serving step (engine.step: full) through the engine, against answers worked by hand: a small
-// dense model's decode step on one GPU, and expert-parallel traffic sharing a link with a routed
-// query under max-min.
+// dense model's decode step on one GPU, with MLA and with GQA; expert-parallel traffic sharing a
+// link with a routed query under max-min; what tensor parallelism moves.
 #include "sim/engine/test_util.hpp"
 
 #include <cmath>
@@ -25,6 +25,11 @@ const char* kHandProfile = "name: hand\nextends: h100-ndr200-ibgda\ngpu:\n  sm_c
 const std::string kSmallModel =
     "model: {name: small, layers: 2, heads: 8, kv_lora_rank: 256, rope_dim: 32, qk_nope_head_dim: 64, v_head_dim: 64, "
     "hidden: 1024, dense_layers: 2, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n";
+
+// The same shape with grouped-query attention: 8 query heads over 2 KV heads of 64 dims.
+const std::string kSmallGqa =
+    "model: {name: small-gqa, attention: gqa, layers: 2, heads: 8, kv_heads: 2, head_dim: 64, "
+    "hidden: 1024, dense_intermediate: 4096, vocab: 32000, weight_dtype: bf16}\n";
 
 std::filesystem::path with_profile()
 {
@@ -214,4 +219,69 @@ TEST_CASE("serving step: experts drawn per token give the expected shares' step 
   const nlohmann::json whole = run(scenario("uniform", 1), trace)["policies"]["route"];
   CHECK(whole["ep_combine_s"]["mean"].get<double>() !=
         Approx(half["ep_combine_s"]["mean"].get<double>()).epsilon(1e-6));
+}
+
+TEST_CASE("serving step: a small GQA model's decode step on one GPU is its GEMMs and attention by the roofline",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  const std::string scenario =
+      "name: one\n" + kSmallGqa + "profile: " + (dir / "hand.yaml").string() +
+      "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node0.gpu0]}\n"
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full}\n";
+  const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
+  const double bw = 1e12, peak = 250e12, launch = 2e-6;
+  auto gemm = [&](double rows, double k, double n) {
+    return std::max((k * n * 2 + rows * (k + n) * 2) / bw, 2 * rows * k * n / peak) + launch;
+  };
+  // Per layer, one token: query, key and value 1024 -> (8 + 2 x 2) x 64, output 512 -> 1024, MLP
+  // 1024 -> 8192 and 4096 -> 1024; the head once.
+  const double layer = gemm(1, 1024, 768) + gemm(1, 512, 1024) + gemm(1, 1024, 8192) + gemm(1, 4096, 1024);
+  const double head = gemm(1, 1024, 32000);
+  // GQA decode per layer: 2,048 tokens' keys and values of 2 heads x 64 bf16 values (512 B), 8
+  // query rows of 64 bf16 values (128 B) and their outputs (128 + 4 B); 4 x 64 FLOPs per token and
+  // row; one thread block per KV head and 64 tokens, 2 x 32 of the 100 SMs.
+  const double attention = launch + std::max((512.0 * 2048 + (128 + 132) * 8) / bw, 4.0 * 64 * 2048 * 8 / peak) / 0.64;
+  CHECK(step_mean(s, "route") == Approx(2 * layer + head + 2 * attention).epsilon(0.01));
+  CHECK(s["invariants"]["ok"].get<bool>());
+}
+
+TEST_CASE("serving step: a routed GQA query carries each head's query and output, whatever the profile routes MLA's in",
+          "[serving]")
+{
+  const auto dir = with_profile(); // extends a profile whose MLA queries go compressed
+  const std::string scenario =
+      "name: route\n" + kSmallGqa + "profile: " + (dir / "hand.yaml").string() +
+      "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0], holders: [node2.gpu0]}\n"
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full}\n";
+  const nlohmann::json s = run(scenario, request(0, 0, 0, 0, 32, 3));
+  // 3 decoded tokens x 2 layers x 8 rows x (128 B out + 132 B back).
+  double wire = 0;
+  for (const auto& [fabric, bytes] : s["policies"]["route"]["wire_bytes_by_fabric"].items())
+    wire += bytes.get<double>();
+  CHECK(wire == Approx(3.0 * 2 * 8 * (128 + 132)));
+  CHECK(s["invariants"]["ok"].get<bool>());
+}
+
+TEST_CASE("serving step: under tensor parallelism each rank fetches its own GQA heads' share, nothing over NVLink",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  // Instances of tp 4 decode the small GQA model: its 2 KV heads split two ways, each copied on
+  // two ranks. Each rank fetches its KV head's share of every token from its holder rank: a half
+  // of the chunk per rank, twice the chunk over InfiniBand, none forwarded.
+  auto scenario = [&](const std::string& model) {
+    return "name: tp\n" + model + "profile: " + (dir / "hand.yaml").string() +
+           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0, node0.gpu1, node0.gpu2, node0.gpu3], "
+           "holders: [node2.gpu0, node2.gpu1, node2.gpu2, node2.gpu3], tp: 4}\n"
+           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [fetch]\nengine: {step: full}\n";
+  };
+  const nlohmann::json s = run(scenario(kSmallGqa), request(0, 0, 0, 0, 32, 3));
+  // The chunk's keys and values: 2,048 tokens x 2 heads x 2 x 64 BF16 values x 2 layers.
+  const double chunk = 2048.0 * 2 * 2 * 64 * 2 * 2;
+  const nlohmann::json& by = s["policies"]["fetch"]["wire_bytes_by_fabric"];
+  CHECK(by["ib-spine"].get<double>() + by["ib-same-leaf"].get<double>() == Approx(2 * chunk));
+  CHECK(by.value("nvlink", 0.0) == 0);
+  CHECK(s["policies"]["fetch"]["decisions"]["fetch"].get<double>() == 1);
+  CHECK(s["invariants"]["ok"].get<bool>());
 }

@@ -67,7 +67,7 @@ CorpusPlan plan_corpus(const Scenario& sc)
   const std::uint64_t chunks = std::max(plan.total_chunks, declared);
   if (need_scan || declared > 0)
     workloads::check_capacity(*plan.placement, chunks, sc.corpus,
-                              sc.model.latent_per_token() * static_cast<double>(sc.model.layers), sc.file);
+                              sc.model.kv_per_token_on_rank(sc.tp) * static_cast<double>(sc.model.layers), sc.file);
   // Index keys on the requester: a copy of those of every chunk a request may read, beside the
   // weights and the cache.
   if (sc.selection.sparse && sc.selection.index_on_requester && chunks > 0) {
@@ -154,8 +154,9 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
       groups_.push_back(std::move(group));
     }
   if (sc.prefill.enabled) {
-    // A pool holds whole chunks, each with all of its layers on every rank (MLA's one latent head).
-    const double chunk = static_cast<double>(sc.corpus.chunk_tokens) * sc.model.latent_per_token().value() *
+    // A pool holds whole chunks, each with all of its layers, on each rank its share (MLA's one
+    // latent head whole, GQA's KV heads split).
+    const double chunk = static_cast<double>(sc.corpus.chunk_tokens) * sc.model.kv_per_token_on_rank(sc.tp).value() *
                          static_cast<double>(sc.model.layers);
     const double capacity =
         sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;

@@ -63,22 +63,25 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   c.route_wire = (e.query + e.answer) * static_cast<double>(h) + select_wire;
 
   // Fetch: each holder's share moved in parallel, then every run spliced, then local attention.
-  // Over several GPUs (tensor parallelism) each fetches a share of it on its own path, then
-  // forwards it to the others over NVLink: every rank attends the whole latent.
+  // Over several GPUs (tensor parallelism) under MLA each fetches a g-th of it on its own path,
+  // then forwards it to the others over NVLink: every rank attends the whole latent. Under GQA
+  // each fetches its own KV heads' share of every token (priced as that share of the tokens) and
+  // needs nothing from the others.
   const double moved = s.moved > 0 ? s.moved : s.tokens;
   const int g = std::max(1, s.gpus);
-  const MovePrice mv = price_move(m, p, moved / h / g, s.runs, path, o);
+  const double shares = m.mla() ? g : m.kv_split(g);
+  const MovePrice mv = price_move(m, p, moved / h / shares, s.runs, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
   c.fetch.index = select;
   c.fetch_wire = select_wire;
   c.fetch.transfer = parallel_transfer(mv.bytes, h, mv.chunk_flow, path, lat);
-  if (g > 1) {
+  if (g > 1 && m.mla()) {
     const PathCost nvlink = nominal_path(p, core::FabricClass::kNvlink);
     c.fetch.transfer += probe(p, nvlink.fabric, s.transport, mv.bytes) +
                         parallel_transfer(mv.bytes, h * (g - 1), flow(p, nvlink, mv.bytes, p.fetch_blocks), nvlink,
                                           leg_latency(p, nvlink));
   }
-  c.fetch.splice = splice_time(m, p, s.runs, moved, s.aligned);
+  c.fetch.splice = splice_time(m, p, s.runs, m.mla() ? moved : moved / shares, s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
   c.fetch_wire += mv.bytes * static_cast<double>(h * g);

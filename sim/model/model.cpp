@@ -3,6 +3,8 @@
 
 #include "sim/core/resources.hpp"
 
+#include <cmath>
+
 namespace xattn::sim
 {
 namespace
@@ -43,23 +45,39 @@ const core::Schema kModelSchema{
      .range = {1, 65536,
                "published models have 64 to 128; the validation harness (validate/micro.hpp) sets a microbenchmark's "
                "query rows, up to 16,384"}},
+    {.key = "attention",
+     .kind = FieldKind::kChoice,
+     .def = "mla",
+     .meaning = "attention kind: mla (a latent per token: kv_lora_rank, rope_dim) or gqa (kv_heads x head_dim keys "
+                "and values)",
+     .choices = "mla|gqa"},
     {.key = "kv_lora_rank",
      .kind = FieldKind::kInteger,
-     .meaning = "MLA latent rank",
-     .check = Check::kPositive,
-     .range = {1, 1073741824,
+     .def = "0",
+     .meaning = "MLA latent rank (attention: mla needs it)",
+     .range = {0, 1073741824,
                "a token's latent row stays below 2 GiB (bf16); published models use 512, the validation harness "
                "(validate/micro.hpp) makes one row a whole message"}},
     {.key = "rope_dim",
      .kind = FieldKind::kInteger,
-     .meaning = "decoupled RoPE dimensions",
-     .check = Check::kPositive,
-     .range = {1, 65536, "published models use 64"}},
+     .def = "0",
+     .meaning = "MLA decoupled RoPE dimensions (attention: mla needs it)",
+     .range = {0, 65536, "published models use 64"}},
+    {.key = "kv_heads",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "GQA key and value heads (num_key_value_heads; attention: gqa needs it)",
+     .range = {0, 65536, "published models have 1 to 128; at most the query heads"}},
+    {.key = "head_dim",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "GQA dims of each query, key and value head (head_dim; attention: gqa needs it)",
+     .range = {0, 65536, "published models use 64 to 256"}},
     {.key = "kv_dtype",
      .kind = FieldKind::kChoice,
      .def = "bf16",
-     .meaning = "latent cache layout",
-     .choices = "bf16|fp8-flashmla"},
+     .meaning = "KV cache layout: bf16, fp8 (one byte a value, a scale per tensor), or FlashMLA's fp8 latent (MLA)",
+     .choices = "bf16|fp8|fp8-flashmla"},
     {.key = "qk_nope_head_dim",
      .kind = FieldKind::kInteger,
      .def = "0",
@@ -128,18 +146,43 @@ const core::Schema kModelSchema{
 };
 } // namespace
 
-Bytes ModelSpec::latent_per_token() const
+namespace
 {
+double bytes_per_value(KvDtype d)
+{
+  return d == KvDtype::kBf16 ? 2.0 : 1.0;
+}
+} // namespace
+
+Bytes ModelSpec::kv_per_token() const
+{
+  if (!mla()) return Bytes(2.0 * kv_heads * head_dim * bytes_per_value(kv_dtype));
   if (kv_dtype == KvDtype::kFp8FlashMla) return Bytes(kv_lora_rank * 1.0 + (kv_lora_rank / 128) * 4.0 + rope_dim * 2.0);
-  return Bytes((kv_lora_rank + rope_dim) * 2.0);
+  return Bytes((kv_lora_rank + rope_dim) * bytes_per_value(kv_dtype));
+}
+Bytes ModelSpec::kv_read_per_token(double rows) const
+{
+  if (mla()) return kv_per_token();
+  const double group = static_cast<double>(heads) / kv_heads; // query heads per KV head
+  const double read = std::clamp(std::ceil(rows / group), 1.0, static_cast<double>(kv_heads));
+  return kv_per_token() * (read / kv_heads);
+}
+Bytes ModelSpec::rotated_per_token() const
+{
+  if (mla()) return Bytes(rope_dim * 2.0);
+  return Bytes(1.0 * kv_heads * head_dim * bytes_per_value(kv_dtype));
 }
 Bytes ModelSpec::query_row() const
 {
-  return Bytes((kv_lora_rank + rope_dim) * 2.0);
+  return Bytes((mla() ? kv_lora_rank + rope_dim : head_dim) * 2.0);
 }
 Bytes ModelSpec::output_row() const
 {
-  return Bytes(kv_lora_rank * 2.0 + 4.0);
+  return Bytes((mla() ? kv_lora_rank : head_dim) * 2.0 + 4.0);
+}
+double ModelSpec::attention_flops_per_token_row() const
+{
+  return mla() ? 2.0 * (2.0 * kv_lora_rank + rope_dim) : 2.0 * (2.0 * head_dim);
 }
 Bytes ModelSpec::index_key_per_token() const
 {
@@ -163,6 +206,39 @@ const core::Schema& model_schema()
   return kModelSchema;
 }
 
+namespace
+{
+// Each attention kind's own keys, and none of the other's.
+void check_attention(core::Section& s, const ModelSpec& m)
+{
+  const std::string kind = m.mla() ? "attention: mla" : "attention: gqa";
+  const auto need = [&](const char* key, int value) {
+    if (value <= 0) s.error(key, kind + " needs " + key + " > 0");
+  };
+  const auto foreign = [&](const char* key, const char* owner) {
+    if (s.has(key)) s.error(key, std::string("a key of ") + owner + ", not of this model's " + kind);
+  };
+  if (m.mla()) {
+    need("kv_lora_rank", m.kv_lora_rank);
+    need("rope_dim", m.rope_dim);
+    for (const char* key : {"kv_heads", "head_dim"})
+      foreign(key, "attention: gqa");
+    if (m.kv_dtype == KvDtype::kFp8FlashMla && m.kv_lora_rank % 128 != 0)
+      s.error("kv_dtype", "fp8-flashmla scales every 128 latent values: kv_lora_rank must be a multiple of 128");
+    return;
+  }
+  need("kv_heads", m.kv_heads);
+  need("head_dim", m.head_dim);
+  for (const char* key : {"kv_lora_rank", "rope_dim", "q_lora_rank", "qk_nope_head_dim", "v_head_dim", "index"})
+    foreign(key, "attention: mla");
+  if (m.kv_dtype == KvDtype::kFp8FlashMla)
+    s.error("kv_dtype", "fp8-flashmla is MLA's latent layout; GQA takes bf16 or fp8");
+  if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
+    s.error("kv_heads", std::to_string(m.heads) + " query heads do not split into groups over " +
+                            std::to_string(m.kv_heads) + " KV heads");
+}
+} // namespace
+
 ModelSpec read_model(core::Section& s)
 {
   ModelSpec m;
@@ -170,9 +246,13 @@ ModelSpec read_model(core::Section& s)
   m.source = s.string("source");
   m.layers = s.count("layers");
   m.heads = s.count("heads");
+  m.attention = s.choice("attention") == "gqa" ? AttentionKind::kGqa : AttentionKind::kMla;
   m.kv_lora_rank = s.count("kv_lora_rank");
   m.rope_dim = s.count("rope_dim");
-  m.kv_dtype = s.choice("kv_dtype") == "fp8-flashmla" ? KvDtype::kFp8FlashMla : KvDtype::kBf16;
+  m.kv_heads = s.count("kv_heads");
+  m.head_dim = s.count("head_dim");
+  const std::string dtype = s.choice("kv_dtype");
+  m.kv_dtype = dtype == "fp8-flashmla" ? KvDtype::kFp8FlashMla : dtype == "fp8" ? KvDtype::kFp8 : KvDtype::kBf16;
   m.qk_nope_head_dim = s.count("qk_nope_head_dim");
   m.v_head_dim = s.count("v_head_dim");
   m.hidden = s.count("hidden");
@@ -195,8 +275,7 @@ ModelSpec read_model(core::Section& s)
   m.index.head_dim = idx.count("head_dim");
   if (m.index.sparse() && (m.index.heads <= 0 || m.index.head_dim <= 0))
     idx.error("topk", "a sparse indexer (topk > 0) needs heads and head_dim > 0");
-  if (m.kv_dtype == KvDtype::kFp8FlashMla && m.kv_lora_rank % 128 != 0)
-    s.error("kv_dtype", "fp8-flashmla scales every 128 latent values: kv_lora_rank must be a multiple of 128");
+  check_attention(s, m);
   return m;
 }
 

@@ -35,11 +35,21 @@ PrefillPrice prefill_attention(const ModelSpec& m, const Profile& p, const Layou
   const bool sparse = m.index.sparse();
   const double pairs = causal_pairs(c.tokens, c.before, sparse ? m.index.topk : 0);
   const double L = m.layers;
+  if (!m.mla()) {
+    // GQA (FlashAttention's prefill): this rank's query heads of every new token against the keys
+    // and values of every token so far, read once per KV head; scores and output over head_dim
+    // each. The new tokens' queries in and outputs out.
+    const double d = m.head_dim;
+    const double flops = 2.0 * heads * pairs * 2.0 * d;
+    const double bytes = m.kv_per_token_on_rank(tp).value() * context + c.tokens * heads * 2.0 * d * kBf16;
+    out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
+    return out;
+  }
   if (sparse) {
     // Multi-query form: every head reads the shared latent (rank + rope values) of the keys it
     // attends; scores over rank + rope dimensions, output over rank, per head and pair.
     const double flops = 2.0 * heads * pairs * (2 * rank + rope);
-    const double bytes = m.latent_per_token().value() * context + c.tokens * heads * ((rank + rope) + rank) * kBf16;
+    const double bytes = m.kv_per_token().value() * context + c.tokens * heads * ((rank + rope) + rank) * kBf16;
     out.attention = kernel(g, bytes, flops, g.bf16, g.attention_efficiency) * L;
     // The lightning indexer scores every new token against every token so far (FP8, DeepGEMM's
     // MQA logits): index.heads x head_dim multiply-adds per pair, each token's key read once.

@@ -14,6 +14,8 @@
 //   attends at most index.topk of the tokens so far over rank + rope dimensions (the scores) and
 //   rank dimensions (the output); DeepSeek-V3.2's report instantiates DSA on MLA's MQA mode for
 //   prefill and decode alike.
+// GQA prefills as FlashAttention does: each query head against the keys and values of its group's
+// KV head, over head_dim dimensions for the scores and for the output.
 #pragma once
 
 #include "sim/model/serving.hpp"

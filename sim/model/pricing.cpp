@@ -23,11 +23,23 @@ calibrate::CurveSegment segment(const calibrate::FabricCosts& f, core::Transport
 // (deepseek-ai/FlashMLA, block_size_m and the page block size).
 constexpr double kTileRows = 64, kTileTokens = 64;
 
-// FLOPs of absorbed MLA decode per (cached token, query row): the scores over rank + rope values,
-// the output over rank values, a multiply and an add each.
-double attention_flops_per_token_row(const ModelSpec& m)
+// Thread blocks of a decode kernel for a request of `rows` query rows over `tokens` tokens. MLA:
+// the rows fill 64-row tiles (heads padded, as FlashMLA pads them), each over 64-token tiles. GQA:
+// one tile per KV head the rows read (its group's query heads packed in it, as FlashInfer's and
+// FlashAttention's decode kernels pack them), each over 64-token tiles.
+double decode_tiles(const ModelSpec& m, double rows, double tokens)
 {
-  return 2.0 * (2.0 * m.kv_lora_rank + m.rope_dim);
+  const double token_tiles = std::ceil(tokens / kTileTokens);
+  if (m.mla()) return std::ceil(rows / kTileRows) * token_tiles;
+  const double group = static_cast<double>(m.heads) / m.kv_heads;
+  return std::ceil(rows / group) * std::ceil(std::min(rows, group) / kTileRows) * token_tiles;
+}
+
+// The compressed protocol is MLA's (its low-rank c_Q); a GQA query has one form, each head's
+// query out and its output back, whatever the profile routes an MLA model's in.
+bool compressed(const ModelSpec& m, const Profile& p)
+{
+  return m.mla() && p.route_protocol == calibrate::RouteProtocol::kCompressed;
 }
 
 } // namespace
@@ -86,16 +98,15 @@ Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, d
   } else {
     const calibrate::GpuSpec& g = p.gpu;
     k.launch = g.launch * launches;
-    const Bytes bytes = m.latent_per_token() * tokens + (m.query_row() + m.output_row()) * rows;
-    const Seconds whole =
-        roofline(g, bytes, attention_flops_per_token_row(m) * token_rows, g.bf16, g.attention_efficiency);
-    // A request's query rows fill 64-row tiles (heads padded, as FlashMLA pads them), each over
-    // 64-token tiles of its context: a request of 16 rows (128 heads over tp 8) takes as many
-    // thread blocks as one of 64. Every request of a kernel has the same rows (the model's heads
-    // over tp), so the mean stands for each; the padded rows' FLOPs are not counted.
+    // Every request of a kernel has the same rows (the model's heads over tp), so the mean stands
+    // for each: it sets the KV each cached token gives them and the thread blocks (decode_tiles:
+    // under MLA a request of 16 rows, 128 heads over tp 8, takes as many as one of 64). The padded
+    // rows' FLOPs are not counted.
     const double rows_each = tokens > 0 ? token_rows / tokens : rows;
-    const double tiles = std::ceil(rows_each / kTileRows) * std::ceil(tokens / kTileTokens);
-    k.share = std::clamp(tiles / g.sm_count, 1.0 / g.sm_count, 1.0);
+    const Bytes bytes = m.kv_read_per_token(rows_each) * tokens + (m.query_row() + m.output_row()) * rows;
+    const Seconds whole =
+        roofline(g, bytes, m.attention_flops_per_token_row() * token_rows, g.bf16, g.attention_efficiency);
+    k.share = std::clamp(decode_tiles(m, rows_each, tokens) / g.sm_count, 1.0 / g.sm_count, 1.0);
     k.work = whole / k.share;
   }
   if (p.measured.concurrency) k.share = 1.0 / p.compute_concurrency;
@@ -125,8 +136,8 @@ Seconds splice_time(const ModelSpec& m, const Profile& p, double runs, double to
   if (p.measured.splice) return p.splice_fixed * runs + p.splice_per_token * tokens;
   const Seconds insert = p.splice_insert * (runs / m.layers);
   if (aligned || tokens <= 0) return insert;
-  // The RoPE part of each token's latent is bf16 in every layout: read, rotated, written.
-  const Bytes rotated = Bytes(2.0 * 2.0 * m.rope_dim * tokens);
+  // What RoPE rotated of each token (MLA's rope part, GQA's keys): read, rotated, written.
+  const Bytes rotated = m.rotated_per_token() * (2.0 * tokens);
   return p.gpu.launch + rotated / (p.gpu.hbm * p.gpu.memory_efficiency) + insert;
 }
 
@@ -174,20 +185,20 @@ Seconds ExchangePrice::idle() const
 
 Bytes routed_query(const ModelSpec& m, const Profile& p, double rows)
 {
-  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return m.query_row() * rows;
+  if (!compressed(m, p)) return m.query_row() * rows;
   return Bytes((rows / m.heads) * (m.q_lora_rank * 2.0 + 4.0)); // c_Q in BF16 and an int32 position per token
 }
 
 Bytes routed_answer(const ModelSpec& m, const Profile& p, double rows)
 {
-  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return m.output_row() * rows;
+  if (!compressed(m, p)) return m.output_row() * rows;
   return Bytes(rows * (m.v_head_dim * 2.0 + 4.0)); // per head: the values in BF16 and an fp32 log-sum-exp
 }
 
 Kernel expansion_kernel(const ModelSpec& m, const Profile& p, double rows)
 {
   Kernel k;
-  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed || rows <= 0) return k;
+  if (!compressed(m, p) || rows <= 0) return k;
   // The serving step's own GEMMs for the exchange's decoded tokens: c_Q up to every head's query
   // (q_b_proj), each head's no-RoPE part absorbed into the latent (W_UK), and after the attention
   // each head's latent output up to its values (W_UV). The holder serves the same model and runs
@@ -218,7 +229,7 @@ Kernel then(const Kernel& a, const Kernel& b)
 
 std::string missing_for_protocol(const ModelSpec& m, const Profile& p)
 {
-  if (p.route_protocol == calibrate::RouteProtocol::kAbsorbed) return "";
+  if (!compressed(m, p)) return "";
   const std::string keys = missing_keys({{m.q_lora_rank > 0, "q_lora_rank"},
                                          {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
                                          {m.v_head_dim > 0, "v_head_dim"}});
@@ -268,7 +279,7 @@ MovePrice price_move(const ModelSpec& m, const Profile& p, double tokens, int ru
                      const Options& o)
 {
   MovePrice mv;
-  mv.bytes = m.latent_per_token() * tokens;
+  mv.bytes = m.kv_per_token() * tokens;
   mv.chunk_flow = flow(p, in, mv.bytes, p.fetch_blocks);
   mv.after_chunk = probe(p, in.fabric, o.transport, mv.bytes) + leg_latency(p, in) + p.host_overhead;
   mv.splice = splice_time(m, p, runs, tokens, o.aligned);

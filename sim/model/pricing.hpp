@@ -50,12 +50,13 @@ struct Kernel {
   double share = 1; ///< the part of the GPU it occupies: concurrent kernels share the whole
   Seconds time() const { return launch + work; }
 };
-/// The partial-attention kernel (absorbed MLA decode) of one exchange, one layer: `launches`
-/// launches, `rows` query rows, over `tokens` cached tokens (summed over requests) and
-/// `token_rows` (the sum over requests of tokens x query rows). A roofline kernel occupies the SMs its tiles fill (64
-/// query rows x 64 tokens per thread block, FlashMLA's tile; a request's rows fill whole 64-row tiles) and does the
-/// whole GPU's roofline work in 1 / share of the time; a measured one takes 1 / compute_concurrency of the GPU at its
-/// measured time.
+/// The partial-attention kernel (absorbed MLA decode, or GQA decode) of one exchange, one layer:
+/// `launches` launches, `rows` query rows, over `tokens` cached tokens (summed over requests) and
+/// `token_rows` (the sum over requests of tokens x query rows). A roofline kernel reads the KV its
+/// rows need (ModelSpec::kv_read_per_token), occupies the SMs its tiles fill (MLA: 64 query rows x
+/// 64 tokens per thread block, FlashMLA's tile, a request's rows filling whole 64-row tiles; GQA:
+/// a KV head's group x 64 tokens) and does the whole GPU's roofline work in 1 / share of the time;
+/// a measured one takes 1 / compute_concurrency of the GPU at its measured time.
 Kernel attention_kernel(const ModelSpec& m, const Profile& p, double launches, double rows, double tokens,
                         double token_rows);
 /// `attention_kernel` for `rows` rows over `tokens` tokens, one launch, alone: its time.
@@ -85,7 +86,9 @@ std::string missing_for_selection(const ModelSpec& m, const Profile& p);
 std::string missing_for_protocol(const ModelSpec& m, const Profile& p);
 
 /// A routed exchange's query and answer for `rows` query rows (heads per decoded token), by the
-/// profile's route protocol (calibrate::RouteProtocol), selected tokens' ids not included.
+/// profile's route protocol (calibrate::RouteProtocol), selected tokens' ids not included. The
+/// compressed protocol is MLA's: a GQA model routes each head's query (ModelSpec::query_row) and
+/// gets its output back (output_row) under either.
 Bytes routed_query(const ModelSpec& m, const Profile& p, double rows);
 Bytes routed_answer(const ModelSpec& m, const Profile& p, double rows);
 /// Under the compressed protocol, what `rows` query rows of one layer add to the holder's GEMMs:

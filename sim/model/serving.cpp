@@ -10,9 +10,14 @@ Parameters parameters(const ModelSpec& m)
 {
   Parameters p;
   const double h = m.hidden, heads = m.heads, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
-  const double query =
-      m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * (nope + rope) : h * heads * (nope + rope);
-  p.attention = query + h * (m.kv_lora_rank + rope) + m.kv_lora_rank * heads * (nope + v) + heads * v * h;
+  if (m.mla()) {
+    const double query =
+        m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * (nope + rope) : h * heads * (nope + rope);
+    p.attention = query + h * (m.kv_lora_rank + rope) + m.kv_lora_rank * heads * (nope + v) + heads * v * h;
+  } else { // query, key and value, output
+    const double d = m.head_dim;
+    p.attention = h * heads * d + 2.0 * h * m.kv_heads * d + heads * d * h;
+  }
   p.dense_mlp = 3.0 * h * m.dense_intermediate;
   p.expert = 3.0 * h * m.expert_intermediate;
   p.router = m.moe() ? h * m.experts : 0.0;
@@ -32,8 +37,8 @@ Parameters parameters(const ModelSpec& m)
 std::string missing_serving_keys(const ModelSpec& m)
 {
   return missing_keys({{m.hidden > 0, "hidden"},
-                       {m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
-                       {m.v_head_dim > 0, "v_head_dim"},
+                       {!m.mla() || m.qk_nope_head_dim > 0, "qk_nope_head_dim"},
+                       {!m.mla() || m.v_head_dim > 0, "v_head_dim"},
                        {m.vocab > 0, "vocab"},
                        {m.dense_intermediate > 0 || (m.moe() && m.dense_layers == 0), "dense_intermediate"}});
 }
@@ -75,6 +80,10 @@ Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int
 {
   if (tokens <= 0) return Seconds(0);
   const double r = std::max(1, tp); // the ranks a split dimension divides over
+  if (!m.mla()) {                   // query, key and value (one fused GEMM), output; KV heads split as far as they go
+    const double d = m.head_dim, heads = m.heads / r, kv = static_cast<double>(m.kv_heads) / m.kv_split(tp);
+    return gemm_time(m, p, tokens, m.hidden, (heads + 2.0 * kv) * d) + gemm_time(m, p, tokens, heads * d, m.hidden);
+  }
   const double h = m.hidden, heads = m.heads / r, nope = m.qk_nope_head_dim, rope = m.rope_dim, v = m.v_head_dim;
   const double rank = m.kv_lora_rank;
   Seconds t = m.q_lora_rank > 0 ? gemm_time(m, p, tokens, h, m.q_lora_rank) +

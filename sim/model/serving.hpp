@@ -17,9 +17,9 @@ namespace xattn::sim
 using calibrate::Profile;
 using core::Seconds;
 
-/// Parameters of the model's parts, from its dimensions (MLA attention, SwiGLU MLPs and experts).
+/// Parameters of the model's parts, from its dimensions (MLA or GQA attention, SwiGLU MLPs and experts).
 struct Parameters {
-  double attention = 0; ///< one layer: query down and up, KV down, KV up (absorbed per head), output
+  double attention = 0; ///< one layer: MLA's query down and up, KV down, KV up, output; GQA's query, key, value, output
   double dense_mlp = 0; ///< one dense layer's MLP (gate, up, down)
   double expert = 0;    ///< one routed or shared expert (gate, up, down)
   double router = 0;    ///< one MoE layer's gate over the routed experts
@@ -69,8 +69,9 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
                   double weight_bytes = 0);
 
 /// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
-/// one step: each layer's projections (query down and up, KV down, the absorbed KV up on both
-/// sides of attention, output, and a sparse model's indexer projections), then the dense MLP, or
+/// one step: each layer's projections (projection_time's: MLA's query down and up, KV down, the
+/// absorbed KV up on both sides of attention, output, and a sparse model's indexer projections;
+/// GQA's query, key, value and output), then the dense MLP, or
 /// in an MoE layer the router and the shared experts (the routed experts are expert_time's); the
 /// output head once, with the last layer. Under `tp` ranks, as vLLM and SGLang shard MLA: the
 /// query up, the per-head KV up and the output projection split by heads, the MLPs and shared
@@ -85,7 +86,9 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
 /// One layer's attention projections at `tokens` rows on one of `tp` ranks (dense_time's
 /// shards): query down and up (or one query projection), KV down, the output projection, a sparse
 /// model's indexer projections; with `absorbed` (MLA's multi-query form, decode's) also each
-/// head's query absorbed into the latent and the latent output expanded to values.
+/// head's query absorbed into the latent and the latent output expanded to values. A GQA model's
+/// are its query, key and value projection (one GEMM, the KV heads split over the ranks as far as
+/// they go, copies past that) and its output projection.
 Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed);
 /// One layer's MLP at `tokens` rows on one of `tp` ranks: a dense layer's gate, up and down; an
 /// MoE layer's gate over the routed experts and its shared experts (the routed ones are
