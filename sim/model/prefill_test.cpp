@@ -1,6 +1,6 @@
 // Prefill's compute (prefill.hpp) against answers worked in the test: the causal pair counts, and
-// the attention and indexer of DeepSeek-V3.2 on a GPU of round figures, where each term is one
-// side of its roofline.
+// the attention and indexer of DeepSeek-V3.2, DeepSeek-V3's and Qwen3-8B's attention, on a GPU of
+// round figures, where each term is one side of its roofline.
 #include "sim/model/prefill.hpp"
 
 #include <catch2/catch.hpp>
@@ -78,4 +78,28 @@ TEST_CASE("prefill: DeepSeek-V3 expands its latent per head and attends every to
   CHECK(eight.attention.value() == Approx(L * (flops / 8 / 100e12 + 1e-6)).epsilon(1e-9));
   CHECK(eight.all_reduce.value() > 0);
   CHECK(one.all_reduce.value() == 0);
+}
+
+TEST_CASE("prefill: Qwen3-8B attends every token so far per query head over its group's KV head")
+{
+  const ModelSpec m = load_model("qwen3-8b");
+  const calibrate::Profile p = round_gpu();
+  const double L = 36, before = 2048, tokens = 2048;
+  const PrefillPrice one = prefill_price(m, p, Layout{}, {.tokens = tokens, .before = before});
+  // 32 heads x (2048 x 2048 + 2048 x 2049 / 2) pairs, 2 x (128 + 128) flop each: compute-bound
+  // (1.3 ms a layer against 10 us of reads).
+  const double pairs = tokens * before + tokens * (tokens + 1) / 2;
+  const double flops = 2.0 * 32 * pairs * 256;
+  CHECK(one.attention.value() == Approx(L * (flops / 100e12 + 1e-6)).epsilon(1e-9));
+  CHECK(one.kv_up.value() == 0);
+  CHECK(one.indexer.value() == 0);
+  CHECK(one.experts.value() == 0);
+  // A short chunk after a long context is bound by reading it: 65,536 tokens' keys and values (8
+  // heads x 2 x 128 bf16 values, 4 KiB) and 16 tokens' queries and outputs (32 x 2 x 128 bf16).
+  const PrefillPrice tail = prefill_price(m, p, Layout{}, {.tokens = 16, .before = 65536 - 16});
+  const double bytes = 65536.0 * 4096 + 16.0 * 32 * 2 * 128 * 2;
+  CHECK(tail.attention.value() == Approx(L * (bytes / 1e12 + 1e-6)).epsilon(1e-9));
+  // Four ranks: a quarter of the query heads each, and a quarter of the KV heads to read.
+  const PrefillPrice four = prefill_price(m, p, Layout{.tp = 4}, {.tokens = 16, .before = 65536 - 16});
+  CHECK(four.attention.value() == Approx(L * (bytes / 4 / 1e12 + 1e-6)).epsilon(1e-9));
 }
