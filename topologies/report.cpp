@@ -53,6 +53,7 @@ std::string summary_text(const Topology& t)
     out += "  nvlink: none (GPUs of a node talk over PCIe)\n";
   out += fmt::format("  pcie: {} switches per node, {} slots, {} to the host\n", s.pcie.switches,
                      core::format_rate(s.pcie.bandwidth), core::format_rate(s.pcie.host_bandwidth));
+  if (s.host_memory.value() > 0) out += fmt::format("  host memory: {} per node\n", core::format_bytes(s.host_memory));
   if (s.nics) out += fmt::format("  nics: {} per node\n", s.nics->count);
   if (s.fabric && s.fabric->rails == 1)
     out += fmt::format("  fabric: {} leaves of {} nodes, {} spines, {} links, oversubscription {}\n", s.fabric->leaves,

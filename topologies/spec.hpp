@@ -8,6 +8,7 @@
 //   description: ...            # optional: one line for reports
 //   nodes: 4                    # servers
 //   gpus_per_node: 8
+//   host_memory: 2TB            # optional: each node's CPU memory (a KV tier: prefill.host_capacity)
 //   nvlink:                     # optional: absent means the GPUs of a node talk over PCIe only
 //     bandwidth: 450GBps        # per GPU, each way (NVLink 4.0 "900 GB/s bidirectional")
 //     latency: 1us              # GPU <-> NVSwitch port
@@ -99,6 +100,7 @@ struct TopologySpec {
   std::string file;        ///< where it came from, for messages
   int nodes = 0;
   int gpus_per_node = 0;
+  core::Bytes host_memory; ///< each node's CPU memory; 0: not described
   std::optional<NvlinkSpec> nvlink;
   PcieSpec pcie;
   std::optional<NicSpec> nics;

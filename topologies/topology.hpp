@@ -117,6 +117,8 @@ public:
   std::optional<GpuId> find_gpu(std::string_view name) const;
   int node_of(GpuId g) const { return static_cast<int>(g / gpus_per_node_); }
   int local_index(GpuId g) const { return static_cast<int>(g % gpus_per_node_); }
+  /// The PCIe switch of its node that local GPU `local` sits under (GPUs spread evenly over them).
+  int pcie_switch_of_gpu(int local) const { return local * spec_.pcie.switches / gpus_per_node_; }
   int domain_of_node(int node) const { return node / nodes_per_domain(); }
   /// Whether two GPUs share an NVLink domain (their node, or a rack-scale domain of several nodes).
   bool same_domain(GpuId a, GpuId b) const
@@ -192,7 +194,6 @@ private:
   // Per-node blocks of vertex and link ids.
   VertexId node_vertex(int node, int offset) const { return node * vertices_per_node_ + offset; }
   LinkId node_link(int node, int offset) const { return node * links_per_node_ + offset; }
-  int pcie_switch_of_gpu(int local) const { return local * spec_.pcie.switches / gpus_per_node_; }
   VertexId nvswitch_vertex(int node) const;
   /// Up from `from`'s NIC to its leaf, through a spine when b's leaf differs, down to b.
   void add_ib_hops(GpuId from, GpuId b, std::vector<Hop>& out) const;

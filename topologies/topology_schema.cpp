@@ -205,6 +205,12 @@ const Schema kTopology{
      .meaning = "GPUs in each server",
      .check = Check::kPositive,
      .range = kGpuCount},
+    {.key = "host_memory",
+     .dim = Dimension::kBytes,
+     .def = kNoDefault,
+     .meaning = "each node's CPU memory, the bound of a host tier for KV (prefill.host_capacity); absent: not "
+                "described",
+     .range = {0, 1e15, "servers hold 16 GB to 64 TB; a PB is a typo"}},
     {.key = "nvlink",
      .kind = FieldKind::kSection,
      .def = kNoDefault,
@@ -352,6 +358,10 @@ TopologySpec read_topology_spec(core::Section& s)
   if (s.has("description")) t.description = s.string("description");
   t.nodes = bounded(s, "nodes");
   t.gpus_per_node = bounded(s, "gpus_per_node");
+  if (s.has("host_memory")) {
+    t.host_memory = s.bytes("host_memory");
+    s.plausible("host_memory", core::kHostMemory, t.host_memory.value());
+  }
 
   std::optional<core::Section> nvlink;
   if (s.has("nvlink")) {

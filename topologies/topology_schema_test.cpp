@@ -219,8 +219,8 @@ TEST_CASE("topo: NVLink domains and switch trays are checked")
 TEST_CASE("topo: the schema describes every key")
 {
   std::string text = core::describe(topo::topology_schema(), "topology");
-  for (const char* key :
-       {"nodes", "gpus_per_node", "nvlink", "nodes_per_leaf", "spines", "oversubscription", "affinity",
-        "host_bandwidth", "nodes_per_domain", "switch_trays", "tray_bandwidth", "rails", "rail_of_nic", "cross_rail"})
+  for (const char* key : {"nodes", "gpus_per_node", "nvlink", "nodes_per_leaf", "spines", "oversubscription",
+                          "affinity", "host_bandwidth", "host_memory", "nodes_per_domain", "switch_trays",
+                          "tray_bandwidth", "rails", "rail_of_nic", "cross_rail"})
     CHECK_THAT(text, Contains(key));
 }

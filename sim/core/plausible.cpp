@@ -17,6 +17,8 @@ const Hardware kNicRate{"a NIC port or fabric link (each way)", Dimension::kByte
                         "10 Gb/s Ethernet to 1.6 Tb/s XDR InfiniBand and IEEE 802.3dj ports"};
 const Hardware kHbmCapacity{"a GPU's HBM", Dimension::kBytes, 4e9, 1e12,
                             "4 GB (HBM1, 2015) to 1 TB (Rubin Ultra's HBM4E) per GPU"};
+const Hardware kHostMemory{"a server's host memory", Dimension::kBytes, 16e9, 64e12,
+                           "16 GB (a small PCIe server) to 64 TB (the largest multi-socket servers' DDR5)"};
 const Hardware kHbmRate{"a GPU's HBM bandwidth", Dimension::kBytesPerSec, 0.5e12, 32e12,
                         "HBM1 0.5 TB/s to Rubin Ultra's HBM4E about 32 TB/s per GPU"};
 const Hardware kGpuFlops{"a GPU's dense tensor FLOP/s", Dimension::kFlopsPerSec, 1e12, 1e17,

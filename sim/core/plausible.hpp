@@ -28,6 +28,7 @@ extern const Hardware kPcieRate;     ///< one PCIe link, each way
 extern const Hardware kNicRate;      ///< one NIC port or fabric link, each way
 extern const Hardware kHbmCapacity;  ///< per GPU
 extern const Hardware kHbmRate;      ///< per GPU
+extern const Hardware kHostMemory;   ///< per server (node)
 extern const Hardware kGpuFlops;     ///< dense tensor FLOP/s per GPU, any precision
 extern const Hardware kWireLatency;  ///< one link's or one switch crossing's latency
 extern const Hardware kProbeLatency; ///< one small message end to end, over any fabric

@@ -3,6 +3,10 @@
 // recently used first out, bounded in chunks); a chunk that a request still being served attends
 // is pinned, as vLLM frees a block only once no running request holds it, so a pool whose every
 // chunk is pinned holds more than its bound until one is released (the overflow is counted).
+// With a host tier (prefill.host_capacity), a chunk evicted from an instance's pool goes to that
+// instance's share of its node's CPU memory, least recently used out again, where only that
+// instance finds it (as vLLM's KV offloading keeps each engine's own); a chunk read back from it
+// leaves it for the pool.
 // Internal to sim/engine.
 #pragma once
 
@@ -24,8 +28,14 @@ class KvPool
 public:
   using Counts = PoolCounts;
 
-  /// `capacity`: chunks an instance's pool holds (0: unbounded).
-  KvPool(int instances, std::uint64_t capacity) : capacity_(capacity), order_(instances), counts_(instances) {}
+  /// `capacity`: chunks an instance's pool holds (0: unbounded); `host`: chunks each instance's
+  /// host tier holds (empty or 0: none).
+  KvPool(int instances, std::uint64_t capacity, std::vector<std::uint64_t> host = {})
+      : capacity_(capacity), order_(instances), counts_(instances), host_capacity_(std::move(host)),
+        host_order_(instances), host_at_(instances)
+  {
+    host_capacity_.resize(instances, 0);
+  }
 
   /// Whether `instance`'s pool holds `chunk`.
   bool holds(int instance, std::uint64_t chunk) const { return find(instance, chunk) != nullptr; }
@@ -65,12 +75,27 @@ public:
       auto victim = it--;
       if (pins_.count(*victim) != 0) continue;
       drop(instance, *victim);
+      to_host(instance, *victim);
       order.erase(victim);
       ++c.evictions;
     }
     if (capacity_ > 0 && order.size() > capacity_) ++c.overflows;
     c.peak = std::max<std::uint64_t>(c.peak, order.size());
   }
+  /// Whether `instance`'s host tier holds `chunk`.
+  bool in_host(int instance, std::uint64_t chunk) const { return host_at_[instance].count(chunk) != 0; }
+  /// `chunk` read back from `instance`'s host tier into its pool. REQUIRES: in_host(instance, chunk).
+  void restore(int instance, std::uint64_t chunk)
+  {
+    auto it = host_at_[instance].find(chunk);
+    XATTN_CHECK(it != host_at_[instance].end(), "a chunk is read back from a host tier that does not hold it");
+    host_order_[instance].erase(it->second);
+    host_at_[instance].erase(it);
+    ++counts_[instance].host_reads;
+    place(instance, chunk);
+  }
+  /// Chunks each instance's host tier holds (0: no tier).
+  std::uint64_t host_capacity(int instance) const { return host_capacity_[instance]; }
   /// A request being served attends `chunk`: no pool drops it while any does.
   void pin(std::uint64_t chunk) { ++pins_[chunk]; }
   void unpin(std::uint64_t chunk)
@@ -96,6 +121,21 @@ private:
       if (e.instance == instance) return &e;
     return nullptr;
   }
+  // An evicted chunk to the instance's host tier, whose least recent chunk falls out past its bound.
+  void to_host(int instance, std::uint64_t chunk)
+  {
+    const std::uint64_t bound = host_capacity_[instance];
+    if (bound == 0) return;
+    std::list<std::uint64_t>& order = host_order_[instance];
+    order.push_front(chunk);
+    host_at_[instance][chunk] = order.begin();
+    if (order.size() > bound) {
+      host_at_[instance].erase(order.back());
+      order.pop_back();
+      ++counts_[instance].host_evictions;
+    }
+    counts_[instance].host_peak = std::max<std::uint64_t>(counts_[instance].host_peak, order.size());
+  }
   void drop(int instance, std::uint64_t chunk)
   {
     auto it = where_.find(chunk);
@@ -108,6 +148,9 @@ private:
   std::unordered_map<std::uint64_t, std::vector<Entry>> where_;
   std::unordered_map<std::uint64_t, int> pins_;
   std::vector<Counts> counts_;
+  std::vector<std::uint64_t> host_capacity_;         ///< per instance, chunks
+  std::vector<std::list<std::uint64_t>> host_order_; ///< per instance, most recent first
+  std::vector<std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator>> host_at_;
 };
 
 } // namespace xattn::sim::engine

@@ -49,3 +49,30 @@ TEST_CASE("kv pool: a bound of 0 is unbounded")
   CHECK(pool.counts(0).evictions == 0);
   CHECK(pool.counts(0).peak == 1000);
 }
+
+TEST_CASE("kv pool: evicted chunks go to their instance's host tier, least recent out, and come back from it")
+{
+  KvPool pool(2, 1, {2, 0}); // instance 0: a host tier of two chunks; instance 1: none
+  pool.place(0, 10);
+  pool.place(0, 11); // 10 down to 0's host tier
+  CHECK(pool.in_host(0, 10));
+  CHECK_FALSE(pool.in_host(1, 10));
+  CHECK(pool.home(10, 0) == -1); // the pools do not hold it: only instance 0 can read it back
+  pool.place(0, 12);             // 11 down: the tier holds 11, 10
+  pool.place(0, 13);             // 12 down: 10, the least recent, falls out
+  CHECK(pool.counts(0).host_evictions == 1);
+  CHECK_FALSE(pool.in_host(0, 10));
+  CHECK(pool.counts(0).host_peak == 2);
+  pool.restore(0, 11); // back in the pool, 13 down to the tier in its place
+  CHECK(pool.holds(0, 11));
+  CHECK_FALSE(pool.in_host(0, 11));
+  CHECK(pool.in_host(0, 13));
+  CHECK(pool.in_host(0, 12));
+  CHECK(pool.counts(0).host_reads == 1);
+  pool.place(1, 20);
+  pool.place(1, 21); // no tier: 20 is gone
+  CHECK_FALSE(pool.in_host(1, 20));
+  CHECK(pool.counts(1).host_evictions == 0);
+  CHECK(pool.host_capacity(0) == 2);
+  CHECK(pool.host_capacity(1) == 0);
+}

@@ -97,18 +97,24 @@ std::string comparison_table(const RunResult& result)
                          p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
   }
   if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.prefill; })) {
-    // Where the prompts' blocks were found, summed over the requester instances.
-    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}\n", "policy", "prefilled tok", "chunks",
-                       "hit share", "blocks local/remote/miss", "evictions", "overflows");
+    // Where the prompts' blocks were found, summed over the requester instances; with a host
+    // tier, what it gave back and dropped.
+    const bool host = std::any_of(result.policies.begin(), result.policies.end(),
+                                  [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; });
+    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}\n", "policy", "prefilled tok", "chunks",
+                       "hit share", "blocks local/remote/miss", "evictions", "overflows",
+                       host ? fmt::format(" {:>24}", "host hits/reads/evicted") : "");
     for (const auto& [name, p] : result.policies) {
       PoolCounts sum;
       for (const PoolCounts& c : p.pools)
         for (const auto& [field, member] : kPoolFields)
           sum.*member += c.*member;
-      out += fmt::format("{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}\n", name,
-                         p.prefill_counts.prefilled_tokens, p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
-                         fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions,
-                         sum.overflows);
+      out += fmt::format(
+          "{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}{}\n", name, p.prefill_counts.prefilled_tokens,
+          p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
+          fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions, sum.overflows,
+          host ? fmt::format(" {:>24}", fmt::format("{}/{}/{}", sum.host_hits, sum.host_reads, sum.host_evictions))
+               : "");
     }
   }
   if (result.ensemble) out += ensemble_table(result);

@@ -5,9 +5,39 @@
 #include "sim/engine/iteration_steps.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 namespace xattn::sim::engine
 {
+
+void Simulation::make_kv_pool()
+{
+  const Scenario& sc = sc_;
+  // A pool holds whole chunks, each with all of its layers, on each rank its share (MLA's one
+  // latent head whole, GQA's KV heads split).
+  const double chunk = chunk_kv(sc, false).value();
+  const double capacity =
+      sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;
+  std::vector<std::uint64_t> host(sc.requester_instances(), 0);
+  for (int i = 0; i < sc.requester_instances(); ++i)
+    host[i] = host_tier_chunks(sc, i);
+  kv_pool_ = std::make_unique<KvPool>(sc.requester_instances(), static_cast<std::uint64_t>(capacity), host);
+  if (sc.prefill.host_capacity.value() <= 0) return;
+  // A chunk read back: every rank its share at once, each over its own PCIe link, the ranks under
+  // one PCIe switch sharing its uplink to the host; the path's latencies once.
+  const topo::TopologySpec& t = sc.topology->spec();
+  for (auto& in : instances_) {
+    std::vector<int> under(static_cast<std::size_t>(t.pcie.switches), 0);
+    for (topo::GpuId g : in->gpus)
+      ++under[static_cast<std::size_t>(sc.topology->pcie_switch_of_gpu(sc.topology->local_index(g)))];
+    const double sharing = *std::max_element(under.begin(), under.end());
+    const double rate = std::min(t.pcie.bandwidth.value(), t.pcie.host_bandwidth.value() / sharing);
+    const double latency =
+        (t.pcie.latency + t.pcie.switch_latency + t.pcie.host_latency + t.pcie.host_crossing).value();
+    in->host_readback_s = latency + chunk / rate;
+  }
+}
 
 void Simulation::admit_prompt(Active& a, const workloads::Request& r)
 {
@@ -20,8 +50,13 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
   KvPool::Counts& counts = kv_pool_->counts(a.home);
   const double bt = static_cast<double>(r.block_tokens);
   double cached = 0, fresh = 0;
-  thread_local std::vector<std::uint64_t> placed; // chunks this prompt brought back: all of it prefilled
+  thread_local std::vector<std::uint64_t> placed;   // chunks this prompt brought back: all of it prefilled
+  thread_local std::vector<std::uint64_t> restored; // chunks this prompt read back from the host tier
   placed.clear();
+  restored.clear();
+  const auto in = [](const std::vector<std::uint64_t>& v, std::uint64_t c) {
+    return std::find(v.begin(), v.end(), c) != v.end();
+  };
   for (std::uint64_t b : r.blocks) {
     ++prefill_counts_.block_references;
     const std::uint64_t c = corpus_->chunk_of(b);
@@ -30,11 +65,18 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
     // Once more in this prompt: found with the rest of it. Seen before: found where its chunk is,
     // unless this prompt had to bring the chunk back.
     const bool again = seen && first->second == a.id;
-    const int home = kv_pool_->home(c, a.home);
-    if (again || (seen && home >= 0 && std::find(placed.begin(), placed.end(), c) == placed.end())) {
+    int home = kv_pool_->home(c, a.home);
+    // Its own host tier before another instance's pool: read back over PCIe, then here.
+    if (home != a.home && kv_pool_->in_host(a.home, c)) {
+      kv_pool_->restore(a.home, c);
+      restored.push_back(c);
+      a.readback_s += instances_[a.home]->host_readback_s;
+      home = a.home;
+    }
+    if (again || (seen && home >= 0 && !in(placed, c))) {
       cached += bt;
       ++prefill_counts_.block_hits;
-      ++(home == a.home ? counts.local_hits : counts.remote_hits);
+      ++(home != a.home ? counts.remote_hits : in(restored, c) ? counts.host_hits : counts.local_hits);
       kv_pool_->use(home, c);
       continue;
     }
@@ -89,7 +131,10 @@ void IterationSteps::plan_prefill()
       plan->head_rows += 1;
       continue;
     }
-    const Simulation::Active& q = *batch[i];
+    Simulation::Active& q = *batch[i];
+    // Chunks found in the host tier are read back before the prompt's first chunk runs: the
+    // iteration waits for them, as vLLM's forward pass waits for its KV connector's loads.
+    plan->prefill_work += std::exchange(q.readback_s, 0.0);
     const PrefillChunk chunk{.tokens = c, .before = q.prefill_before, .ends_prompt = c >= q.prefill_left};
     if (p.measured.prefill) {
       plan->prefill_work += c / p.prefill_tokens_per_s;

@@ -178,3 +178,34 @@ TEST_CASE("engine: a bounded pool evicts the least recent chunk no request is us
   CHECK(p["instances"]["misses"] == nlohmann::json::array({96}));
   CHECK(requests_column(out, "route", "ttft_s").at(2) == Approx(2048 / kRate).epsilon(1e-6));
 }
+
+TEST_CASE("engine: a chunk evicted to the host tier is read back over PCIe before the prompt that finds it prefills")
+{
+  // The bounded pool above, and a host tier of one chunk (the one requester instance of node 0
+  // has it all): B's placement sends A's chunk to the host; C finds it there, reads it back and
+  // sends B's chunk down in its place. C's prompt is all cached: it computes its last token
+  // (1 / 5,000 s) once the chunk is back. The read: 143.9 MB at the GPU's PCIe link of 64 GB/s
+  // (its switch's 64 GB/s uplink has no other rank of the instance to share), after the slot
+  // (0.5 us), the switch (0.1 us) and the uplink (0.5 us) of testbed-ndr200.
+  const double chunk_bytes = 61.0 * (512 + 64) * 2 * 2048;
+  const std::string trace =
+      request(0, 0.0, 0, 0, 32, 2) + request(1, 2.0, 1, 100, 32, 2) + request(2, 4.0, 2, 0, 32, 2);
+  const auto bytes = [](double b) { return std::to_string(static_cast<long long>(b)) + "B"; };
+  std::filesystem::path out;
+  const nlohmann::json all = run(scenario("{enabled: true, kv_capacity: " + bytes(1.9 * chunk_bytes) +
+                                          ", host_capacity: " + bytes(1.5 * chunk_bytes) + "}"),
+                                 trace, {}, &out);
+  const nlohmann::json& p = all["policies"]["route"]["prefill"];
+  CHECK(p["host_chunks"].get<int>() == 1);
+  CHECK(p["block_hits"].get<int>() == 32);
+  CHECK(p["instances"]["host_hits"] == nlohmann::json::array({32}));
+  CHECK(p["instances"]["host_reads"] == nlohmann::json::array({1}));
+  CHECK(p["instances"]["host_evictions"] == nlohmann::json::array({0}));
+  CHECK(p["instances"]["evictions"] == nlohmann::json::array({2}));
+  CHECK(p["instances"]["misses"] == nlohmann::json::array({64}));
+  const double read = 1.1e-6 + chunk_bytes / 64e9;
+  CHECK(requests_column(out, "route", "ttft_s").at(2) == Approx(read + 1 / kRate).epsilon(1e-6));
+  const std::string table = comparison_table(run_result(all));
+  CHECK_THAT(table, Catch::Matchers::Contains("host hits/reads/evicted"));
+  CHECK_THAT(table, Catch::Matchers::Contains("32/1/0"));
+}

@@ -80,36 +80,46 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters:
 struct PrefillCounters {
   std::uint64_t block_references = 0, block_hits = 0, prefilled_tokens = 0, chunks = 0;
   std::uint64_t pool_chunks = 0; ///< chunks a requester instance's pool holds (0: unbounded)
+  std::uint64_t host_chunks = 0; ///< chunks a requester instance's host tier holds (0: none; the first instance's)
   /// The share of block references that hit: the trace's reuse ratio when nothing is evicted.
   double hit_share() const
   {
     return block_references > 0 ? static_cast<double>(block_hits) / static_cast<double>(block_references) : 0.0;
   }
 };
-inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 5> kPrefillFields{
+inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 6> kPrefillFields{
     {{"block_references", &PrefillCounters::block_references},
      {"block_hits", &PrefillCounters::block_hits},
      {"prefilled_tokens", &PrefillCounters::prefilled_tokens},
      {"chunks", &PrefillCounters::chunks},
-     {"pool_chunks", &PrefillCounters::pool_chunks}}};
+     {"pool_chunks", &PrefillCounters::pool_chunks},
+     {"host_chunks", &PrefillCounters::host_chunks}}};
 
 /// prefill.enabled, per requester instance: what its prompts found and what its pool of prefilled
 /// chunks did (sim/engine/kv_pool.hpp).
 struct PoolCounts {
-  std::uint64_t local_hits = 0;  ///< block references found in this instance's pool
-  std::uint64_t remote_hits = 0; ///< found in another instance's pool: served by cross-instance calls
-  std::uint64_t misses = 0;      ///< found nowhere: prefilled here
-  std::uint64_t evictions = 0;   ///< chunks dropped from this pool to make room
-  std::uint64_t peak = 0;        ///< the most chunks it held at once
-  std::uint64_t overflows = 0;   ///< placements that left it over its bound (every other chunk in use)
+  std::uint64_t local_hits = 0;     ///< block references found in this instance's pool
+  std::uint64_t remote_hits = 0;    ///< found in another instance's pool: served by cross-instance calls
+  std::uint64_t misses = 0;         ///< found nowhere: prefilled here
+  std::uint64_t evictions = 0;      ///< chunks dropped from this pool to make room
+  std::uint64_t peak = 0;           ///< the most chunks it held at once
+  std::uint64_t overflows = 0;      ///< placements that left it over its bound (every other chunk in use)
+  std::uint64_t host_hits = 0;      ///< block references found in this instance's host tier (read back)
+  std::uint64_t host_reads = 0;     ///< chunks read back from its host tier into its pool
+  std::uint64_t host_evictions = 0; ///< chunks dropped from its host tier to make room
+  std::uint64_t host_peak = 0;      ///< the most chunks its host tier held at once
 };
-inline constexpr std::array<std::pair<const char*, std::uint64_t PoolCounts::*>, 6> kPoolFields{
+inline constexpr std::array<std::pair<const char*, std::uint64_t PoolCounts::*>, 10> kPoolFields{
     {{"local_hits", &PoolCounts::local_hits},
      {"remote_hits", &PoolCounts::remote_hits},
      {"misses", &PoolCounts::misses},
      {"evictions", &PoolCounts::evictions},
      {"peak_chunks", &PoolCounts::peak},
-     {"overflows", &PoolCounts::overflows}}};
+     {"overflows", &PoolCounts::overflows},
+     {"host_hits", &PoolCounts::host_hits},
+     {"host_reads", &PoolCounts::host_reads},
+     {"host_evictions", &PoolCounts::host_evictions},
+     {"host_peak_chunks", &PoolCounts::host_peak}}};
 
 /// The invariants' names (docs/architecture.md, "Invariants"): the first word of each of their
 /// problems, and of the line on stderr when one fails.

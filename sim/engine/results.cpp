@@ -99,6 +99,7 @@ PolicyResult Simulation::figures()
   r.prefill_counts = prefill_counts_;
   if (kv_pool_) {
     r.prefill_counts.pool_chunks = kv_pool_->capacity();
+    r.prefill_counts.host_chunks = kv_pool_->host_capacity(0);
     r.pools = kv_pool_->counts();
   }
   r.memory.hbm_bound_steps = hbm_bound_steps_;

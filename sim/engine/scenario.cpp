@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -140,6 +141,38 @@ std::map<std::string, std::string> inline_edited_presets(core::Document& doc, co
     inlined[key] = path->string();
   }
   return inlined;
+}
+
+// prefill.host_capacity: a tier of prefilled chunks in each node's CPU memory, within it.
+void check_host_tier(const Scenario& sc, core::Section& pf)
+{
+  const double want = sc.prefill.host_capacity.value();
+  if (want <= 0 || !sc.topology) return;
+  if (!sc.prefill.enabled) {
+    pf.error("host_capacity", "a host tier keeps chunks evicted from the prefilled pools: it needs prefill.enabled");
+    return;
+  }
+  const topo::TopologySpec& t = sc.topology->spec();
+  if (t.host_memory.value() <= 0)
+    pf.error("host_capacity", "topology '" + t.name +
+                                  "' does not describe its nodes' CPU memory (host_memory) to "
+                                  "bound a host tier of " +
+                                  core::format_bytes(sc.prefill.host_capacity) + " by");
+  else if (want > t.host_memory.value())
+    pf.error("host_capacity", core::format_bytes(sc.prefill.host_capacity) +
+                                  " per node is more than the node's memory (topology '" + t.name + "': host_memory " +
+                                  core::format_bytes(t.host_memory) + ")");
+  else
+    for (int i = 0; i < sc.requester_instances(); ++i)
+      if (host_tier_chunks(sc, i) == 0) {
+        const int sharing = instances_on_node(sc, i);
+        pf.error("host_capacity",
+                 core::format_bytes(sc.prefill.host_capacity) + " per node over its " + std::to_string(sharing) +
+                     " requester instances is " + core::format_bytes(sc.prefill.host_capacity / sharing) +
+                     " each, under one chunk (" + core::format_bytes(chunk_kv(sc, true)) +
+                     ": corpus.chunk_tokens x layers x " + core::format_bytes(sc.model.kv_per_token()) + ")");
+        break;
+      }
 }
 
 } // namespace
@@ -361,6 +394,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.prefill.enabled = pf.boolean("enabled");
   sc.prefill.max_num_batched_tokens = pf.integer("max_num_batched_tokens");
   sc.prefill.kv_capacity = pf.has("kv_capacity") ? pf.bytes("kv_capacity") : sc.batch_hbm;
+  sc.prefill.host_capacity = pf.bytes("host_capacity");
+  check_host_tier(sc, pf);
   if (sc.prefill.enabled) {
     // vLLM refuses a budget below max_num_seqs: the batch's decodes alone would not fit.
     if (sc.prefill.max_num_batched_tokens < sc.max_batch)
@@ -416,6 +451,28 @@ std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens)
   if (!sc.prefill.enabled || sc.prefill.max_num_batched_tokens >= block_tokens) return "";
   return std::to_string(sc.prefill.max_num_batched_tokens) + " tokens is under one of the workload's " +
          std::to_string(block_tokens) + "-token blocks";
+}
+
+core::Bytes chunk_kv(const Scenario& sc, bool whole)
+{
+  const core::Bytes per_token = whole ? sc.model.kv_per_token() : sc.model.kv_per_token_on_rank(sc.tp);
+  return per_token * (static_cast<double>(sc.corpus.chunk_tokens) * sc.model.layers);
+}
+
+int instances_on_node(const Scenario& sc, int instance)
+{
+  const auto node = [&](int i) { return sc.topology->node_of(sc.requesters[static_cast<std::size_t>(i) * sc.tp]); };
+  int sharing = 0;
+  for (int i = 0; i < sc.requester_instances(); ++i)
+    sharing += node(i) == node(instance) ? 1 : 0;
+  return sharing;
+}
+
+std::uint64_t host_tier_chunks(const Scenario& sc, int instance)
+{
+  if (sc.prefill.host_capacity.value() <= 0 || !sc.topology) return 0;
+  const double share = sc.prefill.host_capacity.value() / instances_on_node(sc, instance);
+  return static_cast<std::uint64_t>(std::floor(share / std::max(1.0, chunk_kv(sc, true).value())));
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)

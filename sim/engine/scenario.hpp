@@ -56,6 +56,7 @@ struct PrefillSpec {
   bool enabled = false;
   std::int64_t max_num_batched_tokens = 0; ///< an iteration's tokens: decodes first, then prefill chunks
   core::Bytes kv_capacity{0};              ///< per requester GPU, for the prefilled chunks; 0: unbounded
+  core::Bytes host_capacity{0};            ///< per node, for chunks evicted from the GPUs; 0: no host tier
 };
 
 /// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).
@@ -136,6 +137,16 @@ const core::Schema& scenario_schema();
 /// problem, else "" (a generator's block size is checked as the scenario is read, a trace's once
 /// it is opened).
 std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens);
+
+/// prefill.enabled: one corpus chunk's KV over every layer, as one rank of an instance holds it
+/// (`whole` false: MLA's whole latent, GQA's share of the KV heads), or all of it once (`whole`:
+/// what a host tier keeps of it).
+core::Bytes chunk_kv(const Scenario& sc, bool whole);
+/// The requester instances on the node of requester instance `instance` (itself included).
+int instances_on_node(const Scenario& sc, int instance);
+/// The chunks requester instance `instance`'s share of its node's host tier holds:
+/// prefill.host_capacity split evenly over the requester instances of that node.
+std::uint64_t host_tier_chunks(const Scenario& sc, int instance);
 
 /// Loads a scenario file, applying `--set path=value` overrides first. Throws core::InputError
 /// (every problem, with file:line:col and key path).

@@ -229,6 +229,15 @@ const core::Schema kPrefillSchema{
                 "served attends stays); unset: what the GPU has beside the weights and engine.cache_budget (the "
                 "profile's gpu.hbm_capacity); 0B: unbounded",
      .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
+    {.key = "host_capacity",
+     .dim = Dimension::kBytes,
+     .def = "0B",
+     .meaning = "CPU memory per node for chunks evicted from the requester GPUs' pools: a second tier, shared evenly "
+                "by the node's requester instances, each keeping its own, least recently used out. A prompt that "
+                "finds a chunk in its instance's tier reads it back into HBM over PCIe, each rank its share over "
+                "its PCIe link and its switch's host uplink, before its first prefill chunk runs (as vLLM's KV "
+                "offloading loads it before the forward pass); at most the topology's host_memory; 0B: no host tier",
+     .range = {0, 1e15, "servers hold 16 GB to 64 TB; a PB is a typo"}},
 };
 
 const core::Schema& router_schema()

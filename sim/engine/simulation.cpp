@@ -153,15 +153,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
         group->draws = std::make_unique<ExpertDraws>(sc.model, sc.ep, sc.expert_routing, sc.seed, g);
       groups_.push_back(std::move(group));
     }
-  if (sc.prefill.enabled) {
-    // A pool holds whole chunks, each with all of its layers, on each rank its share (MLA's one
-    // latent head whole, GQA's KV heads split).
-    const double chunk = static_cast<double>(sc.corpus.chunk_tokens) * sc.model.kv_per_token_on_rank(sc.tp).value() *
-                         static_cast<double>(sc.model.layers);
-    const double capacity =
-        sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;
-    kv_pool_ = std::make_unique<KvPool>(sc.requester_instances(), static_cast<std::uint64_t>(capacity));
-  }
+  if (sc.prefill.enabled) make_kv_pool();
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
                         : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
   source_ = open_workload(sc);

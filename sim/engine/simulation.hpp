@@ -93,6 +93,9 @@ private:
   int place_request(const workloads::Request& r);
   /// prefill.enabled: what request `r`'s prompt leaves `a` to prefill (prefill.cpp).
   void admit_prompt(Active& a, const workloads::Request& r);
+  /// prefill.enabled: each instance's pool and host tier of prefilled chunks, and the time to read
+  /// a chunk back from the host tier (prefill.cpp).
+  void make_kv_pool();
   void on_arrival();
   void start_iteration(int inst);
   /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).

@@ -65,6 +65,7 @@ struct Simulation::Active {
   // prefill.enabled: its prompt tokens still to prefill, and those already in its KV (its blocks
   // prefilled before it came, then its own chunks so far): a chunk attends them.
   double prefill_left = 0, prefill_before = 0;
+  double readback_s = 0; ///< chunks its prompt found in the host tier, read back before its first prefill chunk
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
 };
@@ -76,7 +77,8 @@ struct Simulation::Instance {
   std::deque<std::unique_ptr<Active>> active; ///< arrival order
   std::unique_ptr<LruCache> cache;            ///< moved KV, one GPU's worth (each rank holds the full latent)
   bool busy = false;
-  int group = -1; ///< its expert-parallel group (engine.step full, ep > 1); -1: steps alone
+  int group = -1;             ///< its expert-parallel group (engine.step full, ep > 1); -1: steps alone
+  double host_readback_s = 0; ///< prefill.host_capacity: one chunk read back from its host tier
   std::unordered_set<std::uint64_t> in_flight; ///< cache keys fetched in the background, not landed yet
   std::vector<double> compute_free_at;         ///< per rank: its splices and re-prefills run one after another
   std::vector<double> compute_busy;            ///< per rank: time its GPU computed (splices, re-prefills, tails)

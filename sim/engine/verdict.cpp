@@ -225,6 +225,10 @@ std::string table_legend(const RunResult& result)
             "references found prefilled in a pool; blocks local/remote/miss: found in the requester's own pool, in "
             "another instance's (served by cross-instance calls), or prefilled; evictions: chunks pools dropped to "
             "make room; overflows: placements that left a pool over its bound, every other chunk in use.";
+  if (std::any_of(result.policies.begin(), result.policies.end(),
+                  [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; }))
+    text += " Host hits/reads/evicted: block references found in the requester's own host tier, chunks read back "
+            "from it over PCIe, chunks it dropped to make room.";
   return wrap(text, 100);
 }
 
