@@ -201,13 +201,8 @@ struct IterationSteps {
     return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
                           options());
   }
-  /// The tokens' worth of KV each rank fetches of `tokens`: under MLA a tp-th of them (forwarded
-  /// to the other ranks after), under GQA its own KV heads' share of every one of them.
-  double rank_share(double tokens) const
-  {
-    const ModelSpec& m = sc().model;
-    return tokens / (m.mla() ? sc().tp : m.kv_split(sc().tp));
-  }
+  /// The tokens' worth of KV each rank fetches of `tokens` (ModelSpec::tokens_per_rank).
+  double rank_share(double tokens) const { return sc().model.tokens_per_rank(tokens, sc().tp); }
   /// Rank `rank`'s part of move `mv` from its holder rank: the whole of it, or under tp > 1 its
   /// shard (rank_share; under MLA every rank splices all of the tokens).
   MovePrice price(const iteration::Move& mv, int rank) const

@@ -84,6 +84,14 @@ public:
   }
   /// Whether `instance`'s host tier holds `chunk`.
   bool in_host(int instance, std::uint64_t chunk) const { return host_at_[instance].count(chunk) != 0; }
+  /// Every instance whose host tier holds `chunk`.
+  template <typename F>
+  void for_each_host_home(std::uint64_t chunk, F&& f) const
+  {
+    if (auto it = host_where_.find(chunk); it != host_where_.end())
+      for (int i : it->second)
+        f(i);
+  }
   /// `chunk` read back from `instance`'s host tier into its pool. REQUIRES: in_host(instance, chunk).
   void restore(int instance, std::uint64_t chunk)
   {
@@ -91,6 +99,7 @@ public:
     XATTN_CHECK(it != host_at_[instance].end(), "a chunk is read back from a host tier that does not hold it");
     host_order_[instance].erase(it->second);
     host_at_[instance].erase(it);
+    host_forget(instance, chunk);
     ++counts_[instance].host_reads;
     place(instance, chunk);
   }
@@ -129,12 +138,21 @@ private:
     std::list<std::uint64_t>& order = host_order_[instance];
     order.push_front(chunk);
     host_at_[instance][chunk] = order.begin();
+    host_where_[chunk].push_back(instance);
     if (order.size() > bound) {
       host_at_[instance].erase(order.back());
+      host_forget(instance, order.back());
       order.pop_back();
       ++counts_[instance].host_evictions;
     }
     counts_[instance].host_peak = std::max<std::uint64_t>(counts_[instance].host_peak, order.size());
+  }
+  void host_forget(int instance, std::uint64_t chunk)
+  {
+    auto it = host_where_.find(chunk);
+    std::vector<int>& homes = it->second;
+    homes.erase(std::find(homes.begin(), homes.end(), instance));
+    if (homes.empty()) host_where_.erase(it);
   }
   void drop(int instance, std::uint64_t chunk)
   {
@@ -151,6 +169,7 @@ private:
   std::vector<std::uint64_t> host_capacity_;         ///< per instance, chunks
   std::vector<std::list<std::uint64_t>> host_order_; ///< per instance, most recent first
   std::vector<std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator>> host_at_;
+  std::unordered_map<std::uint64_t, std::vector<int>> host_where_; ///< chunk -> instances whose tier holds it
 };
 
 } // namespace xattn::sim::engine

@@ -69,6 +69,12 @@ TEST_CASE("kv pool: evicted chunks go to their instance's host tier, least recen
   CHECK(pool.in_host(0, 13));
   CHECK(pool.in_host(0, 12));
   CHECK(pool.counts(0).host_reads == 1);
+  std::vector<int> homes;
+  pool.for_each_host_home(12, [&](int i) { homes.push_back(i); });
+  CHECK(homes == std::vector<int>{0});
+  homes.clear();
+  pool.for_each_host_home(11, [&](int i) { homes.push_back(i); });
+  CHECK(homes.empty());
   pool.place(1, 20);
   pool.place(1, 21); // no tier: 20 is gone
   CHECK_FALSE(pool.in_host(1, 20));

@@ -209,3 +209,30 @@ TEST_CASE("engine: a chunk evicted to the host tier is read back over PCIe befor
   CHECK_THAT(table, Catch::Matchers::Contains("host hits/reads/evicted"));
   CHECK_THAT(table, Catch::Matchers::Contains("32/1/0"));
 }
+
+TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, then decoded")
+{
+  // One prefill instance (node1.gpu0) and one requester (node0.gpu0), one leaf apart. A's 2,048
+  // tokens prefill in 2048 / 5,000 s; its KV, 2,048 x 1,152 B x 61 layers = 143.9 MB, crosses
+  // NDR-200 at the profile's 25 GB/s with its 15.5 us probe (same leaf; the path adds no latency
+  // over the probe's own). After the prefill, the whole of it follows the prefill; layer by
+  // layer, all but the last layer's share (1 / 61 of it) moved behind the prefill. Its one
+  // output token is its first decode step.
+  const std::string trace = request(0, 0.0, 0, 0, 32, 1);
+  const double work = 2048 / kRate, kv = 2048.0 * 1152 * 61, move = kv / 25e9, probe = 15.5e-6;
+  const std::string pool = "{requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node1.gpu0]}}";
+  for (const std::string mode : {"after", "layer"}) {
+    INFO(mode);
+    std::filesystem::path out;
+    const nlohmann::json all = run(scenario("{enabled: true, handoff: " + mode + "}", pool), trace, {}, &out);
+    const nlohmann::json& p = all["policies"]["route"]["prefill"];
+    CHECK(p["handoffs"].get<int>() == 1);
+    CHECK(p["handoff_bytes"].get<double>() == Approx(kv));
+    const double handoff = mode == "after" ? move + probe : move / 61 + probe;
+    const double decode_from = requests_column(out, "route", "first_step_s").at(0);
+    CHECK(decode_from == Approx(work + handoff).epsilon(1e-6));
+    const double step = requests_column(out, "route", "mean_step_s").at(0);
+    CHECK(requests_column(out, "route", "ttft_s").at(0) == Approx(work + handoff + step).epsilon(1e-6));
+    CHECK(all["policies"]["route"]["wire_bytes_by_fabric"]["ib-same-leaf"].get<double>() == Approx(kv));
+  }
+}

@@ -79,21 +79,25 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters:
 /// (by an earlier request, in a pool), the tokens prefilled and the chunks they ran in.
 struct PrefillCounters {
   std::uint64_t block_references = 0, block_hits = 0, prefilled_tokens = 0, chunks = 0;
-  std::uint64_t pool_chunks = 0; ///< chunks a requester instance's pool holds (0: unbounded)
-  std::uint64_t host_chunks = 0; ///< chunks a requester instance's host tier holds (0: none; the first instance's)
+  std::uint64_t pool_chunks = 0;   ///< chunks a requester instance's pool holds (0: unbounded)
+  std::uint64_t host_chunks = 0;   ///< chunks a requester instance's host tier holds (0: none; the first instance's)
+  std::uint64_t handoffs = 0;      ///< instances.prefill: prompts whose KV went to their requester instance
+  std::uint64_t handoff_bytes = 0; ///< the KV they moved, every rank's share
   /// The share of block references that hit: the trace's reuse ratio when nothing is evicted.
   double hit_share() const
   {
     return block_references > 0 ? static_cast<double>(block_hits) / static_cast<double>(block_references) : 0.0;
   }
 };
-inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 6> kPrefillFields{
+inline constexpr std::array<std::pair<const char*, std::uint64_t PrefillCounters::*>, 8> kPrefillFields{
     {{"block_references", &PrefillCounters::block_references},
      {"block_hits", &PrefillCounters::block_hits},
      {"prefilled_tokens", &PrefillCounters::prefilled_tokens},
      {"chunks", &PrefillCounters::chunks},
      {"pool_chunks", &PrefillCounters::pool_chunks},
-     {"host_chunks", &PrefillCounters::host_chunks}}};
+     {"host_chunks", &PrefillCounters::host_chunks},
+     {"handoffs", &PrefillCounters::handoffs},
+     {"handoff_bytes", &PrefillCounters::handoff_bytes}}};
 
 /// prefill.enabled, per requester instance: what its prompts found and what its pool of prefilled
 /// chunks did (sim/engine/kv_pool.hpp).

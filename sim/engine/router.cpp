@@ -12,10 +12,13 @@ int Simulation::place_request(const workloads::Request& r)
 {
   const RouterSpec& router = sc_.router;
   if (router.policy == Router::kSession || router.policy == Router::kRoundRobin) return homes_.of(r);
-  // The load is the requests an instance serves (prefilling, decoding or waiting), as SGLang's
-  // router counts its workers' running requests; ties go to the lowest index.
+  // The load is the requests an instance serves (prefilling, decoding or waiting, or on their way
+  // from the prefill pool), as SGLang's router counts its workers' running requests; ties go to
+  // the lowest index.
   int idlest = 0, busiest = 0;
-  const auto load = [this](int i) { return static_cast<double>(instances_[i]->active.size()); };
+  const auto load = [this](int i) {
+    return static_cast<double>(instances_[i]->active.size() + static_cast<std::size_t>(instances_[i]->incoming));
+  };
   for (int i = 1; i < static_cast<int>(instances_.size()); ++i) {
     if (load(i) < load(idlest)) idlest = i;
     if (load(i) > load(busiest)) busiest = i;
@@ -25,17 +28,20 @@ int Simulation::place_request(const workloads::Request& r)
       load(busiest) > load(idlest) * router.balance_rel_threshold)
     return idlest;
   // The prompt's cached prefix: its blocks from the first while some pool holds each (with
-  // cross-instance attention a block held anywhere is not prefilled again). The instance whose
-  // pool holds the most of it serves the most of it locally; ties to the least loaded.
+  // cross-instance attention a block held anywhere is not prefilled again), or some host tier (its
+  // instance reads it back). The instance whose pool or host tier holds the most of it serves the
+  // most of it locally; ties to the least loaded.
   thread_local std::vector<std::size_t> held;
   held.assign(instances_.size(), 0);
   for (std::uint64_t b : r.blocks) {
     if (prefilled_blocks_.count(b) == 0) break;
     bool found = false;
-    kv_pool_->for_each_home(corpus_->chunk_of(b), [&](int i) {
+    const auto count = [&](int i) {
       ++held[static_cast<std::size_t>(i)];
       found = true;
-    });
+    };
+    kv_pool_->for_each_home(corpus_->chunk_of(b), count);
+    kv_pool_->for_each_host_home(corpus_->chunk_of(b), count);
     if (!found) break;
   }
   int best = idlest;

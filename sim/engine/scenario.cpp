@@ -1,6 +1,7 @@
 #include "sim/engine/scenario.hpp"
 #include "sim/core/yaml.hpp"
 #include "sim/engine/layout.hpp"
+#include "sim/engine/prefill_pool.hpp"
 #include "sim/engine/run_size.hpp"
 
 #include "sim/model/pricing.hpp"
@@ -264,14 +265,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       if (sc.tp > 0 && list->size() % sc.tp != 0)
         inst.error(key,
                    std::to_string(list->size()) + " GPUs do not split into instances of tp = " + std::to_string(sc.tp));
-    if (sc.tp > 0 && sc.model.heads > 0 && sc.model.heads % sc.tp != 0)
-      inst.error("tp", "the model's " + std::to_string(sc.model.heads) +
-                           " heads do not split over tp = " + std::to_string(sc.tp));
-    // GQA's KV heads split over the ranks, or each is copied on a whole number of them.
-    const int kv = sc.model.kv_heads;
-    if (!sc.model.mla() && kv > 0 && sc.tp > 0 && kv % sc.tp != 0 && sc.tp % kv != 0)
-      inst.error("tp", "the model's " + std::to_string(kv) + " KV heads neither split over tp = " +
-                           std::to_string(sc.tp) + " nor copy evenly onto its ranks");
+    if (std::string problem = heads_split_problem(sc.model, sc.tp); !problem.empty()) inst.error("tp", problem);
   }
 
   core::Section corpus = top.section("corpus");
@@ -396,6 +390,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.prefill.kv_capacity = pf.has("kv_capacity") ? pf.bytes("kv_capacity") : sc.batch_hbm;
   sc.prefill.host_capacity = pf.bytes("host_capacity");
   check_host_tier(sc, pf);
+  read_prefill_pool(sc, inst, pf);
   if (sc.prefill.enabled) {
     // vLLM refuses a budget below max_num_seqs: the batch's decodes alone would not fit.
     if (sc.prefill.max_num_batched_tokens < sc.max_batch)
@@ -451,6 +446,18 @@ std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens)
   if (!sc.prefill.enabled || sc.prefill.max_num_batched_tokens >= block_tokens) return "";
   return std::to_string(sc.prefill.max_num_batched_tokens) + " tokens is under one of the workload's " +
          std::to_string(block_tokens) + "-token blocks";
+}
+
+std::string heads_split_problem(const ModelSpec& m, int tp)
+{
+  if (tp <= 0) return "";
+  if (m.heads > 0 && m.heads % tp != 0)
+    return "the model's " + std::to_string(m.heads) + " heads do not split over tp = " + std::to_string(tp);
+  // GQA's KV heads split over the ranks, or each is copied on a whole number of them.
+  if (!m.mla() && m.kv_heads > 0 && m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
+    return "the model's " + std::to_string(m.kv_heads) + " KV heads neither split over tp = " + std::to_string(tp) +
+           " nor copy evenly onto its ranks";
+  return "";
 }
 
 core::Bytes chunk_kv(const Scenario& sc, bool whole)

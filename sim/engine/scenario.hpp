@@ -57,6 +57,12 @@ struct PrefillSpec {
   std::int64_t max_num_batched_tokens = 0; ///< an iteration's tokens: decodes first, then prefill chunks
   core::Bytes kv_capacity{0};              ///< per requester GPU, for the prefilled chunks; 0: unbounded
   core::Bytes host_capacity{0};            ///< per node, for chunks evicted from the GPUs; 0: no host tier
+  /// instances.prefill: the disaggregated prefill pool's GPUs, instance-major (empty: co-located).
+  std::vector<topo::GpuId> pool;
+  int pool_tp = 1;
+  bool handoff_by_layer = true; ///< each layer's KV leaves as it is computed (else after the prompt's prefill)
+  bool disaggregated() const { return !pool.empty(); }
+  int pool_instances() const { return static_cast<int>(pool.size()) / pool_tp; }
 };
 
 /// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).
@@ -137,6 +143,9 @@ const core::Schema& scenario_schema();
 /// problem, else "" (a generator's block size is checked as the scenario is read, a trace's once
 /// it is opened).
 std::string budget_under_block(const Scenario& sc, std::int64_t block_tokens);
+
+/// Why `m`'s heads (or a GQA model's KV heads) do not split over `tp` ranks; "" when they do.
+std::string heads_split_problem(const ModelSpec& m, int tp);
 
 /// prefill.enabled: one corpus chunk's KV over every layer, as one rank of an instance holds it
 /// (`whole` false: MLA's whole latent, GQA's share of the KV heads), or all of it once (`whole`:

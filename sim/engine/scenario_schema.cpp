@@ -13,6 +13,16 @@ using core::Dimension;
 using core::FieldKind;
 using core::kNoDefault;
 
+const core::Schema kPrefillPoolSchema{
+    {.key = "gpus", .kind = FieldKind::kList, .meaning = "GPU selectors of the prefill instances"},
+    {.key = "tp",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "GPUs per prefill instance (heads, MLPs and experts split over them)",
+     .check = Check::kPositive,
+     .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
+};
+
 const core::Schema kInstancesSchema{
     {.key = "requesters",
      .kind = FieldKind::kList,
@@ -55,6 +65,14 @@ const core::Schema kInstancesSchema{
      .meaning = "balanced: extra copies of the most loaded experts, each GPU holding (experts + these) / ep "
                 "(DeepSeek-V3 decodes with 32 over EP 320: arXiv 2412.19437 §3.4.2)",
      .range = {0, 65536, "a copy or more of every expert"}},
+    {.key = "prefill",
+     .kind = FieldKind::kSection,
+     .def = kNoDefault,
+     .meaning = "prefill.enabled: a pool of prefill instances (disaggregated serving, xPyD): each prompt is "
+                "prefilled there, in iterations of prefill chunks under prefill.max_num_batched_tokens, and its KV "
+                "handed off to its requester instance, which decodes it; absent: every requester instance prefills "
+                "its own prompts",
+     .sub = &kPrefillPoolSchema},
 };
 
 const core::Schema& workload_schema()
@@ -229,6 +247,13 @@ const core::Schema kPrefillSchema{
                 "served attends stays); unset: what the GPU has beside the weights and engine.cache_budget (the "
                 "profile's gpu.hbm_capacity); 0B: unbounded",
      .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
+    {.key = "handoff",
+     .kind = FieldKind::kChoice,
+     .def = "layer",
+     .meaning = "instances.prefill: when a prompt's KV leaves its prefill instance for its requester instance. "
+                "layer: each layer's KV as the layer is computed, behind the prefill (as vLLM's KV connectors and "
+                "Mooncake's transfer engine pipeline it); after: all of it once the prompt's prefill ends",
+     .choices = "layer|after"},
     {.key = "host_capacity",
      .dim = Dimension::kBytes,
      .def = "0B",

@@ -154,6 +154,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
       groups_.push_back(std::move(group));
     }
   if (sc.prefill.enabled) make_kv_pool();
+  if (sc.prefill.disaggregated()) make_prefill_pool();
   corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
                         : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
   source_ = open_workload(sc);
@@ -194,29 +195,18 @@ void Simulation::on_arrival()
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
-  const int inst = place_request(pending_);
-  a->home = inst;
+  a->home = place_request(pending_);
   if (sc_.prefill.enabled) admit_prompt(*a, pending_);
-  Instance& in = *instances_[inst];
   if (a->steps_total <= 0) {
     // Nothing to decode: done on arrival.
     record_finished(*a, now());
+  } else if (sc_.prefill.disaggregated()) {
+    to_prefill_pool(std::move(a));
   } else {
-    in.active.push_back(std::move(a));
-    if (in.group >= 0) {
-      // An expert-parallel group's step takes every request that arrives at this instant.
-      if (!in.busy && std::find(idle_groups_.begin(), idle_groups_.end(), in.group) == idle_groups_.end())
-        idle_groups_.push_back(in.group);
-    } else if (!in.busy) {
-      start_iteration(inst);
-    }
+    enqueue(std::move(a));
   }
   schedule_next_arrival();
-  if (!idle_groups_.empty() && !(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12)) {
-    for (int g : idle_groups_)
-      if (!instances_[groups_[g]->members.front()]->busy) start_group(g); // not started since by a step's end
-    idle_groups_.clear();
-  }
+  if (!(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12)) start_idle_groups();
   // Progress for runs longer than a few seconds: rewritten in place on a terminal, one line per
   // 10 s in a log.
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -228,6 +218,28 @@ void Simulation::on_arrival()
                  tty ? "   " : "\n");
     progress_shown_ = true;
   }
+}
+
+void Simulation::enqueue(std::unique_ptr<Active> a)
+{
+  const int inst = a->home;
+  Instance& in = *instances_[inst];
+  in.active.push_back(std::move(a));
+  if (in.group >= 0) {
+    // An expert-parallel group's step takes every request that arrives at this instant (started
+    // once the instant's arrivals are in: on_arrival); a hand-off that lands starts it at once.
+    if (!in.busy && std::find(idle_groups_.begin(), idle_groups_.end(), in.group) == idle_groups_.end())
+      idle_groups_.push_back(in.group);
+  } else if (!in.busy) {
+    start_iteration(inst);
+  }
+}
+
+void Simulation::start_idle_groups()
+{
+  for (int g : idle_groups_)
+    if (!instances_[groups_[g]->members.front()]->busy) start_group(g); // not started since by a step's end
+  idle_groups_.clear();
 }
 
 void Simulation::start_iteration(int inst)

@@ -72,8 +72,9 @@ public:
   /// after run() threw.
   PolicyResult partial_results();
 
-  struct Active;   ///< a request being decoded (state.hpp)
-  struct Instance; ///< a requester instance (state.hpp)
+  struct Active;          ///< a request being decoded (state.hpp)
+  struct Instance;        ///< a requester instance (state.hpp)
+  struct PrefillInstance; ///< instances.prefill: a prefill instance (state.hpp)
 
   const Scenario& scenario() const { return sc_; }
   /// Later calls expected to attend chunk `key` on `in`: online, its active requests' (finished
@@ -97,6 +98,21 @@ private:
   /// a chunk back from the host tier (prefill.cpp).
   void make_kv_pool();
   void on_arrival();
+  /// Request `a` joins its instance's batch, which steps if it was idle (an expert-parallel group
+  /// once start_idle_groups runs: every request of the instant joins its step).
+  void enqueue(std::unique_ptr<Active> a);
+  void start_idle_groups();
+  // instances.prefill (handoff.cpp): the prefill pool's instances, a prompt's way there (the
+  // instance with the fewest tokens left to prefill), its iterations of prefill chunks, and the
+  // hand-off of its KV to its requester instance, after which it decodes there.
+  void make_prefill_pool();
+  void to_prefill_pool(std::unique_ptr<Active> a);
+  void start_prefill(int p);
+  void end_prefill(int p, const std::vector<double>& chunks);
+  /// Sends `tokens` tokens' KV of `layers` layers of `a`'s prompt from prefill instance `p` to its
+  /// requester instance: each rank its share from a rank of `p`.
+  void send_kv(Active* a, int p, double tokens, double layers);
+  void kv_landed(Active* a);
   void start_iteration(int inst);
   /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).
   void start_group(int group);
@@ -128,6 +144,9 @@ private:
   workloads::Request pending_;
   bool pending_live_ = false;
   std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<std::unique_ptr<PrefillInstance>> prefill_instances_; ///< instances.prefill
+  /// Prompts whose prefill ended and whose KV is still on its way, by request id.
+  std::unordered_map<std::uint64_t, std::unique_ptr<Active>> handing_off_;
   struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
   std::vector<std::unique_ptr<Group>> groups_;
   /// Groups that requests arrived at this instant: started once the instant's arrivals are in.

@@ -65,9 +65,19 @@ struct Simulation::Active {
   // prefill.enabled: its prompt tokens still to prefill, and those already in its KV (its blocks
   // prefilled before it came, then its own chunks so far): a chunk attends them.
   double prefill_left = 0, prefill_before = 0;
-  double readback_s = 0; ///< chunks its prompt found in the host tier, read back before its first prefill chunk
+  double readback_s = 0;   ///< chunks its prompt found in the host tier, read back before its first prefill chunk
+  int handoff_pending = 0; ///< instances.prefill: pieces of its KV on their way to its requester instance
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
+};
+
+/// instances.prefill: a prefill instance (pool_tp GPUs prefilling in lockstep); its prompts until
+/// their prefill ends, in arrival order.
+struct Simulation::PrefillInstance {
+  std::vector<topo::GpuId> gpus;
+  std::deque<std::unique_ptr<Active>> queue;
+  double queued_tokens = 0; ///< prompt tokens left to prefill
+  bool busy = false;
 };
 
 /// A requester instance (tp GPUs decoding in lockstep).
@@ -79,6 +89,7 @@ struct Simulation::Instance {
   bool busy = false;
   int group = -1;             ///< its expert-parallel group (engine.step full, ep > 1); -1: steps alone
   double host_readback_s = 0; ///< prefill.host_capacity: one chunk read back from its host tier
+  int incoming = 0;           ///< instances.prefill: its requests still prefilling or handed off
   std::unordered_set<std::uint64_t> in_flight; ///< cache keys fetched in the background, not landed yet
   std::vector<double> compute_free_at;         ///< per rank: its splices and re-prefills run one after another
   std::vector<double> compute_busy;            ///< per rank: time its GPU computed (splices, re-prefills, tails)

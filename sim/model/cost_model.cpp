@@ -69,8 +69,7 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
   // needs nothing from the others.
   const double moved = s.moved > 0 ? s.moved : s.tokens;
   const int g = std::max(1, s.gpus);
-  const double shares = m.mla() ? g : m.kv_split(g);
-  const MovePrice mv = price_move(m, p, moved / h / shares, s.runs, path, o);
+  const MovePrice mv = price_move(m, p, m.tokens_per_rank(moved, g) / h, s.runs, path, o);
   c.fetch.probe = probe(p, path.fabric, s.transport, mv.bytes);
   c.fetch.index = select;
   c.fetch_wire = select_wire;
@@ -81,7 +80,7 @@ CallCost price_call(const ModelSpec& m, const Profile& p, const CallShape& s, co
                         parallel_transfer(mv.bytes, h * (g - 1), flow(p, nvlink, mv.bytes, p.fetch_blocks), nvlink,
                                           leg_latency(p, nvlink));
   }
-  c.fetch.splice = splice_time(m, p, s.runs, m.mla() ? moved : moved / shares, s.aligned);
+  c.fetch.splice = splice_time(m, p, s.runs, m.mla() ? moved : m.tokens_per_rank(moved, g), s.aligned);
   c.fetch.compute = attend;
   c.fetch.host = p.host_overhead;
   c.fetch_wire += mv.bytes * static_cast<double>(h * g);

@@ -87,6 +87,10 @@ struct ModelSpec {
   /// needed whole on every rank (1); GQA's KV heads split, min(tp, kv_heads) (past kv_heads,
   /// ranks hold copies of a head).
   int kv_split(int tp) const { return mla() ? 1 : std::max(1, std::min(tp, kv_heads)); }
+  /// Of `tokens` tokens' KV moved to an instance of `tp` ranks, what each rank receives from its
+  /// sender, in tokens' worth: MLA a tp-th of them (forwarded to its peers after), GQA its own KV
+  /// heads' share of every one.
+  double tokens_per_rank(double tokens, int tp) const { return tokens / (mla() ? std::max(1, tp) : kv_split(tp)); }
   /// One token's KV in one layer as each of `tp` ranks holds it.
   Bytes kv_per_token_on_rank(int tp) const { return kv_per_token() / static_cast<double>(kv_split(tp)); }
   /// Of one token's KV in one layer, the bytes a move to another position re-rotates (RoPE): MLA's

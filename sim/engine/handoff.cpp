@@ -1,0 +1,160 @@
+// Disaggregated prefill (instances.prefill; sim/engine/README.md, "Disaggregated prefill"): a
+// prompt is prefilled on an instance of the prefill pool, in iterations of prefill chunks under
+// the token budget, and its KV handed off to its requester instance over the network, as real
+// flows sharing links with everything else; it decodes there once the last of it landed.
+#include "sim/model/prefill.hpp"
+#include "sim/model/pricing.hpp"
+#include "sim/engine/network.hpp"
+#include "sim/engine/state.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace xattn::sim::engine
+{
+
+void Simulation::make_prefill_pool()
+{
+  const PrefillSpec& p = sc_.prefill;
+  for (int i = 0; i < p.pool_instances(); ++i) {
+    auto in = std::make_unique<PrefillInstance>();
+    in->gpus.assign(p.pool.begin() + i * p.pool_tp, p.pool.begin() + (i + 1) * p.pool_tp);
+    prefill_instances_.push_back(std::move(in));
+  }
+}
+
+void Simulation::to_prefill_pool(std::unique_ptr<Active> a)
+{
+  // The instance with the fewest prompt tokens left to prefill; ties to the lowest index.
+  int p = 0;
+  for (int i = 1; i < static_cast<int>(prefill_instances_.size()); ++i)
+    if (prefill_instances_[i]->queued_tokens < prefill_instances_[p]->queued_tokens) p = i;
+  PrefillInstance& in = *prefill_instances_[p];
+  ++instances_[a->home]->incoming;
+  in.queued_tokens += a->prefill_left;
+  in.queue.push_back(std::move(a));
+  if (!in.busy) start_prefill(p);
+}
+
+void Simulation::start_prefill(int p)
+{
+  PrefillInstance& in = *prefill_instances_[p];
+  if (in.queue.empty()) {
+    in.busy = false;
+    return;
+  }
+  in.busy = true;
+  // vLLM's scheduler with nothing to decode: the prompts' chunks in arrival order up to the budget.
+  const ModelSpec& m = sc_.model;
+  const calibrate::Profile& prof = sc_.profile;
+  const Layout layout{.tp = sc_.prefill.pool_tp};
+  double budget = static_cast<double>(sc_.prefill.max_num_batched_tokens), work = 0;
+  std::vector<double> chunks;
+  for (auto& q : in.queue) {
+    const double c = std::min(q->prefill_left, budget);
+    chunks.push_back(c);
+    if (c <= 0) continue;
+    budget -= c;
+    work += std::exchange(q->readback_s, 0.0);
+    const PrefillChunk chunk{.tokens = c, .before = q->prefill_before, .ends_prompt = c >= q->prefill_left};
+    work += prof.measured.prefill ? c / prof.prefill_tokens_per_s : prefill_price(m, prof, layout, chunk).total().value();
+  }
+  // Layer by layer: each chunk's KV leaves as its layers are computed, the iteration's layers one
+  // after another. Layer granularity sends each layer's piece when its layer ends; step
+  // granularity sends all of them as one flow, started so that alone on its path it ends when the
+  // last layer's piece would (as late as the pipeline lets it, never before the first layer ends).
+  if (sc_.prefill.handoff_by_layer)
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      if (chunks[i] <= 0) continue;
+      Active* q = in.queue[i].get();
+      const double c = chunks[i], L = m.layers;
+      if (sc_.granularity == Granularity::kLayer) {
+        for (int l = 0; l < m.layers; ++l)
+          after(work * (l + 1) / L, [this, q, p, c] { send_kv(q, p, c, 1); });
+      } else {
+        // A layer's piece alone on the first rank's path takes `layer`, all of them L x layer.
+        const topo::GpuId src = in.gpus[0], dst = instances_[q->home]->gpus[0];
+        const MovePrice x = price_move(m, prof, sc_.model.tokens_per_rank(c, sc_.tp), 1, path_cost(src, dst), {});
+        const double layer = (x.bytes / x.chunk_flow.rate).value();
+        after(std::max(work / L, work + layer - L * layer), [this, q, p, c, L] { send_kv(q, p, c, L); });
+      }
+    }
+  after(work, [this, p, chunks] { end_prefill(p, chunks); });
+}
+
+void Simulation::end_prefill(int p, const std::vector<double>& chunks)
+{
+  PrefillInstance& in = *prefill_instances_[p];
+  // The iteration's prompts are the queue's first ones (arrivals only join its back).
+  std::size_t i = 0;
+  for (auto it = in.queue.begin(); it != in.queue.end() && i < chunks.size(); ++i) {
+    Active& q = **it;
+    const double c = chunks[i];
+    if (c > 0) {
+      ++prefill_counts_.chunks;
+      q.prefill_left -= c;
+      q.prefill_before += c;
+      in.queued_tokens -= c;
+    }
+    if (c <= 0 || q.prefill_left > 0) {
+      ++it;
+      continue;
+    }
+    // Its prefill ended: the rest of its KV leaves now (all of it, handed off after the prefill).
+    if (!sc_.prefill.handoff_by_layer) send_kv(&q, p, q.prefill_before, sc_.model.layers);
+    ++prefill_counts_.handoffs;
+    const std::uint64_t id = q.id;
+    handing_off_[id] = std::move(*it);
+    it = in.queue.erase(it);
+    if (handing_off_[id]->handoff_pending == 0) kv_landed(handing_off_[id].get());
+  }
+  start_prefill(p);
+}
+
+void Simulation::send_kv(Active* a, int p, double tokens, double layers)
+{
+  const ModelSpec& m = sc_.model;
+  const PrefillInstance& from = *prefill_instances_[p];
+  const Instance& to = *instances_[a->home];
+  const int tp = sc_.tp;
+  // Each requester rank needs its share of every token (MLA: the whole latent, GQA: its KV
+  // heads'); under MLA each fetches a tp-th of the tokens and forwards it to its peers over
+  // NVLink, as a fetched chunk is split (sim/engine/iteration.cpp), from the prefill rank of its
+  // index (modulo the pool's tp).
+  const double share = m.tokens_per_rank(tokens, tp);
+  for (int r = 0; r < tp; ++r) {
+    const topo::GpuId src = from.gpus[static_cast<std::size_t>(r % sc_.prefill.pool_tp)], dst = to.gpus[r];
+    const MovePrice x = price_move(m, sc_.profile, share, 1, path_cost(src, dst), {sc_.transport, true, true});
+    const Bytes bytes = x.bytes * layers;
+    prefill_counts_.handoff_bytes += static_cast<std::uint64_t>(bytes.value());
+    ++a->handoff_pending;
+    net_->transfer(src, dst, bytes.value(), x.chunk_flow, x.after_chunk.value(), [this, a, r, share, layers, dst] {
+      if (sc_.tp > 1 && sc_.model.mla())
+        for (int k = 0; k < sc_.tp; ++k) {
+          if (k == r) continue;
+          const topo::GpuId peer = instances_[a->home]->gpus[k];
+          const MovePrice y =
+              price_move(sc_.model, sc_.profile, share, 1, path_cost(dst, peer), {sc_.transport, true, true});
+          ++a->handoff_pending;
+          net_->transfer(dst, peer, (y.bytes * layers).value(), y.chunk_flow, y.after_chunk.value(),
+                         [this, a] { kv_landed(a); });
+        }
+      kv_landed(a);
+    });
+  }
+}
+
+void Simulation::kv_landed(Active* a)
+{
+  if (a->handoff_pending > 0) --a->handoff_pending;
+  auto it = handing_off_.find(a->id);
+  // Still prefilling (an earlier chunk's KV landed), or more of it on its way.
+  if (it == handing_off_.end() || a->handoff_pending > 0) return;
+  std::unique_ptr<Active> q = std::move(it->second);
+  handing_off_.erase(it);
+  --instances_[q->home]->incoming;
+  enqueue(std::move(q));
+  start_idle_groups();
+}
+
+} // namespace xattn::sim::engine
