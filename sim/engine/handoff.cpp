@@ -2,10 +2,10 @@
 // prompt is prefilled on an instance of the prefill pool, in iterations of prefill chunks under
 // the token budget, and its KV handed off to its requester instance over the network, as real
 // flows sharing links with everything else; it decodes there once the last of it landed.
-#include "sim/model/prefill.hpp"
-#include "sim/model/pricing.hpp"
 #include "sim/engine/network.hpp"
 #include "sim/engine/state.hpp"
+#include "sim/model/prefill.hpp"
+#include "sim/model/pricing.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -57,7 +57,8 @@ void Simulation::start_prefill(int p)
     budget -= c;
     work += std::exchange(q->readback_s, 0.0);
     const PrefillChunk chunk{.tokens = c, .before = q->prefill_before, .ends_prompt = c >= q->prefill_left};
-    work += prof.measured.prefill ? c / prof.prefill_tokens_per_s : prefill_price(m, prof, layout, chunk).total().value();
+    work +=
+        prof.measured.prefill ? c / prof.prefill_tokens_per_s : prefill_price(m, prof, layout, chunk).total().value();
   }
   // Layer by layer: each chunk's KV leaves as its layers are computed, the iteration's layers one
   // after another. Layer granularity sends each layer's piece when its layer ends; step
@@ -103,6 +104,7 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     // Its prefill ended: the rest of its KV leaves now (all of it, handed off after the prefill).
     if (!sc_.prefill.handoff_by_layer) send_kv(&q, p, q.prefill_before, sc_.model.layers);
     ++prefill_counts_.handoffs;
+    q.prefilled_at = now();
     const std::uint64_t id = q.id;
     handing_off_[id] = std::move(*it);
     it = in.queue.erase(it);
@@ -153,6 +155,7 @@ void Simulation::kv_landed(Active* a)
   std::unique_ptr<Active> q = std::move(it->second);
   handing_off_.erase(it);
   --instances_[q->home]->incoming;
+  handoff_wait_.push_back(static_cast<float>(now() - q->prefilled_at));
   enqueue(std::move(q));
   start_idle_groups();
 }

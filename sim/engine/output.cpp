@@ -101,9 +101,12 @@ std::string comparison_table(const RunResult& result)
     // tier, what it gave back and dropped.
     const bool host = std::any_of(result.policies.begin(), result.policies.end(),
                                   [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; });
-    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}\n", "policy", "prefilled tok", "chunks",
+    const bool handoff = std::any_of(result.policies.begin(), result.policies.end(),
+                                     [](const auto& p) { return p.second.prefill_counts.handoffs > 0; });
+    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}{}\n", "policy", "prefilled tok", "chunks",
                        "hit share", "blocks local/remote/miss", "evictions", "overflows",
-                       host ? fmt::format(" {:>24}", "host hits/reads/evicted") : "");
+                       host ? fmt::format(" {:>24}", "host hits/reads/evicted") : "",
+                       handoff ? fmt::format(" {:>22}", "handoffs (mean wait)") : "");
     for (const auto& [name, p] : result.policies) {
       PoolCounts sum;
       for (const PoolCounts& c : p.pools)
@@ -114,7 +117,10 @@ std::string comparison_table(const RunResult& result)
           p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
           fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions, sum.overflows,
           host ? fmt::format(" {:>24}", fmt::format("{}/{}/{}", sum.host_hits, sum.host_reads, sum.host_evictions))
-               : "");
+               : "",
+          handoff ? fmt::format(" {:>22}",
+                                fmt::format("{} ({})", p.prefill_counts.handoffs, human_seconds(p.handoff_wait_s.mean)))
+                  : "");
     }
   }
   if (result.ensemble) out += ensemble_table(result);

@@ -1,6 +1,7 @@
 #include "sim/engine/prefill_pool.hpp"
 #include "sim/core/yaml.hpp"
 
+#include "sim/engine/source.hpp"
 #include "sim/model/serving.hpp"
 #include "topologies/topology.hpp"
 
@@ -56,6 +57,32 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
                            " of weights per GPU, more than the gpu.hbm_capacity of profile '" + sc.profile.name +
                            "' (" + core::format_bytes(g.hbm_capacity) + ")");
   }
+}
+
+void check_decode_room(const Scenario& sc)
+{
+  if (!sc.prefill.disaggregated() || sc.batch_hbm.value() <= 0) return;
+  auto src = open_workload(sc);
+  workloads::Request r;
+  std::int64_t longest = 0;
+  std::uint64_t which = 0;
+  while (src->next(r)) {
+    const std::int64_t blocks = static_cast<std::int64_t>(r.blocks.size()) * r.block_tokens;
+    const std::int64_t context = std::max(r.input_tokens, blocks) + r.output_tokens;
+    if (context > longest) {
+      longest = context;
+      which = r.id;
+    }
+  }
+  const core::Bytes need =
+      sc.model.kv_per_token_on_rank(sc.tp) * (static_cast<double>(longest) * static_cast<double>(sc.model.layers));
+  if (need > sc.batch_hbm)
+    core::fail(sc.file, 0, 0, "instances.prefill",
+               "request " + std::to_string(which) + " of the workload, " + std::to_string(longest) +
+                   " tokens with its output, needs " + core::format_bytes(need) +
+                   " of KV on each requester GPU it decodes on, more than the " + core::format_bytes(sc.batch_hbm) +
+                   " its HBM has for a batch's KV beside the weights and engine.cache_budget: the KV handed off "
+                   "must land whole (more requester GPUs per instance, instances.tp, split it)");
 }
 
 } // namespace xattn::sim::engine

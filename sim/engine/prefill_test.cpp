@@ -234,5 +234,8 @@ TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, 
     const double step = requests_column(out, "route", "mean_step_s").at(0);
     CHECK(requests_column(out, "route", "ttft_s").at(0) == Approx(work + handoff + step).epsilon(1e-6));
     CHECK(all["policies"]["route"]["wire_bytes_by_fabric"]["ib-same-leaf"].get<double>() == Approx(kv));
+    // Layer by layer, the wait after the prefill is the last layer's share and the probe.
+    CHECK(p["handoff_wait_s"]["mean"].get<double>() == Approx(handoff).epsilon(1e-6));
+    CHECK_THAT(comparison_table(run_result(all)), Catch::Matchers::Contains("handoffs (mean wait)"));
   }
 }

@@ -228,6 +228,7 @@ json to_json(const PolicyResult& r)
   if (r.prefill) {
     j["prefill"] = fields_json(r.prefill_counts, kPrefillFields);
     j["prefill"]["hit_share"] = r.prefill_counts.hit_share();
+    if (r.prefill_counts.handoffs > 0) j["prefill"]["handoff_wait_s"] = latency(r.handoff_wait_s);
     json& per = j["prefill"]["instances"] = json::object();
     for (const auto& [name, field] : kPoolFields) {
       json values = json::array();
@@ -261,6 +262,7 @@ PolicyResult policy_result(const json& j)
   r.e2e_s = latency(section(j, j.contains("e2e_s") ? "e2e_s" : "request_latency_s"));
   r.tpot_s = latency(section(j, "tpot_s"));
   r.itl_s = latency(section(j, "itl_s"));
+  r.handoff_wait_s = latency(section(section(j, "prefill"), "handoff_wait_s"));
   r.goodput = goodput(section(j, "goodput"));
   r.expert_parallel = j.contains("ep_dispatch_s");
   r.full_step = j.contains("step_split_s");

@@ -63,6 +63,7 @@ PolicyResult Simulation::figures()
   r.tpot_s = latency_stats(tpot_);
   r.itl_s = latency_stats(itl_);
   r.e2e_s = latency_stats(e2e_);
+  r.handoff_wait_s = latency_stats(handoff_wait_);
   r.goodput.bounds = sc_.goodput;
   // Over the requests that made a token (one with no output has no TTFT).
   if (!ttft_.empty()) r.goodput.share = static_cast<double>(good_) / static_cast<double>(ttft_.size());

@@ -1,4 +1,5 @@
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/prefill_pool.hpp"
 
 #include "sim/engine/clock.hpp"
 #include "sim/engine/future.hpp"
@@ -41,6 +42,7 @@ CorpusPlan plan_corpus(const Scenario& sc)
                "this trace has no block ids (an arrivals-only trace such as Azure's): use workload.generator");
   if (std::string under = budget_under_block(sc, plan.block_tokens); !under.empty())
     core::fail(sc.file, 0, 0, "prefill.max_num_batched_tokens", under);
+  check_decode_room(sc);
   if (sc.corpus.chunk_tokens % plan.block_tokens != 0)
     core::fail(sc.file, 0, 0, "corpus.chunk_tokens",
                "c_t = " + std::to_string(sc.corpus.chunk_tokens) + " is not a multiple of the trace's " +

@@ -170,12 +170,13 @@ private:
   /// prefill.enabled: every block some prompt prefilled, and the request that first did.
   std::unordered_map<std::uint64_t, std::uint64_t> prefilled_blocks_;
   std::vector<float> step_latency_;
-  std::vector<float> itl_;        ///< every gap between two tokens of a request
-  std::vector<float> ttft_, e2e_; ///< per finished request
-  std::vector<float> tpot_;       ///< per finished request with two tokens or more
-  std::uint64_t good_ = 0;        ///< finished requests within every goodput bound
-  double completed_output_ = 0;   ///< sum of output lengths of finished requests (predicate)
-  LoadRecorder load_;             ///< offered against delivered load (load.hpp)
+  std::vector<float> itl_;          ///< every gap between two tokens of a request
+  std::vector<float> ttft_, e2e_;   ///< per finished request
+  std::vector<float> tpot_;         ///< per finished request with two tokens or more
+  std::vector<float> handoff_wait_; ///< instances.prefill: per prompt, prefill end to its KV landed
+  std::uint64_t good_ = 0;          ///< finished requests within every goodput bound
+  double completed_output_ = 0;     ///< sum of output lengths of finished requests (predicate)
+  LoadRecorder load_;               ///< offered against delivered load (load.hpp)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;
   double last_progress_ = 0; ///< wall time of the last progress line

@@ -67,6 +67,7 @@ struct Simulation::Active {
   double prefill_left = 0, prefill_before = 0;
   double readback_s = 0;   ///< chunks its prompt found in the host tier, read back before its first prefill chunk
   int handoff_pending = 0; ///< instances.prefill: pieces of its KV on their way to its requester instance
+  double prefilled_at = 0; ///< instances.prefill: when its prefill ended
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
 };

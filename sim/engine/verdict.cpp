@@ -229,6 +229,10 @@ std::string table_legend(const RunResult& result)
                   [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; }))
     text += " Host hits/reads/evicted: block references found in the requester's own host tier, chunks read back "
             "from it over PCIe, chunks it dropped to make room.";
+  if (std::any_of(result.policies.begin(), result.policies.end(),
+                  [](const auto& p) { return p.second.prefill_counts.handoffs > 0; }))
+    text += " Handoffs (mean wait): prompts whose KV went from the prefill pool to their requester instance, and "
+            "the mean time from the end of a prefill to its KV's last byte landed.";
   return wrap(text, 100);
 }
 
