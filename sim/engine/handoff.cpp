@@ -95,14 +95,16 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
       ++prefill_counts_.chunks;
       q.prefill_left -= c;
       q.prefill_before += c;
+      q.pool_prefilled += c;
       in.queued_tokens -= c;
     }
     if (c <= 0 || q.prefill_left > 0) {
       ++it;
       continue;
     }
-    // Its prefill ended: the rest of its KV leaves now (all of it, handed off after the prefill).
-    if (!sc_.prefill.handoff_by_layer) send_kv(&q, p, q.prefill_before, sc_.model.layers);
+    // Its prefill ended: the KV it made leaves now (after the prefill; layer by layer it left with
+    // each chunk). Blocks it found cached stay in the pools that hold them.
+    if (!sc_.prefill.handoff_by_layer) send_kv(&q, p, q.pool_prefilled, sc_.model.layers);
     ++prefill_counts_.handoffs;
     q.prefilled_at = now();
     const std::uint64_t id = q.id;

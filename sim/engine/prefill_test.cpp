@@ -239,3 +239,19 @@ TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, 
     CHECK_THAT(comparison_table(run_result(all)), Catch::Matchers::Contains("handoffs (mean wait)"));
   }
 }
+
+TEST_CASE("engine: a disaggregated prompt hands off only the KV it prefilled, in either mode")
+{
+  // A (2,048 tokens), then B extending A's prompt by 1,024 tokens, long after: B finds A's
+  // blocks in its requester instance's pool, prefills 1,024 tokens and moves only their KV.
+  const std::string trace = request(0, 0.0, 0, 0, 32, 1) + request(1, 5.0, 0, 0, 48, 1);
+  const std::string pool = "{requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node1.gpu0]}}";
+  for (const std::string mode : {"after", "layer"}) {
+    INFO(mode);
+    const nlohmann::json all = run(scenario("{enabled: true, handoff: " + mode + "}", pool), trace);
+    const nlohmann::json& p = all["policies"]["route"]["prefill"];
+    CHECK(p["handoffs"].get<int>() == 2);
+    CHECK(p["prefilled_tokens"].get<int>() == 3072);
+    CHECK(p["handoff_bytes"].get<double>() == Approx(3072.0 * 1152 * 61));
+  }
+}

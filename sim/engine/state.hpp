@@ -65,9 +65,10 @@ struct Simulation::Active {
   // prefill.enabled: its prompt tokens still to prefill, and those already in its KV (its blocks
   // prefilled before it came, then its own chunks so far): a chunk attends them.
   double prefill_left = 0, prefill_before = 0;
-  double readback_s = 0;   ///< chunks its prompt found in the host tier, read back before its first prefill chunk
-  int handoff_pending = 0; ///< instances.prefill: pieces of its KV on their way to its requester instance
-  double prefilled_at = 0; ///< instances.prefill: when its prefill ended
+  double readback_s = 0;     ///< chunks its prompt found in the host tier, read back before its first prefill chunk
+  int handoff_pending = 0;   ///< instances.prefill: pieces of its KV on their way to its requester instance
+  double prefilled_at = 0;   ///< instances.prefill: when its prefill ended
+  double pool_prefilled = 0; ///< instances.prefill: its tokens prefilled in the pool (what it hands off)
   int home = 0;
   std::uint64_t routed = 0, fetched = 0, prefilled = 0, cached = 0;
 };
