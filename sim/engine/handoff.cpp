@@ -23,12 +23,17 @@ void Simulation::make_prefill_pool()
   }
 }
 
-void Simulation::to_prefill_pool(std::unique_ptr<Active> a)
+int Simulation::pick_prefill_instance() const
 {
   // The instance with the fewest prompt tokens left to prefill; ties to the lowest index.
   int p = 0;
   for (int i = 1; i < static_cast<int>(prefill_instances_.size()); ++i)
     if (prefill_instances_[i]->queued_tokens < prefill_instances_[p]->queued_tokens) p = i;
+  return p;
+}
+
+void Simulation::to_prefill_pool(std::unique_ptr<Active> a, int p)
+{
   PrefillInstance& in = *prefill_instances_[p];
   ++instances_[a->home]->incoming;
   in.queued_tokens += a->prefill_left;
@@ -64,7 +69,7 @@ void Simulation::start_prefill(int p)
   // after another. Layer granularity sends each layer's piece when its layer ends; step
   // granularity sends all of them as one flow, started so that alone on its path it ends when the
   // last layer's piece would (as late as the pipeline lets it, never before the first layer ends).
-  if (sc_.prefill.handoff_by_layer)
+  if (sc_.prefill.handoff == Handoff::kLayer)
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       if (chunks[i] <= 0) continue;
       Active* q = in.queue[i].get();
@@ -104,8 +109,8 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     }
     // Its prefill ended: the KV it made leaves now (after the prefill; layer by layer it left with
     // each chunk). Blocks it found cached stay in the pools that hold them.
-    if (!sc_.prefill.handoff_by_layer) send_kv(&q, p, q.pool_prefilled, sc_.model.layers);
-    ++prefill_counts_.handoffs;
+    if (sc_.prefill.handoff == Handoff::kAfter) send_kv(&q, p, q.pool_prefilled, sc_.model.layers);
+    if (sc_.prefill.handoff != Handoff::kNone) ++prefill_counts_.handoffs;
     q.prefilled_at = now();
     const std::uint64_t id = q.id;
     handing_off_[id] = std::move(*it);
@@ -157,7 +162,7 @@ void Simulation::kv_landed(Active* a)
   std::unique_ptr<Active> q = std::move(it->second);
   handing_off_.erase(it);
   --instances_[q->home]->incoming;
-  handoff_wait_.push_back(static_cast<float>(now() - q->prefilled_at));
+  if (sc_.prefill.handoff != Handoff::kNone) handoff_wait_.push_back(static_cast<float>(now() - q->prefilled_at));
   enqueue(std::move(q));
   start_idle_groups();
 }

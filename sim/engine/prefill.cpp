@@ -19,10 +19,11 @@ void Simulation::make_kv_pool()
   const double chunk = chunk_kv(sc, false).value();
   const double capacity =
       sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;
-  std::vector<std::uint64_t> host(sc.requester_instances(), 0);
+  // With prefill.handoff none the prefill instances keep pools too (same tp, same HBM per GPU), no host tier.
+  std::vector<std::uint64_t> host(sc.prefill.pools(sc.requester_instances()), 0);
   for (int i = 0; i < sc.requester_instances(); ++i)
     host[i] = host_tier_chunks(sc, i);
-  kv_pool_ = std::make_unique<KvPool>(sc.requester_instances(), static_cast<std::uint64_t>(capacity), host);
+  kv_pool_ = std::make_unique<KvPool>(static_cast<int>(host.size()), static_cast<std::uint64_t>(capacity), host);
   if (sc.prefill.host_capacity.value() <= 0) return;
   // A chunk read back: every rank its share at once, each over its own PCIe link, the ranks under
   // one PCIe switch sharing its uplink to the host; the path's latencies once.
@@ -39,7 +40,7 @@ void Simulation::make_kv_pool()
   }
 }
 
-void Simulation::admit_prompt(Active& a, const workloads::Request& r)
+void Simulation::admit_prompt(Active& a, const workloads::Request& r, int pool)
 {
   // A block id is content: the first prompt that references it prefills it, and a later reference
   // finds it while a pool holds its chunk (its own instance's: free; another's: the policy serves
@@ -47,7 +48,7 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
   // chunks: a new block of a chunk another pool holds is prefilled here, and the chunk kept here too.
   for (std::uint64_t c : a.chunks)
     kv_pool_->pin(c);
-  KvPool::Counts& counts = kv_pool_->counts(a.home);
+  KvPool::Counts& counts = kv_pool_->counts(pool);
   const double bt = static_cast<double>(r.block_tokens);
   double cached = 0, fresh = 0;
   thread_local std::vector<std::uint64_t> placed;   // chunks this prompt brought back: all of it prefilled
@@ -65,24 +66,24 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r)
     // Once more in this prompt: found with the rest of it. Seen before: found where its chunk is,
     // unless this prompt had to bring the chunk back.
     const bool again = seen && first->second == a.id;
-    int home = kv_pool_->home(c, a.home);
+    int home = kv_pool_->home(c, pool);
     // Its own host tier before another instance's pool: read back over PCIe, then here.
-    if (home != a.home && kv_pool_->in_host(a.home, c)) {
-      kv_pool_->restore(a.home, c);
+    if (home != pool && pool < sc_.requester_instances() && kv_pool_->in_host(pool, c)) {
+      kv_pool_->restore(pool, c);
       restored.push_back(c);
-      a.readback_s += instances_[a.home]->host_readback_s;
-      home = a.home;
+      a.readback_s += instances_[pool]->host_readback_s;
+      home = pool;
     }
     if (again || (seen && home >= 0 && !in(placed, c))) {
       cached += bt;
       ++prefill_counts_.block_hits;
-      ++(home != a.home ? counts.remote_hits : in(restored, c) ? counts.host_hits : counts.local_hits);
+      ++(home != pool ? counts.remote_hits : in(restored, c) ? counts.host_hits : counts.local_hits);
       kv_pool_->use(home, c);
       continue;
     }
     fresh += bt;
     ++counts.misses;
-    if (home != a.home) kv_pool_->place(a.home, c);
+    if (home != pool) kv_pool_->place(pool, c);
     if (home < 0) placed.push_back(c); // no pool held it: its blocks seen before are prefilled again too
   }
   const double tail = std::max(0.0, static_cast<double>(r.input_tokens) - bt * static_cast<double>(r.blocks.size()));

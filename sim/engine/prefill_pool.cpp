@@ -14,7 +14,8 @@ namespace xattn::sim::engine
 void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
 {
   PrefillSpec& p = sc.prefill;
-  p.handoff_by_layer = pf.choice("handoff") == "layer";
+  const std::string handoff = pf.choice("handoff");
+  p.handoff = handoff == "none" ? Handoff::kNone : handoff == "after" ? Handoff::kAfter : Handoff::kLayer;
   if (!inst.has("prefill")) return;
   core::Section pool = inst.section("prefill");
   if (!sc.prefill.enabled) {
@@ -49,6 +50,12 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
                              " are not all on its NVLink: tensor parallelism's all-reduces stay inside a node");
         return;
       }
+  // Kept where it was prefilled, a prompt's KV is called there as on a requester instance: rank
+  // for rank, the same tensor parallelism.
+  if (p.handoff == Handoff::kNone && p.pool_tp != sc.tp)
+    pf.error("handoff", "none keeps each prompt's KV on its prefill instance, where the requester instances call it "
+                        "rank for rank: instances.prefill.tp (" +
+                            tp + ") must be instances.tp (" + std::to_string(sc.tp) + ")");
   const calibrate::GpuSpec& g = sc.profile.gpu;
   if (g.given() && missing_serving_keys(sc.model).empty()) {
     const core::Bytes weights = weights_per_gpu(sc.model, {.tp = p.pool_tp});
@@ -61,7 +68,7 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
 
 void check_decode_room(const Scenario& sc)
 {
-  if (!sc.prefill.disaggregated() || sc.batch_hbm.value() <= 0) return;
+  if (!sc.prefill.disaggregated() || sc.prefill.handoff == Handoff::kNone || sc.batch_hbm.value() <= 0) return;
   auto src = open_workload(sc);
   workloads::Request r;
   std::int64_t longest = 0;

@@ -13,7 +13,7 @@ namespace xattn::sim::engine
 /// that do not split over its tp, weights that do not fit in the profile's gpu.hbm_capacity.
 void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf);
 
-/// With a prefill pool, every request's KV moves whole to its requester instance: fails (bad
+/// With a prefill pool that hands every request's KV off whole to its requester instance: fails (bad
 /// input, at instances.prefill) when the workload's longest request (its prompt and output) does
 /// not fit in the HBM a requester GPU has for its batch's KV (Scenario::batch_hbm). Reads the
 /// whole workload once.

@@ -255,3 +255,25 @@ TEST_CASE("engine: a disaggregated prompt hands off only the KV it prefilled, in
     CHECK(p["handoff_bytes"].get<double>() == Approx(3072.0 * 1152 * 61));
   }
 }
+
+TEST_CASE("engine: a prompt kept on its prefill instance is served there by the policy: routed to, or fetched")
+{
+  // prefill.handoff none: A's KV stays on node1.gpu0 after its 2048 / 5,000 s prefill, and A
+  // decodes on node0.gpu0 at once. Its one decode step calls its chunk on the prefill GPU: route
+  // sends the queries there; fetch moves the chunk (the hand-off, as the policy's choice).
+  const std::string trace = request(0, 0.0, 0, 0, 32, 1);
+  const std::string pool = "{requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node1.gpu0]}}";
+  for (const std::string policy : {"route", "fetch"}) {
+    INFO(policy);
+    std::filesystem::path out;
+    const nlohmann::json all =
+        run(scenario("{enabled: true, handoff: none}", pool), trace, {"policies=[" + policy + "]"}, &out);
+    const nlohmann::json& p = all["policies"][policy];
+    CHECK(p["prefill"]["handoffs"].get<int>() == 0);
+    CHECK(requests_column(out, policy, "first_step_s").at(0) == Approx(2048 / kRate).epsilon(1e-9));
+    CHECK(requests_column(out, policy, policy == "route" ? "routed" : "fetched").at(0) >= 1);
+    // The prompt's blocks were prefilled into the prefill instance's pool (the second of two).
+    CHECK(p["prefill"]["instances"]["misses"] == nlohmann::json::array({0, 32}));
+    CHECK(all["invariants"]["ok"].get<bool>());
+  }
+}

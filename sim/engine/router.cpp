@@ -37,7 +37,7 @@ int Simulation::place_request(const workloads::Request& r)
     if (prefilled_blocks_.count(b) == 0) break;
     bool found = false;
     const auto count = [&](int i) {
-      ++held[static_cast<std::size_t>(i)];
+      if (i < static_cast<int>(held.size())) ++held[static_cast<std::size_t>(i)]; // not a prefill instance's
       found = true;
     };
     kv_pool_->for_each_home(corpus_->chunk_of(b), count);

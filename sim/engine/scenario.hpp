@@ -52,6 +52,13 @@ struct WorkloadSpec {
 /// Prefill on the decoding instances (scenario `prefill`, whose schema has the defaults): chunked
 /// into the decode iterations under a token budget, as vLLM's scheduler runs it
 /// (sim/engine/README.md, "Prefill").
+/// instances.prefill: when a prompt's KV leaves its prefill instance (prefill.handoff).
+enum class Handoff {
+  kLayer, ///< each layer's KV as the layer is computed
+  kAfter, ///< all of it once the prompt's prefill ends
+  kNone,  ///< never by itself: it stays there, and the policies serve it as any remote chunk
+};
+
 struct PrefillSpec {
   bool enabled = false;
   std::int64_t max_num_batched_tokens = 0; ///< an iteration's tokens: decodes first, then prefill chunks
@@ -60,9 +67,15 @@ struct PrefillSpec {
   /// instances.prefill: the disaggregated prefill pool's GPUs, instance-major (empty: co-located).
   std::vector<topo::GpuId> pool;
   int pool_tp = 1;
-  bool handoff_by_layer = true; ///< each layer's KV leaves as it is computed (else after the prompt's prefill)
+  Handoff handoff = Handoff::kLayer;
   bool disaggregated() const { return !pool.empty(); }
   int pool_instances() const { return static_cast<int>(pool.size()) / pool_tp; }
+  /// Instances whose pools hold prefilled chunks: the requester instances, then with
+  /// prefill.handoff none the prefill instances.
+  int pools(int requester_instances) const
+  {
+    return requester_instances + (disaggregated() && handoff == Handoff::kNone ? pool_instances() : 0);
+  }
 };
 
 /// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).

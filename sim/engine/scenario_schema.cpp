@@ -252,8 +252,11 @@ const core::Schema kPrefillSchema{
      .def = "layer",
      .meaning = "instances.prefill: when a prompt's KV leaves its prefill instance for its requester instance. "
                 "layer: each layer's KV as the layer is computed, behind the prefill (as vLLM's KV connectors and "
-                "Mooncake's transfer engine pipeline it); after: all of it once the prompt's prefill ends",
-     .choices = "layer|after"},
+                "Mooncake's transfer engine pipeline it); after: all of it once the prompt's prefill ends; none: it "
+                "stays in the prefill instance's pool, whose GPUs serve calls as holders do, and each decode step "
+                "the policy routes attention to it, fetches it or prefills it again, as any remote chunk (the "
+                "prefill pool's tp must be instances.tp)",
+     .choices = "layer|after|none"},
     {.key = "host_capacity",
      .dim = Dimension::kBytes,
      .def = "0B",
@@ -376,7 +379,8 @@ const core::Schema& scenario_schema()
       {.key = "prefill",
        .kind = FieldKind::kSection,
        .def = "",
-       .meaning = "prefill on the decoding instances (co-located), chunked under a token budget",
+       .meaning = "prefill on the decoding instances (co-located) or on a pool of its own (instances.prefill), chunked "
+                  "under a token budget",
        .sub = &kPrefillSchema},
       {.key = "router",
        .kind = FieldKind::kSection,

@@ -127,6 +127,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   // it was prefilled, and a call to it goes there.
   holder_gpus_ = sc.holders;
   if (sc.prefill.enabled) holder_gpus_.insert(holder_gpus_.end(), sc.requesters.begin(), sc.requesters.end());
+  if (sc.prefill.pools(sc.requester_instances()) > sc.requester_instances()) // prefill.handoff none
+    holder_gpus_.insert(holder_gpus_.end(), sc.prefill.pool.begin(), sc.prefill.pool.end());
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
   for (topo::GpuId g : holder_gpus_) {
     if (holder_index_of_gpu_[g] >= 0) continue; // a requester that holds corpus chunks too
@@ -198,12 +200,15 @@ void Simulation::on_arrival()
   ++arrived_;
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
   a->home = place_request(pending_);
-  if (sc_.prefill.enabled) admit_prompt(*a, pending_);
+  const int p = sc_.prefill.disaggregated() ? pick_prefill_instance() : -1;
+  if (sc_.prefill.enabled)
+    admit_prompt(*a, pending_,
+                 p >= 0 && sc_.prefill.handoff == Handoff::kNone ? sc_.requester_instances() + p : a->home);
   if (a->steps_total <= 0) {
     // Nothing to decode: done on arrival.
     record_finished(*a, now());
-  } else if (sc_.prefill.disaggregated()) {
-    to_prefill_pool(std::move(a));
+  } else if (p >= 0) {
+    to_prefill_pool(std::move(a), p);
   } else {
     enqueue(std::move(a));
   }

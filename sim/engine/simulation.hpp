@@ -92,8 +92,10 @@ private:
   void schedule_next_arrival();
   /// The requester instance request `r` goes to (router.cpp).
   int place_request(const workloads::Request& r);
-  /// prefill.enabled: what request `r`'s prompt leaves `a` to prefill (prefill.cpp).
-  void admit_prompt(Active& a, const workloads::Request& r);
+  /// prefill.enabled: what request `r`'s prompt leaves `a` to prefill, the blocks it prefills kept
+  /// in pool `pool` (its requester instance's, or with prefill.handoff none its prefill
+  /// instance's: requester instances + its index) (prefill.cpp).
+  void admit_prompt(Active& a, const workloads::Request& r, int pool);
   /// prefill.enabled: each instance's pool and host tier of prefilled chunks, and the time to read
   /// a chunk back from the host tier (prefill.cpp).
   void make_kv_pool();
@@ -106,7 +108,8 @@ private:
   // instance with the fewest tokens left to prefill), its iterations of prefill chunks, and the
   // hand-off of its KV to its requester instance, after which it decodes there.
   void make_prefill_pool();
-  void to_prefill_pool(std::unique_ptr<Active> a);
+  int pick_prefill_instance() const;
+  void to_prefill_pool(std::unique_ptr<Active> a, int p);
   void start_prefill(int p);
   void end_prefill(int p, const std::vector<double>& chunks);
   /// Sends `tokens` tokens' KV of `layers` layers of `a`'s prompt from prefill instance `p` to its
