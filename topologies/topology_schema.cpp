@@ -210,7 +210,7 @@ const Schema kTopology{
      .def = kNoDefault,
      .meaning = "each node's CPU memory, the bound of a host tier for KV (prefill.host_capacity); absent: not "
                 "described",
-     .range = {0, 1e15, "servers hold 16 GB to 64 TB; a PB is a typo"}},
+     .range = core::kHostMemoryRange},
     {.key = "nvlink",
      .kind = FieldKind::kSection,
      .def = kNoDefault,

@@ -43,6 +43,8 @@ struct Range {
 
 /// Ranges that several schemas share.
 inline constexpr Range kShareRange{0, 1, "a share of a whole"};
+/// A server's CPU memory (a topology's host_memory, the share of it a scenario gives KV).
+inline constexpr Range kHostMemoryRange{0, 1e15, "servers hold 16 GB to 64 TB; a PB is a typo"};
 inline constexpr Range kSeedRange{0, 9007199254740992.0,
                                   "a whole number a double holds exactly (2^53): YAML numbers are read as doubles"};
 inline constexpr Range kTokensRange{1, 16777216, "2^24 tokens is past every model's context window"};

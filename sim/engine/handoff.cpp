@@ -79,8 +79,7 @@ void Simulation::start_prefill(int p)
           after(work * (l + 1) / L, [this, q, p, c] { send_kv(q, p, c, 1); });
       } else {
         // A layer's piece alone on the first rank's path takes `layer`, all of them L x layer.
-        const topo::GpuId src = in.gpus[0], dst = instances_[q->home]->gpus[0];
-        const MovePrice x = price_move(m, prof, sc_.model.tokens_per_rank(c, sc_.tp), 1, path_cost(src, dst), {});
+        const MovePrice x = handoff_price(in.gpus[0], instances_[q->home]->gpus[0], m.tokens_per_rank(c, sc_.tp));
         const double layer = (x.bytes / x.chunk_flow.rate).value();
         after(std::max(work / L, work + layer - L * layer), [this, q, p, c, L] { send_kv(q, p, c, L); });
       }
@@ -115,9 +114,15 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     const std::uint64_t id = q.id;
     handing_off_[id] = std::move(*it);
     it = in.queue.erase(it);
-    if (handing_off_[id]->handoff_pending == 0) kv_landed(handing_off_[id].get());
+    land_if_whole(handing_off_[id].get());
   }
   start_prefill(p);
+}
+
+MovePrice Simulation::handoff_price(topo::GpuId src, topo::GpuId dst, double tokens)
+{
+  // A moved chunk's price; prompt-chained KV keeps its positions (nothing to splice).
+  return price_move(sc_.model, sc_.profile, tokens, 1, path_cost(src, dst), {sc_.transport, true, true});
 }
 
 void Simulation::send_kv(Active* a, int p, double tokens, double layers)
@@ -133,7 +138,7 @@ void Simulation::send_kv(Active* a, int p, double tokens, double layers)
   const double share = m.tokens_per_rank(tokens, tp);
   for (int r = 0; r < tp; ++r) {
     const topo::GpuId src = from.gpus[static_cast<std::size_t>(r % sc_.prefill.pool_tp)], dst = to.gpus[r];
-    const MovePrice x = price_move(m, sc_.profile, share, 1, path_cost(src, dst), {sc_.transport, true, true});
+    const MovePrice x = handoff_price(src, dst, share);
     const Bytes bytes = x.bytes * layers;
     prefill_counts_.handoff_bytes += static_cast<std::uint64_t>(bytes.value());
     ++a->handoff_pending;
@@ -142,20 +147,25 @@ void Simulation::send_kv(Active* a, int p, double tokens, double layers)
         for (int k = 0; k < sc_.tp; ++k) {
           if (k == r) continue;
           const topo::GpuId peer = instances_[a->home]->gpus[k];
-          const MovePrice y =
-              price_move(sc_.model, sc_.profile, share, 1, path_cost(dst, peer), {sc_.transport, true, true});
+          const MovePrice y = handoff_price(dst, peer, share);
           ++a->handoff_pending;
           net_->transfer(dst, peer, (y.bytes * layers).value(), y.chunk_flow, y.after_chunk.value(),
-                         [this, a] { kv_landed(a); });
+                         [this, a] { piece_landed(a); });
         }
-      kv_landed(a);
+      piece_landed(a);
     });
   }
 }
 
-void Simulation::kv_landed(Active* a)
+void Simulation::piece_landed(Active* a)
 {
-  if (a->handoff_pending > 0) --a->handoff_pending;
+  XATTN_CHECK(a->handoff_pending > 0, "a piece of a hand-off lands twice");
+  --a->handoff_pending;
+  land_if_whole(a);
+}
+
+void Simulation::land_if_whole(Active* a)
+{
   auto it = handing_off_.find(a->id);
   // Still prefilling (an earlier chunk's KV landed), or more of it on its way.
   if (it == handing_off_.end() || a->handoff_pending > 0) return;

@@ -18,10 +18,74 @@
 #include <iterator>
 #include <list>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace xattn::sim::engine
 {
+
+/// One tier of chunk copies (the HBM pools, or the host tiers): per instance its chunks, most
+/// recently used first, and for each chunk the instances holding a copy, in the order they came to.
+class KvTier
+{
+public:
+  explicit KvTier(int instances) : order_(instances) {}
+
+  bool holds(int instance, std::uint64_t chunk) const { return find(instance, chunk) != nullptr; }
+  /// The instance that has held `chunk` longest; -1 when none does.
+  int oldest(std::uint64_t chunk) const
+  {
+    auto it = where_.find(chunk);
+    return it == where_.end() ? -1 : it->second.front().instance;
+  }
+  template <typename F>
+  void for_each_home(std::uint64_t chunk, F&& f) const
+  {
+    if (auto it = where_.find(chunk); it != where_.end())
+      for (const Entry& e : it->second)
+        f(e.instance);
+  }
+  /// `chunk` the most recent of `instance`'s, if it holds it.
+  void use(int instance, std::uint64_t chunk)
+  {
+    if (const Entry* e = find(instance, chunk); e != nullptr)
+      order_[instance].splice(order_[instance].begin(), order_[instance], e->at);
+  }
+  /// `instance` holds `chunk` now, its most recent. REQUIRES: !holds(instance, chunk).
+  void add(int instance, std::uint64_t chunk)
+  {
+    order_[instance].push_front(chunk);
+    where_[chunk].push_back({instance, order_[instance].begin()});
+  }
+  /// `instance` no longer holds the chunk at `at` of its order.
+  void remove(int instance, std::list<std::uint64_t>::iterator at)
+  {
+    auto it = where_.find(*at);
+    std::vector<Entry>& homes = it->second;
+    homes.erase(std::find_if(homes.begin(), homes.end(), [&](const Entry& e) { return e.instance == instance; }));
+    if (homes.empty()) where_.erase(it);
+    order_[instance].erase(at);
+  }
+  /// REQUIRES: holds(instance, chunk).
+  void remove(int instance, std::uint64_t chunk) { remove(instance, find(instance, chunk)->at); }
+  std::list<std::uint64_t>& order(int instance) { return order_[instance]; }
+
+private:
+  struct Entry {
+    int instance = 0;
+    std::list<std::uint64_t>::iterator at;
+  };
+  const Entry* find(int instance, std::uint64_t chunk) const
+  {
+    auto it = where_.find(chunk);
+    if (it == where_.end()) return nullptr;
+    for (const Entry& e : it->second)
+      if (e.instance == instance) return &e;
+    return nullptr;
+  }
+  std::vector<std::list<std::uint64_t>> order_;
+  std::unordered_map<std::uint64_t, std::vector<Entry>> where_;
+};
 
 class KvPool
 {
@@ -31,75 +95,56 @@ public:
   /// `capacity`: chunks an instance's pool holds (0: unbounded); `host`: chunks each instance's
   /// host tier holds (empty or 0: none).
   KvPool(int instances, std::uint64_t capacity, std::vector<std::uint64_t> host = {})
-      : capacity_(capacity), order_(instances), counts_(instances), host_capacity_(std::move(host)),
-        host_order_(instances), host_at_(instances)
+      : capacity_(capacity), pools_(instances), host_(instances), counts_(instances), host_capacity_(std::move(host))
   {
     host_capacity_.resize(instances, 0);
   }
 
   /// Whether `instance`'s pool holds `chunk`.
-  bool holds(int instance, std::uint64_t chunk) const { return find(instance, chunk) != nullptr; }
+  bool holds(int instance, std::uint64_t chunk) const { return pools_.holds(instance, chunk); }
   /// An instance whose pool holds `chunk`: `prefer` when it does, else the one that has held it
   /// longest; -1 when none does.
-  int home(std::uint64_t chunk, int prefer) const
-  {
-    auto it = where_.find(chunk);
-    if (it == where_.end()) return -1;
-    return holds(prefer, chunk) ? prefer : it->second.front().instance;
-  }
+  int home(std::uint64_t chunk, int prefer) const { return holds(prefer, chunk) ? prefer : pools_.oldest(chunk); }
   /// Every instance whose pool holds `chunk` (empty: none), in the order they came to hold it.
   template <typename F>
   void for_each_home(std::uint64_t chunk, F&& f) const
   {
-    if (auto it = where_.find(chunk); it != where_.end())
-      for (const Entry& e : it->second)
-        f(e.instance);
+    pools_.for_each_home(chunk, std::forward<F>(f));
   }
   /// `chunk` was read on `instance`'s pool: its most recent.
-  void use(int instance, std::uint64_t chunk)
-  {
-    if (const Entry* e = find(instance, chunk); e != nullptr)
-      order_[instance].splice(order_[instance].begin(), order_[instance], e->at);
-  }
+  void use(int instance, std::uint64_t chunk) { pools_.use(instance, chunk); }
   /// `chunk` was prefilled on `instance`: its pool holds it now, the least recent unpinned chunks
-  /// out while the pool is over its bound. REQUIRES: !holds(instance, chunk).
+  /// out (to its host tier, if any) while the pool is over its bound. REQUIRES: !holds(instance, chunk).
   void place(int instance, std::uint64_t chunk)
   {
     XATTN_CHECK(!holds(instance, chunk), "a chunk is placed twice in one pool");
-    std::list<std::uint64_t>& order = order_[instance];
-    order.push_front(chunk);
-    where_[chunk].push_back({instance, order.begin()});
+    pools_.add(instance, chunk);
+    std::list<std::uint64_t>& order = pools_.order(instance);
     Counts& c = counts_[instance];
     // From the least recent up to, not including, the chunk being placed.
     for (auto it = std::prev(order.end()); capacity_ > 0 && order.size() > capacity_ && it != order.begin();) {
       auto victim = it--;
       if (pins_.count(*victim) != 0) continue;
-      drop(instance, *victim);
       to_host(instance, *victim);
-      order.erase(victim);
+      pools_.remove(instance, victim);
       ++c.evictions;
     }
     if (capacity_ > 0 && order.size() > capacity_) ++c.overflows;
     c.peak = std::max<std::uint64_t>(c.peak, order.size());
   }
   /// Whether `instance`'s host tier holds `chunk`.
-  bool in_host(int instance, std::uint64_t chunk) const { return host_at_[instance].count(chunk) != 0; }
+  bool in_host(int instance, std::uint64_t chunk) const { return host_.holds(instance, chunk); }
   /// Every instance whose host tier holds `chunk`.
   template <typename F>
   void for_each_host_home(std::uint64_t chunk, F&& f) const
   {
-    if (auto it = host_where_.find(chunk); it != host_where_.end())
-      for (int i : it->second)
-        f(i);
+    host_.for_each_home(chunk, std::forward<F>(f));
   }
   /// `chunk` read back from `instance`'s host tier into its pool. REQUIRES: in_host(instance, chunk).
   void restore(int instance, std::uint64_t chunk)
   {
-    auto it = host_at_[instance].find(chunk);
-    XATTN_CHECK(it != host_at_[instance].end(), "a chunk is read back from a host tier that does not hold it");
-    host_order_[instance].erase(it->second);
-    host_at_[instance].erase(it);
-    host_forget(instance, chunk);
+    XATTN_CHECK(in_host(instance, chunk), "a chunk is read back from a host tier that does not hold it");
+    host_.remove(instance, chunk);
     ++counts_[instance].host_reads;
     place(instance, chunk);
   }
@@ -118,58 +163,24 @@ public:
   std::uint64_t capacity() const { return capacity_; }
 
 private:
-  struct Entry {
-    int instance = 0;
-    std::list<std::uint64_t>::iterator at;
-  };
-  const Entry* find(int instance, std::uint64_t chunk) const
-  {
-    auto it = where_.find(chunk);
-    if (it == where_.end()) return nullptr;
-    for (const Entry& e : it->second)
-      if (e.instance == instance) return &e;
-    return nullptr;
-  }
   // An evicted chunk to the instance's host tier, whose least recent chunk falls out past its bound.
   void to_host(int instance, std::uint64_t chunk)
   {
     const std::uint64_t bound = host_capacity_[instance];
     if (bound == 0) return;
-    std::list<std::uint64_t>& order = host_order_[instance];
-    order.push_front(chunk);
-    host_at_[instance][chunk] = order.begin();
-    host_where_[chunk].push_back(instance);
+    host_.add(instance, chunk);
+    std::list<std::uint64_t>& order = host_.order(instance);
     if (order.size() > bound) {
-      host_at_[instance].erase(order.back());
-      host_forget(instance, order.back());
-      order.pop_back();
+      host_.remove(instance, std::prev(order.end()));
       ++counts_[instance].host_evictions;
     }
     counts_[instance].host_peak = std::max<std::uint64_t>(counts_[instance].host_peak, order.size());
   }
-  void host_forget(int instance, std::uint64_t chunk)
-  {
-    auto it = host_where_.find(chunk);
-    std::vector<int>& homes = it->second;
-    homes.erase(std::find(homes.begin(), homes.end(), instance));
-    if (homes.empty()) host_where_.erase(it);
-  }
-  void drop(int instance, std::uint64_t chunk)
-  {
-    auto it = where_.find(chunk);
-    std::vector<Entry>& homes = it->second;
-    homes.erase(std::find_if(homes.begin(), homes.end(), [&](const Entry& e) { return e.instance == instance; }));
-    if (homes.empty()) where_.erase(it);
-  }
   std::uint64_t capacity_;
-  std::vector<std::list<std::uint64_t>> order_; ///< per instance, most recent first
-  std::unordered_map<std::uint64_t, std::vector<Entry>> where_;
+  KvTier pools_, host_;
   std::unordered_map<std::uint64_t, int> pins_;
   std::vector<Counts> counts_;
-  std::vector<std::uint64_t> host_capacity_;         ///< per instance, chunks
-  std::vector<std::list<std::uint64_t>> host_order_; ///< per instance, most recent first
-  std::vector<std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator>> host_at_;
-  std::unordered_map<std::uint64_t, std::vector<int>> host_where_; ///< chunk -> instances whose tier holds it
+  std::vector<std::uint64_t> host_capacity_; ///< per instance, chunks
 };
 
 } // namespace xattn::sim::engine

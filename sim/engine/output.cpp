@@ -96,13 +96,11 @@ std::string comparison_table(const RunResult& result)
                          p.expert_parallel ? human_seconds(p.ep_dispatch_s.mean) : std::string("-"),
                          p.expert_parallel ? human_seconds(p.ep_combine_s.mean) : std::string("-"));
   }
-  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.prefill; })) {
+  if (result.any_prefill()) {
     // Where the prompts' blocks were found, summed over the requester instances; with a host
     // tier, what it gave back and dropped.
-    const bool host = std::any_of(result.policies.begin(), result.policies.end(),
-                                  [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; });
-    const bool handoff = std::any_of(result.policies.begin(), result.policies.end(),
-                                     [](const auto& p) { return p.second.prefill_counts.handoffs > 0; });
+    const bool host = result.any_host_tier();
+    const bool handoff = result.any_handoff();
     out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}{}\n", "policy", "prefilled tok", "chunks",
                        "hit share", "blocks local/remote/miss", "evictions", "overflows",
                        host ? fmt::format(" {:>24}", "host hits/reads/evicted") : "",

@@ -20,7 +20,7 @@ void Simulation::make_kv_pool()
   const double capacity =
       sc.prefill.kv_capacity.value() > 0 ? std::max(1.0, std::floor(sc.prefill.kv_capacity.value() / chunk)) : 0.0;
   // With prefill.handoff none the prefill instances keep pools too (same tp, same HBM per GPU), no host tier.
-  std::vector<std::uint64_t> host(sc.prefill.pools(sc.requester_instances()), 0);
+  std::vector<std::uint64_t> host(sc.kv_pools(), 0);
   for (int i = 0; i < sc.requester_instances(); ++i)
     host[i] = host_tier_chunks(sc, i);
   kv_pool_ = std::make_unique<KvPool>(static_cast<int>(host.size()), static_cast<std::uint64_t>(capacity), host);
@@ -68,7 +68,7 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r, int pool)
     const bool again = seen && first->second == a.id;
     int home = kv_pool_->home(c, pool);
     // Its own host tier before another instance's pool: read back over PCIe, then here.
-    if (home != pool && pool < sc_.requester_instances() && kv_pool_->in_host(pool, c)) {
+    if (home != pool && kv_pool_->in_host(pool, c)) {
       kv_pool_->restore(pool, c);
       restored.push_back(c);
       a.readback_s += instances_[pool]->host_readback_s;

@@ -68,7 +68,7 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
 
 void check_decode_room(const Scenario& sc)
 {
-  if (!sc.prefill.disaggregated() || sc.prefill.handoff == Handoff::kNone || sc.batch_hbm.value() <= 0) return;
+  if (!sc.prefill.disaggregated() || sc.prefill.kept_in_pool() || sc.batch_hbm.value() <= 0) return;
   auto src = open_workload(sc);
   workloads::Request r;
   std::int64_t longest = 0;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -283,6 +284,27 @@ struct RunResult {
 
   /// The policy named `name`, or null.
   const PolicyResult* find(const std::string& name) const;
+  /// Whether any policy ran with prefill, with a host tier, with prompts handed off from a prefill
+  /// pool: the run's table shows those figures, and its legend says what they are, exactly then.
+  bool any_prefill() const
+  {
+    return any([](const PolicyResult& p) { return p.prefill; });
+  }
+  bool any_host_tier() const
+  {
+    return any([](const PolicyResult& p) { return p.prefill_counts.host_chunks > 0; });
+  }
+  bool any_handoff() const
+  {
+    return any([](const PolicyResult& p) { return p.prefill_counts.handoffs > 0; });
+  }
+
+private:
+  template <typename F>
+  bool any(F&& f) const
+  {
+    return std::any_of(policies.begin(), policies.end(), [&](const auto& p) { return f(p.second); });
+  }
 };
 
 /// One policy as a child process hands it to the driver (its invariants included).

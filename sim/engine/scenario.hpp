@@ -70,12 +70,8 @@ struct PrefillSpec {
   Handoff handoff = Handoff::kLayer;
   bool disaggregated() const { return !pool.empty(); }
   int pool_instances() const { return static_cast<int>(pool.size()) / pool_tp; }
-  /// Instances whose pools hold prefilled chunks: the requester instances, then with
-  /// prefill.handoff none the prefill instances.
-  int pools(int requester_instances) const
-  {
-    return requester_instances + (disaggregated() && handoff == Handoff::kNone ? pool_instances() : 0);
-  }
+  /// prefill.handoff none: prompts' KV stays in the prefill instances' pools.
+  bool kept_in_pool() const { return disaggregated() && handoff == Handoff::kNone; }
 };
 
 /// Which requester instance a request goes to (scenario `router`; sim/engine/router.cpp).
@@ -148,6 +144,9 @@ struct Scenario {
   bool grouped() const { return full_step && ep > 1; }
   int requester_instances() const { return static_cast<int>(requesters.size()) / tp; }
   int holder_instances() const { return static_cast<int>(holders.size()) / tp; }
+  /// Instances whose pools hold prefilled chunks: the requester instances, then with
+  /// prefill.handoff none the prefill instances.
+  int kv_pools() const { return requester_instances() + (prefill.kept_in_pool() ? prefill.pool_instances() : 0); }
 };
 
 const core::Schema& scenario_schema();

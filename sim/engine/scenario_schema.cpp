@@ -13,6 +13,9 @@ using core::Dimension;
 using core::FieldKind;
 using core::kNoDefault;
 
+// Tensor parallelism's bounds, for the requester instances and the prefill pool alike.
+const core::Range kTpRange{1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"};
+
 const core::Schema kPrefillPoolSchema{
     {.key = "gpus", .kind = FieldKind::kList, .meaning = "GPU selectors of the prefill instances"},
     {.key = "tp",
@@ -20,7 +23,7 @@ const core::Schema kPrefillPoolSchema{
      .def = "1",
      .meaning = "GPUs per prefill instance (heads, MLPs and experts split over them)",
      .check = Check::kPositive,
-     .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
+     .range = kTpRange},
 };
 
 const core::Schema kInstancesSchema{
@@ -33,7 +36,7 @@ const core::Schema kInstancesSchema{
      .def = "1",
      .meaning = "GPUs per instance (heads split evenly)",
      .check = Check::kPositive,
-     .range = {1, 1024, "tensor parallelism spans a node or an NVLink domain (8 to 72 GPUs)"}},
+     .range = kTpRange},
     {.key = "dp_attention",
      .kind = FieldKind::kInteger,
      .def = "1",
@@ -265,7 +268,7 @@ const core::Schema kPrefillSchema{
                 "finds a chunk in its instance's tier reads it back into HBM over PCIe, each rank its share over "
                 "its PCIe link and its switch's host uplink, before its first prefill chunk runs (as vLLM's KV "
                 "offloading loads it before the forward pass); at most the topology's host_memory; 0B: no host tier",
-     .range = {0, 1e15, "servers hold 16 GB to 64 TB; a PB is a typo"}},
+     .range = core::kHostMemoryRange},
 };
 
 const core::Schema& router_schema()

@@ -127,7 +127,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   // it was prefilled, and a call to it goes there.
   holder_gpus_ = sc.holders;
   if (sc.prefill.enabled) holder_gpus_.insert(holder_gpus_.end(), sc.requesters.begin(), sc.requesters.end());
-  if (sc.prefill.pools(sc.requester_instances()) > sc.requester_instances()) // prefill.handoff none
+  if (sc.prefill.kept_in_pool()) // the prefill instances' pools are called too
     holder_gpus_.insert(holder_gpus_.end(), sc.prefill.pool.begin(), sc.prefill.pool.end());
   holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
   for (topo::GpuId g : holder_gpus_) {
@@ -202,8 +202,7 @@ void Simulation::on_arrival()
   a->home = place_request(pending_);
   const int p = sc_.prefill.disaggregated() ? pick_prefill_instance() : -1;
   if (sc_.prefill.enabled)
-    admit_prompt(*a, pending_,
-                 p >= 0 && sc_.prefill.handoff == Handoff::kNone ? sc_.requester_instances() + p : a->home);
+    admit_prompt(*a, pending_, p >= 0 && sc_.prefill.kept_in_pool() ? sc_.requester_instances() + p : a->home);
   if (a->steps_total <= 0) {
     // Nothing to decode: done on arrival.
     record_finished(*a, now());

@@ -15,6 +15,7 @@
 #include "sim/engine/scenario.hpp"
 #include "sim/engine/timeline.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/pricing.hpp"
 #include "sim/policy/policy.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/selection.hpp"
@@ -115,7 +116,12 @@ private:
   /// Sends `tokens` tokens' KV of `layers` layers of `a`'s prompt from prefill instance `p` to its
   /// requester instance: each rank its share from a rank of `p`.
   void send_kv(Active* a, int p, double tokens, double layers);
-  void kv_landed(Active* a);
+  /// A hand-off's `tokens` tokens' worth of KV (one layer) from GPU `src` to GPU `dst`.
+  MovePrice handoff_price(topo::GpuId src, topo::GpuId dst, double tokens);
+  /// One transfer of `a`'s hand-off landed.
+  void piece_landed(Active* a);
+  /// `a` decodes on its requester instance once its prefill ended and all of its KV landed.
+  void land_if_whole(Active* a);
   void start_iteration(int inst);
   /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).
   void start_group(int group);

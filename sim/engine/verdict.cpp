@@ -220,17 +220,15 @@ std::string table_legend(const RunResult& result)
           "goodput: the requests within " +
           (bounds.empty() ? std::string("no bound (the scenario's goodput is [])") : bounds) +
           ", as a share of those that made a token and per simulated second.";
-  if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.prefill; }))
+  if (result.any_prefill())
     text += " Prefill: the prompt tokens prefilled and the chunks they ran in; hit share: the prompts' block "
             "references found prefilled in a pool; blocks local/remote/miss: found in the requester's own pool, in "
             "another instance's (served by cross-instance calls), or prefilled; evictions: chunks pools dropped to "
             "make room; overflows: placements that left a pool over its bound, every other chunk in use.";
-  if (std::any_of(result.policies.begin(), result.policies.end(),
-                  [](const auto& p) { return p.second.prefill_counts.host_chunks > 0; }))
+  if (result.any_host_tier())
     text += " Host hits/reads/evicted: block references found in the requester's own host tier, chunks read back "
             "from it over PCIe, chunks it dropped to make room.";
-  if (std::any_of(result.policies.begin(), result.policies.end(),
-                  [](const auto& p) { return p.second.prefill_counts.handoffs > 0; }))
+  if (result.any_handoff())
     text += " Handoffs (mean wait): prompts whose KV went from the prefill pool to their requester instance, and "
             "the mean time from the end of a prefill to its KV's last byte landed.";
   return wrap(text, 100);
