@@ -12,4 +12,5 @@ log=$build/Testing/Temporary/LastTest.log
 }
 echo "== the $n slowest tests ($log)"
 awk '/^[0-9]+\/[0-9]+ Testing: / {name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name)}
-     /^Test time = / && name != "" {printf "%8.2f s  %s\n", $4, name; name = ""}' "$log" | sort -rn | head -n "$n"
+     /^Test time = / && name != "" {printf "%8.2f s  %s\n", $4, name; name = ""}' "$log" |
+  sort -rn | awk -v n="$n" 'NR <= n'  # awk reads to the end: head would close the pipe on sort (SIGPIPE under pipefail)
