@@ -49,7 +49,7 @@ check() {
   code=$?
   end=$(date +%s%N)
   local first took
-  first=$(grep -v '^Command exited' "$err" | head -n 1)
+  first=$(grep -v '^Command exited' "$err" | awk 'NR == 1')
   took=$(printf '%d.%03d' $(((end - start) / 1000000000)) $(((end - start) / 1000000 % 1000)))
   local what="$*"
   if [ "$code" != 1 ] && [ "$code" != 2 ]; then

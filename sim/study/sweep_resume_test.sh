@@ -27,7 +27,7 @@ done1=$(complete)
 echo "after the interrupt: $done1 of 18 points complete"
 [ "$done1" -ge 3 ] && [ "$done1" -lt 18 ] || { echo "FAIL: expected a partial sweep, got $done1 points"; exit 1; }
 grep -q "interrupted" "$out/sweep.log" || { echo "FAIL: the run log does not record the interrupt"; exit 1; }
-first=$(find "$out/points" -name summary.json | sort | head -1)
+first=$(find "$out/points" -name summary.json | sort | awk 'NR == 1')
 stamp=$(stat -c %y "$first")
 
 # Resume: only the missing points run.
