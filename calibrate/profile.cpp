@@ -222,6 +222,10 @@ Profile read_profile(const core::Document& doc)
   p.host_overhead = top.section("host").seconds("overhead");
   p.step_other = top.section("step").seconds("other_compute");
   {
+    core::Section kv = top.section("kv_transfer");
+    p.kv_transfer = {kv.seconds("registration"), kv.seconds("post"), kv.seconds("completion")};
+  }
+  {
     core::Section ep = top.section("expert_parallel");
     if (ep.has("nvlink_dispatch")) p.ep_nvlink_dispatch = ep.rate("nvlink_dispatch");
     if (ep.has("nvlink_combine")) p.ep_nvlink_combine = ep.rate("nvlink_combine");

@@ -159,6 +159,11 @@ struct Profile {
   double prefill_tokens_per_s = 0; ///< re-prefill rate of one instance, all layers
   Seconds host_overhead;           ///< host-side dispatch per exchange (0 for a GPU-driven path)
   Seconds step_other;              ///< per decode step compute outside attention (MLP, other layers)
+  /// A KV hand-off's per-transfer costs (profile section kv_transfer), paid once by each transfer.
+  struct KvTransferCosts {
+    Seconds registration, post, completion;
+    Seconds total() const { return registration + post + completion; }
+  } kv_transfer;
   /// What an MoE layer's dispatch and combine kernels move per GPU over NVLink (0: the fabric's
   /// bandwidth): DeepEP's low-latency kernels copy with SMs, below the link's rate.
   BytesPerSec ep_nvlink_dispatch{0}, ep_nvlink_combine{0};

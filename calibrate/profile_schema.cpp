@@ -172,6 +172,23 @@ const core::Schema kHostSchema{
     {.key = "overhead", .dim = Dimension::kSeconds, .def = "0us", .meaning = "host-side dispatch per exchange"},
 };
 
+const core::Schema kKvTransferSchema{
+    {.key = "registration",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
+     .meaning = "registering a KV transfer's memory with the NIC, per transfer (0 where the serving engine registers "
+                "its KV cache once at start-up, as vLLM's and SGLang's KV connectors do)"},
+    {.key = "post",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
+     .meaning = "posting one KV transfer between instances: the receiver's request, the sender's batch of writes "
+                "handed to the NIC"},
+    {.key = "completion",
+     .dim = Dimension::kSeconds,
+     .def = "0us",
+     .meaning = "learning that one KV transfer ended: polling its completions and notifying the receiver"},
+};
+
 const core::Schema kStepSchema{
     {.key = "other_compute",
      .dim = Dimension::kSeconds,
@@ -278,6 +295,11 @@ const core::Schema kProfileSchema{
     {.key = "prefill", .kind = FieldKind::kSection, .meaning = "local re-prefill", .sub = &kPrefillSchema},
     {.key = "host", .kind = FieldKind::kSection, .meaning = "host overhead", .sub = &kHostSchema},
     {.key = "step", .kind = FieldKind::kSection, .meaning = "decode step terms", .sub = &kStepSchema},
+    {.key = "kv_transfer",
+     .kind = FieldKind::kSection,
+     .meaning = "per-transfer costs of a KV hand-off between instances (a transfer engine's or KV connector's), "
+                "paid once by each transfer on top of its bytes and its path's latency",
+     .sub = &kKvTransferSchema},
     {.key = "expert_parallel",
      .kind = FieldKind::kSection,
      .def = "",

@@ -139,6 +139,23 @@ TEST_CASE("topo: preset h800-cx7-256 by hand")
   CHECK(far.latency.value() == Approx(3.79e-6));
 }
 
+TEST_CASE("topo: preset h800-roce-2 by hand")
+{
+  topo::Topology t = preset("h800-roce-2");
+  CHECK(t.gpu_count() == 16);
+  CHECK(t.node_count() == 2);
+  CHECK(t.leaf_count() == 1);
+  CHECK(t.path(0, 7).fabric == FabricClass::kNvlink);
+  CHECK(t.path(0, 7).bottleneck.value() == 200e9);
+  // GPU r of one node to GPU r of the other (a tp 8 hand-off's rank pair): GPU to NIC over PCIe
+  // and back at the far end, 2 x (0.55 + 0.8) us; the NICs' links, 2 x (0.1 + 0.5 / 2) us; the
+  // switch, 0.6 us; each rank on its own 200 Gb/s NIC.
+  const topo::Path across = t.path(t.find_gpu("node0.gpu3").value(), t.find_gpu("node1.gpu3").value());
+  CHECK(across.fabric == FabricClass::kIbSameLeaf);
+  CHECK(across.bottleneck.value() == 25e9);
+  CHECK(across.latency.value() == Approx(4.0e-6));
+}
+
 TEST_CASE("topo: preset pcie-server by hand")
 {
   topo::Topology t = preset("pcie-server");
@@ -275,9 +292,9 @@ TEST_CASE("topo: preset gb200-nvl72-576 by hand")
 TEST_CASE("topo: every preset in topologies/ loads and is checked by hand and in SimGrid here")
 {
   // A preset added without its tests here fails this test: add a "by hand" and a "SimGrid" case.
-  const std::set<std::string> checked{"b200-leafspine-512", "b200-rail-512", "dgx-h100",    "gb200-nvl72-576",
-                                      "h100-rail-1024",     "h800-cx7-256",  "ndr400-1024", "ndr400-128",
-                                      "pcie-server",        "testbed-ndr200"};
+  const std::set<std::string> checked{"b200-leafspine-512", "b200-rail-512", "dgx-h100",      "gb200-nvl72-576",
+                                      "h100-rail-1024",     "h800-cx7-256",  "h800-roce-2",   "ndr400-1024",
+                                      "ndr400-128",         "pcie-server",   "testbed-ndr200"};
   std::set<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(XATTN_SOURCE_DIR) / "topologies"))
     if (e.path().extension() == ".yaml") {
@@ -302,6 +319,11 @@ TEST_CASE("topo: preset testbed-ndr200 in SimGrid matches the closed form")
 TEST_CASE("topo: preset ndr400-128 in SimGrid matches the closed form")
 {
   check_closed_form("ndr400-128", {FabricClass::kNvlink, FabricClass::kIbSameLeaf, FabricClass::kIbSpine});
+}
+
+TEST_CASE("topo: preset h800-roce-2 in SimGrid matches the closed form")
+{
+  check_closed_form("h800-roce-2", {FabricClass::kNvlink, FabricClass::kIbSameLeaf});
 }
 
 TEST_CASE("topo: preset h800-cx7-256 in SimGrid matches the closed form")

@@ -2,6 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/engine/driver.hpp"
+#include "validate/table.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,9 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <tuple>
-#include <unistd.h>
 
 namespace xattn::validate
 {
@@ -24,15 +23,6 @@ namespace
 {
 constexpr int kTokensPerGpu = 128; // DeepEP's decode setting
 constexpr int kGpusPerNode = 8;
-
-std::vector<std::string> split(const std::string& line)
-{
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string c; std::getline(ss, c, ',');)
-    out.push_back(c);
-  return out;
-}
 
 // The EP ranks: pure RDMA puts one on each node (every byte crosses its NIC, as DeepEP's
 // pure-RDMA kernels send even to the GPUs of their own node); NVLink in node fills nodes of 8.
@@ -86,65 +76,22 @@ std::pair<double, double> simulate(const std::string& table, int ep, const std::
 
 std::vector<EpMeasurement> read_ep_measurements(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in) core::fail(path, 0, 0, "", "cannot read");
   std::vector<EpMeasurement> out;
-  std::map<std::string, int> col;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> cells = split(line);
-    if (col.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i)
-        col[cells[i]] = static_cast<int>(i);
-      for (const char* k : {"table", "op", "ep", "latency_us"})
-        if (!col.contains(k)) core::fail(path, n, 1, k, "the header names no column '" + std::string(k) + "'");
-      continue;
-    }
-    // The column (1-based) where cell i starts, for messages.
-    auto column = [&](std::size_t i) {
-      int c = 1;
-      for (std::size_t j = 0; j < i; ++j)
-        c += static_cast<int>(cells[j].size()) + 1;
-      return c;
-    };
-    auto cell = [&](const char* k) -> std::pair<const std::string&, int> {
-      const auto i = static_cast<std::size_t>(col.at(k));
-      if (i >= cells.size()) core::fail(path, n, static_cast<int>(line.size()) + 1, k, "the row has no cell for it");
-      return {cells[i], column(i)};
-    };
-    auto number = [&](const char* k, const char* what) {
-      const auto [text, c] = cell(k);
-      double v = 0;
-      std::size_t used = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size() || !std::isfinite(v))
-        core::fail(path, n, c, k, "'" + text + "' is not " + what);
-      return std::pair{v, c};
-    };
-    EpMeasurement m{cell("table").first, cell("op").first, 0, 0, n};
+  read_table(path, {"table", "op", "ep", "latency_us"}, [&](const TableRow& row) {
+    EpMeasurement m{row.cell("table"), row.cell("op"), 0, 0, row.line()};
     if (m.table != "pure-rdma" && m.table != "nvlink-in-node")
-      core::fail(path, n, cell("table").second, "table", "'" + m.table + "' is neither pure-rdma nor nvlink-in-node");
-    if (m.op != "dispatch" && m.op != "combine")
-      core::fail(path, n, cell("op").second, "op", "'" + m.op + "' is neither dispatch nor combine");
-    const auto [ep, ep_col] = number("ep", "a whole number of GPUs");
-    const auto [us, us_col] = number("latency_us", "a number of microseconds");
+      row.fail("table", "'" + m.table + "' is neither pure-rdma nor nvlink-in-node");
+    if (m.op != "dispatch" && m.op != "combine") row.fail("op", "'" + m.op + "' is neither dispatch nor combine");
+    const double ep = row.number("ep", "a whole number of GPUs");
     m.ep = static_cast<int>(ep);
-    m.latency_s = us * 1e-6;
+    m.latency_s = row.number("latency_us", "a number of microseconds") * 1e-6;
     // DeepSeek-V3's 256 experts split over the ranks; NVLink in node fills whole nodes past 8.
     if (ep != m.ep || m.ep < 2 || m.ep > 256 || 256 % m.ep != 0 ||
         (m.table == "nvlink-in-node" && m.ep > kGpusPerNode && m.ep % kGpusPerNode != 0))
-      core::fail(path, n, ep_col, "ep",
-                 fmt::format("EP {} cannot be laid out: a divisor of the 256 experts from 2 to 256", ep));
-    if (m.latency_s <= 0) core::fail(path, n, us_col, "latency_us", "a latency is positive");
+      row.fail("ep", fmt::format("EP {} cannot be laid out: a divisor of the 256 experts from 2 to 256", ep));
+    if (m.latency_s <= 0) row.fail("latency_us", "a latency is positive");
     out.push_back(m);
-  }
-  if (out.empty()) core::fail(path, 0, 0, "", "no measurement rows");
+  });
   return out;
 }
 
@@ -152,16 +99,8 @@ EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, co
                                       const std::string& topology)
 {
   EpValidation v{{}, profile, topology, true};
-  const fs::path dir = fs::temp_directory_path() / fmt::format("xattn_validate_ep_{}", getpid());
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup()
-    {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  const ScratchDir scratch("xattn_validate_ep");
+  const fs::path& dir = scratch.path();
   std::map<std::tuple<std::string, int, std::string>, std::pair<double, double>> runs;
   auto run = [&](const EpMeasurement& m, const std::string& routing) {
     const auto key = std::tuple{m.table, m.ep, routing};

@@ -3,12 +3,14 @@
 //   xattn validate --paper [--reference FILE] [--profile P] [--topology T] [--details]
 //   xattn validate --regression EXPECTED.yaml
 //   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
+//   xattn validate --handoff MOONCAKE_PD.csv [--profile P] [--topology T] [--max-error PCT]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/failure.hpp"
 #include "validate/expert_parallel.hpp"
+#include "validate/handoff.hpp"
 #include "validate/measured.hpp"
 #include "validate/paper.hpp"
 #include "validate/regression.hpp"
@@ -38,6 +40,7 @@ struct ValidateOptions {
   bool details = false;
   std::string regression;
   std::string expert_parallel;
+  std::string handoff;
   double max_error = 15;
   std::size_t worst = 10;
 };
@@ -100,6 +103,21 @@ int run_expert_parallel(const ValidateOptions& o)
                    : fmt::format("\nFAIL: a point off by more than {}% (or an engine invariant)\n", o.max_error));
   return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
 }
+int run_handoff(const ValidateOptions& o)
+{
+  const auto data = validate::read_handoff_measurements(o.handoff);
+  const validate::HandoffValidation v = validate::validate_handoff(
+      data, o.profile.empty() ? "h800-roce-mooncake" : o.profile, o.topology.empty() ? "h800-roce-2" : o.topology);
+  std::cout << validate::handoff_report(v, o.max_error / 100);
+  bool ok = v.invariants_ok;
+  for (const validate::HandoffPoint& p : v.points)
+    ok = ok && std::abs(p.error()) <= o.max_error / 100 && p.size_matches();
+  std::cout << (ok ? fmt::format("\nevery time within {}% and every size as printed\n", o.max_error)
+                   : fmt::format(
+                         "\nFAIL: a time off by more than {}%, a size not the table's, or an engine invariant\n",
+                         o.max_error));
+  return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+}
 } // namespace
 
 void add_validate(CLI::App& app, Action& action)
@@ -132,16 +150,23 @@ void add_validate(CLI::App& app, Action& action)
   sub->add_option("--expert-parallel", o->expert_parallel,
                   "MoE dispatch and combine against DeepEP's low-latency table (table,op,ep,latency_us); profile "
                   "default h800-cx7-ibgda, topology default h800-cx7-256");
-  sub->add_option("--max-error", o->max_error, "With --expert-parallel: fail (exit 1) past this error, percent")
+  sub->add_option(
+      "--handoff", o->handoff,
+      "The prefill-to-decode KV hand-off against Mooncake's vLLM table (prompt_tokens,kv_size,transfer_ms); "
+      "profile default h800-roce-mooncake, topology default h800-roce-2");
+  sub->add_option("--max-error", o->max_error,
+                  "With --expert-parallel or --handoff: fail (exit 1) past this error, percent")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   on_run(sub, action, [o] {
-    const int modes = !o->measured.empty() + o->paper + !o->regression.empty() + !o->expert_parallel.empty();
+    const int modes =
+        !o->measured.empty() + o->paper + !o->regression.empty() + !o->expert_parallel.empty() + !o->handoff.empty();
     if (modes != 1)
       core::fail("command line", 0, 0, "validate",
-                 "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE");
+                 "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE, --handoff FILE");
     if (o->paper) return run_paper(*o);
     if (!o->expert_parallel.empty()) return run_expert_parallel(*o);
+    if (!o->handoff.empty()) return run_handoff(*o);
     if (!o->regression.empty()) return run_regression(*o);
     return run_measured(*o);
   });

@@ -73,7 +73,11 @@ void Simulation::start_prefill(int p)
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       if (chunks[i] <= 0) continue;
       Active* q = in.queue[i].get();
-      const double c = chunks[i], L = m.layers;
+      // The chunk that ends the prompt carries its last block whole and the first decoded token's slot.
+      const double L = m.layers,
+                   c = chunks[i] < q->prefill_left
+                           ? chunks[i]
+                           : sc_.prefill.handoff_tokens(q->pool_prefilled + chunks[i]) - q->pool_prefilled;
       if (sc_.granularity == Granularity::kLayer) {
         for (int l = 0; l < m.layers; ++l)
           after(work * (l + 1) / L, [this, q, p, c] { send_kv(q, p, c, 1); });
@@ -108,7 +112,8 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     }
     // Its prefill ended: the KV it made leaves now (after the prefill; layer by layer it left with
     // each chunk). Blocks it found cached stay in the pools that hold them.
-    if (sc_.prefill.handoff == Handoff::kAfter) send_kv(&q, p, q.pool_prefilled, sc_.model.layers);
+    if (sc_.prefill.handoff == Handoff::kAfter)
+      send_kv(&q, p, sc_.prefill.handoff_tokens(q.pool_prefilled), sc_.model.layers);
     if (sc_.prefill.handoff != Handoff::kNone) ++prefill_counts_.handoffs;
     q.prefilled_at = now();
     const std::uint64_t id = q.id;
@@ -121,8 +126,11 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
 
 MovePrice Simulation::handoff_price(topo::GpuId src, topo::GpuId dst, double tokens)
 {
-  // A moved chunk's price; prompt-chained KV keeps its positions (nothing to splice).
-  return price_move(sc_.model, sc_.profile, tokens, 1, path_cost(src, dst), {sc_.transport, true, true});
+  // A moved chunk's price; prompt-chained KV keeps its positions (nothing to splice). Each transfer
+  // also pays the profile's per-transfer costs (kv_transfer: registration, post, completion).
+  MovePrice x = price_move(sc_.model, sc_.profile, tokens, 1, path_cost(src, dst), {sc_.transport, true, true});
+  x.after_chunk = x.after_chunk + sc_.profile.kv_transfer.total();
+  return x;
 }
 
 void Simulation::send_kv(Active* a, int p, double tokens, double layers)

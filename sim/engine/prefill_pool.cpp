@@ -16,6 +16,7 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
   PrefillSpec& p = sc.prefill;
   const std::string handoff = pf.choice("handoff");
   p.handoff = handoff == "none" ? Handoff::kNone : handoff == "after" ? Handoff::kAfter : Handoff::kLayer;
+  p.block_tokens = pf.count("block_tokens");
   if (!inst.has("prefill")) return;
   core::Section pool = inst.section("prefill");
   if (!sc.prefill.enabled) {

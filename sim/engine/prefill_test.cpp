@@ -213,13 +213,14 @@ TEST_CASE("engine: a chunk evicted to the host tier is read back over PCIe befor
 TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, then decoded")
 {
   // One prefill instance (node1.gpu0) and one requester (node0.gpu0), one leaf apart. A's 2,048
-  // tokens prefill in 2048 / 5,000 s; its KV, 2,048 x 1,152 B x 61 layers = 143.9 MB, crosses
+  // tokens prefill in 2048 / 5,000 s; its KV moves in whole 16-token blocks, the prompt's 128 and
+  // the one its first decoded token takes: 2,064 x 1,152 B x 61 layers = 145.0 MB, crosses
   // NDR-200 at the profile's 25 GB/s with its 15.5 us probe (same leaf; the path adds no latency
   // over the probe's own). After the prefill, the whole of it follows the prefill; layer by
   // layer, all but the last layer's share (1 / 61 of it) moved behind the prefill. Its one
   // output token is its first decode step.
   const std::string trace = request(0, 0.0, 0, 0, 32, 1);
-  const double work = 2048 / kRate, kv = 2048.0 * 1152 * 61, move = kv / 25e9, probe = 15.5e-6;
+  const double work = 2048 / kRate, kv = 129 * 16.0 * 1152 * 61, move = kv / 25e9, probe = 15.5e-6;
   const std::string pool = "{requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node1.gpu0]}}";
   for (const std::string mode : {"after", "layer"}) {
     INFO(mode);
@@ -243,7 +244,8 @@ TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, 
 TEST_CASE("engine: a disaggregated prompt hands off only the KV it prefilled, in either mode")
 {
   // A (2,048 tokens), then B extending A's prompt by 1,024 tokens, long after: B finds A's
-  // blocks in its requester instance's pool, prefills 1,024 tokens and moves only their KV.
+  // blocks in its requester instance's pool, prefills 1,024 tokens and moves only their KV: each
+  // in whole 16-token blocks with its first decoded token's slot, 129 and 65 blocks.
   const std::string trace = request(0, 0.0, 0, 0, 32, 1) + request(1, 5.0, 0, 0, 48, 1);
   const std::string pool = "{requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node1.gpu0]}}";
   for (const std::string mode : {"after", "layer"}) {
@@ -252,7 +254,7 @@ TEST_CASE("engine: a disaggregated prompt hands off only the KV it prefilled, in
     const nlohmann::json& p = all["policies"]["route"]["prefill"];
     CHECK(p["handoffs"].get<int>() == 2);
     CHECK(p["prefilled_tokens"].get<int>() == 3072);
-    CHECK(p["handoff_bytes"].get<double>() == Approx(3072.0 * 1152 * 61));
+    CHECK(p["handoff_bytes"].get<double>() == Approx((129 + 65) * 16.0 * 1152 * 61));
   }
 }
 

@@ -14,6 +14,7 @@
 #include "workloads/trace_format.hpp"
 
 #include <array>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,10 @@ struct PrefillSpec {
   std::vector<topo::GpuId> pool;
   int pool_tp = 1;
   Handoff handoff = Handoff::kLayer;
+  int block_tokens = 16; ///< the KV cache's block: a hand-off moves whole blocks
+  /// The tokens a hand-off moves for `prefilled` prompt tokens: whole blocks, the prompt's and the
+  /// slot of its first decoded token (vLLM allocates it before the KV leaves).
+  double handoff_tokens(double prefilled) const { return std::ceil((prefilled + 1) / block_tokens) * block_tokens; }
   bool disaggregated() const { return !pool.empty(); }
   int pool_instances() const { return static_cast<int>(pool.size()) / pool_tp; }
   /// prefill.handoff none: prompts' KV stays in the prefill instances' pools.

@@ -260,6 +260,14 @@ const core::Schema kPrefillSchema{
                 "the policy routes attention to it, fetches it or prefills it again, as any remote chunk (the "
                 "prefill pool's tp must be instances.tp)",
      .choices = "layer|after|none"},
+    {.key = "block_tokens",
+     .kind = FieldKind::kInteger,
+     .def = "16",
+     .meaning = "instances.prefill: the KV cache's block, in tokens (vLLM's block_size, 16 on GPUs): a hand-off "
+                "moves whole blocks, those of the prompt and of the slot its first decoded token takes (a 128-token "
+                "prompt moves 9 blocks, 144 tokens)",
+     .check = Check::kPositive,
+     .range = {1, 4096, "vLLM's blocks hold 1 to a few hundred tokens"}},
     {.key = "host_capacity",
      .dim = Dimension::kBytes,
      .def = "0B",
