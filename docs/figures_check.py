@@ -52,6 +52,14 @@ def cell(rows, topology, holders, policy):
     raise KeyError("no sweep row for %s %s %s" % (topology, holders, policy))
 
 
+def pick(rows, name, policy, column):
+    """A sweep's figure for the point of that `name` (the scenario key) and policy."""
+    for r in rows:
+        if r["name"] == name and r["policy"] == policy:
+            return float(r[column])
+    raise KeyError("no sweep row for %s %s" % (name, policy))
+
+
 def planned(plan, knobs):
     """A plan's answer for one combination of knobs, and the next smaller size, as the tables write
     them: "**2** (12.7 ms) | 1: overloaded (41.4 ms)", or "| none smaller"."""
@@ -97,7 +105,7 @@ def main(argv):
         else:
             name, path = a.split("=", 1)
             given[name] = load(path)
-    helpers = {f.__name__: f for f in (ms, x, n, pct, cell, planned, sustains)}
+    helpers = {f.__name__: f for f in (ms, x, n, pct, cell, pick, planned, sustains)}
     flat = lambda t: re.sub(r"\s+", " ", t)
     rows = [r for r in csv.reader(open(os.path.join(src, "docs", "figures.tsv")), delimiter="\t", quotechar="\x00")
             if r and not r[0].startswith("#")]

@@ -3,6 +3,7 @@
 #include "sim/study/sweep.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/failure.hpp"
+#include "sim/study/compare.hpp"
 #include "sim/study/report.hpp"
 
 #include <iostream>
@@ -23,6 +24,7 @@ int finish(const std::string& dir, const sim::study::Collection& c, bool report)
 {
   sim::study::Manifest m = sim::study::read_manifest(dir);
   std::cout << sim::study::describe_collection(m, dir, c);
+  if (c.table.missing.empty() && c.failed.empty()) std::cout << sim::study::write_comparison(m, dir);
   if (report && c.table.points_complete > 0) std::cout << "report: " << sim::study::write_report(dir) << "\n";
   return sim::study::collection_exit_code(c);
 }

@@ -111,7 +111,7 @@ std::string comparison_table(const RunResult& result)
         for (const auto& [field, member] : kPoolFields)
           sum.*member += c.*member;
       out += fmt::format(
-          "{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}{}\n", name, p.prefill_counts.prefilled_tokens,
+          "{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}{}{}\n", name, p.prefill_counts.prefilled_tokens,
           p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
           fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions, sum.overflows,
           host ? fmt::format(" {:>24}", fmt::format("{}/{}/{}", sum.host_hits, sum.host_reads, sum.host_evictions))

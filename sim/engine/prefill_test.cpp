@@ -237,7 +237,9 @@ TEST_CASE("engine: a disaggregated prompt is prefilled in the pool, handed off, 
     CHECK(all["policies"]["route"]["wire_bytes_by_fabric"]["ib-same-leaf"].get<double>() == Approx(kv));
     // Layer by layer, the wait after the prefill is the last layer's share and the probe.
     CHECK(p["handoff_wait_s"]["mean"].get<double>() == Approx(handoff).epsilon(1e-6));
-    CHECK_THAT(comparison_table(run_result(all)), Catch::Matchers::Contains("handoffs (mean wait)"));
+    const std::string table = comparison_table(run_result(all));
+    CHECK_THAT(table, Catch::Matchers::Contains("handoffs (mean wait)"));
+    CHECK_THAT(table, Catch::Matchers::Contains("1 (" + core::format_seconds(core::Seconds(handoff)) + ")"));
   }
 }
 

@@ -249,11 +249,25 @@ struct Ensemble {
 };
 
 /// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 17> kEnsembleFigures{
-    "step_latency_s.mean", "step_latency_s.p50", "step_latency_s.p90", "step_latency_s.p99", "step_latency_s.max",
-    "e2e_s.mean",          "e2e_s.p50",          "e2e_s.p90",          "e2e_s.p99",          "e2e_s.max",
-    "ttft_s.mean",         "ttft_s.p99",         "wire_bytes",         "tpot_s.mean",        "decisions.route",
-    "decisions.fetch",     "decisions.local"};
+inline constexpr std::array<const char*, 19> kEnsembleFigures{"step_latency_s.mean",
+                                                              "step_latency_s.p50",
+                                                              "step_latency_s.p90",
+                                                              "step_latency_s.p99",
+                                                              "step_latency_s.max",
+                                                              "e2e_s.mean",
+                                                              "e2e_s.p50",
+                                                              "e2e_s.p90",
+                                                              "e2e_s.p99",
+                                                              "e2e_s.max",
+                                                              "ttft_s.mean",
+                                                              "ttft_s.p99",
+                                                              "wire_bytes",
+                                                              "tpot_s.mean",
+                                                              "decisions.route",
+                                                              "decisions.fetch",
+                                                              "decisions.local",
+                                                              "goodput.share",
+                                                              "goodput.requests_per_s"};
 /// A policy's figure by that path.
 double ensemble_figure(const PolicyResult& r, std::string_view figure);
 

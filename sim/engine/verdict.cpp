@@ -18,7 +18,7 @@ constexpr double kTie = 0.005;
 
 std::string words(const std::string& figure)
 {
-  return figure == "tpot_s.mean" ? "mean TPOT" : "mean step latency";
+  return figure == "tpot_s.mean" ? "mean TPOT" : figure == "ttft_s.mean" ? "mean TTFT" : "mean step latency";
 }
 
 // A ratio to three significant figures, trailing zeros kept: 1.10x, 41.6x, 123x.
@@ -132,10 +132,10 @@ std::string headline_figure(const RunResult& result)
   return full ? "tpot_s.mean" : "step_latency_s.mean";
 }
 
-std::string verdict(const RunResult& result)
+std::string verdict(const RunResult& result, const std::string& on)
 {
   if (result.policies.empty()) return "verdict: no policy finished.\n";
-  const std::string figure = headline_figure(result);
+  const std::string figure = on.empty() ? headline_figure(result) : on;
   std::vector<double> value; // each policy's headline figure, in the policies' order
   for (const auto& [name, p] : result.policies)
     value.push_back(ensemble_figure(p, figure));

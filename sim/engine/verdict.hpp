@@ -18,8 +18,10 @@ std::string headline_figure(const RunResult& result);
 /// with the load (PolicyResult::load, overloaded) is never ranked by latency: the verdict says how
 /// far it fell short instead, and when none kept up, says so. Policies within 0.5% of the best
 /// tie with it. With an ensemble, each margin gets the 5-95% range of the member-by-member ratio
-/// (members share their drawn profile across policies, so the ratio is paired).
-std::string verdict(const RunResult& result);
+/// (members share their drawn profile across policies, so the ratio is paired). `figure`: the
+/// latency figure ranked, lower first ("tpot_s.mean", "ttft_s.mean", "step_latency_s.mean"; empty:
+/// the headline figure).
+std::string verdict(const RunResult& result, const std::string& figure = "");
 
 /// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline,
 /// the lines after the first indented by two.

@@ -20,6 +20,8 @@ using nlohmann::json;
 Manifest make_manifest(const SweepSpec& s, const std::vector<Point>& points, const std::string& exe)
 {
   Manifest m{.name = s.name, .base = s.base, .keys = s.keys(), .points = {}, .exe = exe};
+  m.ensemble = s.ensemble;
+  m.label = s.label;
   for (const Point& p : points)
     m.points.push_back({.id = p.id, .values = p.values, .seed = p.seed, .sets = p.overrides(s)});
   return m;
@@ -36,8 +38,8 @@ json to_json(const Manifest& m)
       values.push_back({k, v});
     pts.push_back({{"id", p.id}, {"values", values}, {"seed", p.seed}, {"sets", p.sets}});
   }
-  return {{"name", m.name}, {"base", m.base},         {"keys", m.keys},
-          {"exe", m.exe},   {"ensemble", m.ensemble}, {"points", pts}};
+  return {{"name", m.name},   {"base", m.base},         {"keys", m.keys}, {"exe", m.exe},
+          {"label", m.label}, {"ensemble", m.ensemble}, {"points", pts}};
 }
 
 std::string slurp(const fs::path& p)
@@ -77,6 +79,7 @@ Manifest read_manifest(const std::string& dir)
     json j = json::parse(slurp(file));
     Manifest m{.name = j.at("name"), .base = j.at("base"), .keys = j.at("keys"), .points = {}, .exe = j.at("exe")};
     m.ensemble = j.value("ensemble", 0);
+    m.label = j.value("label", "");
     for (const json& p : j.at("points")) {
       ManifestPoint mp{.id = p.at("id"), .values = {}, .seed = p.at("seed"), .sets = p.at("sets")};
       for (const json& kv : p.at("values"))

@@ -48,8 +48,9 @@ struct Manifest {
   std::string base; ///< absolute scenario path
   std::vector<std::string> keys;
   std::vector<ManifestPoint> points;
-  std::string exe;  ///< the xattn binary that runs the points
-  int ensemble = 0; ///< > 0: each point runs `--ensemble N` (a plan with slo.confidence)
+  std::string exe;     ///< the xattn binary that runs the points
+  int ensemble = 0;    ///< > 0: each point runs `--ensemble N` (a sweep's ensemble, a plan with slo.confidence)
+  std::string label{}; ///< the swept key that names the points in the comparison (empty: every swept value)
 };
 
 Manifest make_manifest(const SweepSpec& s, const std::vector<Point>& points, const std::string& exe);

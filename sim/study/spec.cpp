@@ -63,6 +63,19 @@ const core::Schema kSchema{
      .meaning = "local simulations at once (0: one per core)"},
     {.key = "out", .kind = FieldKind::kString, .def = kNoDefault, .meaning = "output folder (default out/<name>)"},
     {.key = "slurm", .kind = FieldKind::kSection, .def = "{}", .meaning = "Slurm back end", .sub = &kSlurmSchema},
+    {.key = "ensemble",
+     .kind = FieldKind::kInteger,
+     .def = kNoDefault,
+     .meaning = "every point runs as an ensemble of N profile draws (xattn run --ensemble N; the points of one "
+                "seed draw the same profiles, so their ratios pair member by member): the table gains each "
+                "headline figure's 5% and 95% and the comparison their ranges",
+     .check = core::Check::kPositive,
+     .range = {2, 1000, "an ensemble of 2 to 1,000 draws"}},
+    {.key = "label",
+     .kind = FieldKind::kString,
+     .def = kNoDefault,
+     .meaning = "the swept key whose values name the points in the comparison (comparison.txt; default: every "
+                "swept value)"},
 };
 
 int line_of(const YAML::Node& n)
@@ -233,6 +246,13 @@ SweepSpec parse_document(core::Document doc, const std::string& dir)
   if (sl.has("time")) s.slurm.time = sl.string("time");
   s.slurm.cpus_per_task = static_cast<int>(sl.integer("cpus_per_task"));
   if (sl.has("extra")) s.slurm.extra = sl.strings("extra");
+  if (top.has("ensemble")) s.ensemble = static_cast<int>(top.integer("ensemble"));
+  if (top.has("label")) {
+    s.label = top.string("label");
+    const std::vector<std::string> swept = s.keys();
+    if (std::find(swept.begin(), swept.end(), s.label) == swept.end())
+      top.error("label", "'" + s.label + "' is not a key of grid or zip");
+  }
   d.throw_if_any();
   return s;
 }
@@ -283,6 +303,7 @@ std::vector<Point> expand(const SweepSpec& s)
       for (const auto& [k, v] : c)
         a.push_back(k + "=" + v);
       a.push_back(s.seed_key + "=" + std::to_string(seed));
+      if (s.ensemble > 0) a.push_back("ensemble=" + std::to_string(s.ensemble)); // other results, other points
       p.id = point_id(a);
       out.push_back(std::move(p));
     }

@@ -40,6 +40,8 @@ struct SweepSpec {
   int workers = 0;                   ///< 0: one per core
   std::string out;                   ///< empty: out/<name>
   SlurmOptions slurm;
+  int ensemble = 0;  ///< > 0: every point runs `--ensemble N` (profile draws shared by every point of a seed)
+  std::string label; ///< the swept key whose values name the points in the comparison (empty: every swept value)
 
   /// Swept keys in table order: grid keys, then zipped keys.
   std::vector<std::string> keys() const;

@@ -3,10 +3,12 @@
 
 #include "sim/core/fabric.hpp"
 #include "sim/engine/driver.hpp"
+#include "sim/study/compare.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,6 +30,13 @@ std::string column_prefix(std::string_view figure)
   return std::string(figure.substr(0, figure.find('_')));
 }
 
+// An ensemble figure's column: its path with dots as underscores (ttft_s.mean: ttft_s_mean).
+std::string ensemble_column(std::string figure)
+{
+  std::replace(figure.begin(), figure.end(), '.', '_');
+  return figure;
+}
+
 // A figure in the shortest text that reads back the same value.
 template <class T>
 std::string number(T v)
@@ -43,6 +52,23 @@ std::string csv_field(const std::string& s)
   for (char c : s)
     q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
+}
+
+std::optional<engine::RunResult> point_result(const std::string& dir, const std::string& id)
+{
+  const fs::path sp = fs::path(point_dir(dir, id)) / "summary.json";
+  if (!fs::exists(sp)) return std::nullopt;
+  // A summary is renamed into place whole: unreadable means foreign, counted missing. One of a
+  // newer xattn's format is refused (its keys may mean other things).
+  std::ifstream in(sp);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  engine::check_summary_format(j, sp.string());
+  try {
+    return engine::run_result(j);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 Table gather(const Manifest& m, const std::string& dir)
@@ -61,30 +87,18 @@ Table gather(const Manifest& m, const std::string& dir)
     out << ",wire_bytes_" << core::to_string(f);
   for (const auto& [d, field] : kDecisionFields)
     out << ",decisions_" << d;
+  if (m.ensemble > 0)
+    for (const char* figure : kComparedFigures)
+      out << "," << ensemble_column(figure) << "_p5," << ensemble_column(figure) << "_p95";
   out << ",simulated_time_s,invariants_ok\n";
 
   for (const ManifestPoint& p : m.points) {
-    const fs::path sp = fs::path(point_dir(dir, p.id)) / "summary.json";
-    if (!fs::exists(sp)) {
+    const std::optional<engine::RunResult> read = point_result(dir, p.id);
+    if (!read) {
       t.missing.push_back(p.id);
       continue;
     }
-    // A summary is renamed into place whole: unreadable means foreign, counted missing. One of a
-    // newer xattn's format is refused (its keys may mean other things).
-    std::ifstream in(sp);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) {
-      t.missing.push_back(p.id);
-      continue;
-    }
-    engine::check_summary_format(j, sp.string());
-    engine::RunResult s;
-    try {
-      s = engine::run_result(j);
-    } catch (const nlohmann::json::exception&) {
-      t.missing.push_back(p.id);
-      continue;
-    }
+    const engine::RunResult& s = *read;
     ++t.points_complete;
     for (const auto& [policy, fig] : s.policies) {
       out << p.id;
@@ -100,6 +114,11 @@ Table gather(const Manifest& m, const std::string& dir)
         out << "," << number(fig.wire_bytes_by_fabric[static_cast<std::size_t>(f)]);
       for (const auto& [d, field] : kDecisionFields)
         out << "," << number(fig.decisions.*field);
+      if (m.ensemble > 0)
+        for (const char* figure : kComparedFigures) {
+          const engine::Spread* sp = s.ensemble ? s.ensemble->spread(policy, figure) : nullptr;
+          out << "," << (sp ? number(sp->p5) : "") << "," << (sp ? number(sp->p95) : "");
+        }
       out << "," << number(fig.simulated_time_s);
       out << "," << (fig.invariants.ok ? "true" : "false") << "\n";
       ++t.rows;

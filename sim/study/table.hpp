@@ -4,12 +4,16 @@
 // requests, steps, {step,ttft,tpot,itl,e2e}_{mean,p50,p90,p99,max}_s (engine::kLatencyFigures, each
 // named by its first word), goodput_share, goodput_requests_per_s, wire_bytes,
 // wire_bytes_<fabric class> (same-gpu, nvlink, pcie, ib-same-leaf, ib-spine),
-// decisions_{route,fetch,local,cached,same_gpu}, simulated_time_s, invariants_ok.
+// decisions_{route,fetch,local,cached,same_gpu}, under an ensemble sweep each compared figure's
+// 5% and 95% (kComparedFigures, compare.hpp), simulated_time_s, invariants_ok.
 // Numbers are copied from each point's summary.json as JSON writes them (shortest round trip), so
 // two back ends that ran the same points give byte-identical tables.
 #pragma once
 
+#include "sim/engine/result.hpp"
 #include "sim/study/manifest.hpp"
+
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -25,6 +29,10 @@ struct Table {
 };
 
 Table gather(const Manifest& m, const std::string& dir);
+
+/// A point's summary.json read back; nothing where it is absent, unreadable or not a summary.
+/// Throws core::InputError for a summary of a newer format.
+std::optional<engine::RunResult> point_result(const std::string& dir, const std::string& id);
 
 /// Gathers and writes DIR/results.csv atomically.
 Table write_table(const Manifest& m, const std::string& dir);
