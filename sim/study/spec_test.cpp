@@ -84,6 +84,23 @@ TEST_CASE("study: a sweep file with unknown keys, bad swept keys or unequal zips
                       Catch::Contains("give seeds or repetitions, not both"));
   REQUIRE_THROWS_WITH(parse("name: x\nbase: quickstart.yaml\ngrid:\n  engine.max_batch: []\n"),
                       Catch::Contains("expected a non-empty list of values"));
+  REQUIRE_THROWS_WITH(parse("name: x\nbase: quickstart.yaml\ngrid:\n  engine.max_batch: [8, 16]\nlabel: seed\n"),
+                      Catch::Contains("sweep.yaml:5:8: error: label: 'seed' is not a key of grid or zip"));
+  REQUIRE_THROWS_WITH(parse("name: x\nbase: quickstart.yaml\nensemble: 1\n"), Catch::Contains("error: ensemble:"));
+}
+
+TEST_CASE("study: an ensemble sweep's points are other points than its single runs'")
+{
+  // Their results are other figures (the summary carries the ensemble): the same folder keeps both.
+  const std::string grid = "name: e\nbase: quickstart.yaml\ngrid:\n  engine.max_batch: [8, 16]\n";
+  const std::vector<Point> single = expand(parse(grid));
+  const SweepSpec with = parse(grid + "ensemble: 4\nlabel: engine.max_batch\n");
+  const std::vector<Point> ensemble = expand(with);
+  REQUIRE(single.size() == ensemble.size());
+  CHECK(single[0].id != ensemble[0].id);
+  CHECK(ensemble[0].id == point_id({"engine.max_batch=8", "seed=1", "ensemble=4"}));
+  CHECK(with.ensemble == 4);
+  CHECK(with.label == "engine.max_batch");
 }
 
 TEST_CASE("study: a point whose scenario does not load is named before anything runs")
