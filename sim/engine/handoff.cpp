@@ -1,10 +1,10 @@
 // Disaggregated prefill (instances.prefill; sim/engine/README.md, "Disaggregated prefill"): a
 // prompt is prefilled on an instance of the prefill pool, in iterations of prefill chunks under
-// the token budget, and its KV handed off to its requester instance over the network, as real
-// flows sharing links with everything else; it decodes there once the last of it landed.
+// the token budget (prefill_iteration.cpp), and its KV handed off to its requester instance over
+// the network, as real flows sharing links with everything else; it decodes there once the last
+// of it landed.
 #include "sim/engine/network.hpp"
 #include "sim/engine/state.hpp"
-#include "sim/model/prefill.hpp"
 #include "sim/model/pricing.hpp"
 
 #include <algorithm>
@@ -16,9 +16,12 @@ namespace xattn::sim::engine
 void Simulation::make_prefill_pool()
 {
   const PrefillSpec& p = sc_.prefill;
+  prefill_groups_.resize(static_cast<std::size_t>(p.pool_groups()));
   for (int i = 0; i < p.pool_instances(); ++i) {
     auto in = std::make_unique<PrefillInstance>();
     in->gpus.assign(p.pool.begin() + i * p.pool_tp, p.pool.begin() + (i + 1) * p.pool_tp);
+    in->group = i / p.pool_dp;
+    prefill_groups_[static_cast<std::size_t>(in->group)].members.push_back(i);
     prefill_instances_.push_back(std::move(in));
   }
 }
@@ -38,57 +41,27 @@ void Simulation::to_prefill_pool(std::unique_ptr<Active> a, int p)
   ++instances_[a->home]->incoming;
   in.queued_tokens += a->prefill_left;
   in.queue.push_back(std::move(a));
-  if (!in.busy) start_prefill(p);
+  if (!prefill_groups_[static_cast<std::size_t>(in.group)].busy) start_prefill(in.group);
 }
 
-void Simulation::start_prefill(int p)
+void Simulation::send_layers(Active* q, int p, double tokens, double work)
 {
-  PrefillInstance& in = *prefill_instances_[p];
-  if (in.queue.empty()) {
-    in.busy = false;
-    return;
-  }
-  in.busy = true;
-  // vLLM's scheduler with nothing to decode: the prompts' chunks in arrival order up to the budget.
-  const ModelSpec& m = sc_.model;
-  const calibrate::Profile& prof = sc_.profile;
-  const Layout layout{.tp = sc_.prefill.pool_tp};
-  double budget = static_cast<double>(sc_.prefill.max_num_batched_tokens), work = 0;
-  std::vector<double> chunks;
-  for (auto& q : in.queue) {
-    const double c = std::min(q->prefill_left, budget);
-    chunks.push_back(c);
-    if (c <= 0) continue;
-    budget -= c;
-    work += std::exchange(q->readback_s, 0.0);
-    const PrefillChunk chunk{.tokens = c, .before = q->prefill_before, .ends_prompt = c >= q->prefill_left};
-    work +=
-        prof.measured.prefill ? c / prof.prefill_tokens_per_s : prefill_price(m, prof, layout, chunk).total().value();
-  }
-  // Layer by layer: each chunk's KV leaves as its layers are computed, the iteration's layers one
+  // Layer by layer: each layer's KV leaves as its layer is computed, the iteration's layers one
   // after another. Layer granularity sends each layer's piece when its layer ends; step
   // granularity sends all of them as one flow, started so that alone on its path it ends when the
   // last layer's piece would (as late as the pipeline lets it, never before the first layer ends).
-  if (sc_.prefill.handoff == Handoff::kLayer)
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      if (chunks[i] <= 0) continue;
-      Active* q = in.queue[i].get();
-      // The chunk that ends the prompt carries its last block whole and the first decoded token's slot.
-      const double L = m.layers,
-                   c = chunks[i] < q->prefill_left
-                           ? chunks[i]
-                           : sc_.prefill.handoff_tokens(q->pool_prefilled + chunks[i]) - q->pool_prefilled;
-      if (sc_.granularity == Granularity::kLayer) {
-        for (int l = 0; l < m.layers; ++l)
-          after(work * (l + 1) / L, [this, q, p, c] { send_kv(q, p, c, 1); });
-      } else {
-        // A layer's piece alone on the first rank's path takes `layer`, all of them L x layer.
-        const MovePrice x = handoff_price(in.gpus[0], instances_[q->home]->gpus[0], m.tokens_per_rank(c, sc_.tp));
-        const double layer = (x.bytes / x.chunk_flow.rate).value();
-        after(std::max(work / L, work + layer - L * layer), [this, q, p, c, L] { send_kv(q, p, c, L); });
-      }
-    }
-  after(work, [this, p, chunks] { end_prefill(p, chunks); });
+  const ModelSpec& m = sc_.model;
+  const double L = m.layers;
+  if (sc_.granularity == Granularity::kLayer) {
+    for (int l = 0; l < m.layers; ++l)
+      after(work * (l + 1) / L, [this, q, p, tokens] { send_kv(q, p, tokens, 1); });
+    return;
+  }
+  // A layer's piece alone on the first rank's path takes `layer`, all of them L x layer.
+  const MovePrice x =
+      handoff_price(prefill_instances_[p]->gpus[0], instances_[q->home]->gpus[0], m.tokens_per_rank(tokens, sc_.tp));
+  const double layer = (x.bytes / x.chunk_flow.rate).value();
+  after(std::max(work / L, work + layer - L * layer), [this, q, p, tokens, L] { send_kv(q, p, tokens, L); });
 }
 
 void Simulation::end_prefill(int p, const std::vector<double>& chunks)
@@ -121,7 +94,6 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     it = in.queue.erase(it);
     land_if_whole(handing_off_[id].get());
   }
-  start_prefill(p);
 }
 
 MovePrice Simulation::handoff_price(topo::GpuId src, topo::GpuId dst, double tokens)

@@ -10,6 +10,19 @@
 namespace xattn::sim::engine
 {
 
+std::string tp_beside_dp_problem(int tp)
+{
+  return "tensor parallelism (tp = " + std::to_string(tp) +
+         ") splits every expert over its ranks: set dp_attention: 1 and ep: 1 with it (data-parallel attention and "
+         "expert parallelism are the other layout)";
+}
+
+std::string ep_split_problem(int ep, int dp, const std::string& group)
+{
+  return "the routed experts split over 1 GPU or over every GPU of the " + group +
+         " (dp_attention = " + std::to_string(dp) + "), not " + std::to_string(ep);
+}
+
 namespace
 {
 
@@ -17,10 +30,7 @@ namespace
 // over them (sim/model/serving.hpp), its all-reduces priced by the profile.
 void check_tensor_parallel(const Scenario& sc, core::Section& top, core::Section& inst)
 {
-  if (sc.dp_attention != 1 || sc.ep != 1)
-    inst.error("tp", "tensor parallelism (tp = " + std::to_string(sc.tp) +
-                         ") splits every expert over its ranks: set dp_attention: 1 and ep: 1 with it "
-                         "(data-parallel attention and expert parallelism are the other layout)");
+  if (sc.dp_attention != 1 || sc.ep != 1) inst.error("tp", tp_beside_dp_problem(sc.tp));
   const calibrate::Profile& p = sc.profile;
   if (!p.name.empty() && (p.tp_all_reduce_latency.value() <= 0 || p.tp_all_reduce_bus.value() <= 0))
     top.error("profile", "profile '" + p.name +
@@ -89,9 +99,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
     inst.error("dp_attention",
                std::to_string(sc.requesters.size()) +
                    " requester GPUs do not split into instances of dp_attention = " + std::to_string(sc.dp_attention));
-  if (sc.ep != 1 && sc.ep != sc.dp_attention)
-    inst.error("ep", "the routed experts split over 1 GPU or over every GPU of the instance (dp_attention = " +
-                         std::to_string(sc.dp_attention) + "), not " + std::to_string(sc.ep));
+  if (sc.ep != 1 && sc.ep != sc.dp_attention) inst.error("ep", ep_split_problem(sc.ep, sc.dp_attention, "instance"));
   if (sc.model.moe() && sc.model.experts % sc.ep != 0)
     inst.error("ep", "the model's " + std::to_string(sc.model.experts) +
                          " experts do not split over ep = " + std::to_string(sc.ep));

@@ -15,4 +15,10 @@ namespace xattn::sim::engine
 /// do not fit in the profile's gpu.hbm_capacity.
 void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::Section& eng);
 
+/// Why tensor parallelism of `tp` ranks cannot sit beside data-parallel attention or expert
+/// parallelism (the requester instances' layout and the prefill pool's alike).
+std::string tp_beside_dp_problem(int tp);
+/// Why the routed experts cannot split over `ep` of a group of `dp` GPUs (`group`: what the group is).
+std::string ep_split_problem(int ep, int dp, const std::string& group);
+
 } // namespace xattn::sim::engine

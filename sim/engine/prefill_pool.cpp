@@ -1,6 +1,7 @@
 #include "sim/engine/prefill_pool.hpp"
 #include "sim/core/yaml.hpp"
 
+#include "sim/engine/layout.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/model/serving.hpp"
 #include "topologies/topology.hpp"
@@ -10,6 +11,40 @@
 
 namespace xattn::sim::engine
 {
+
+namespace
+{
+// instances.prefill.dp_attention and ep: data-parallel groups of prefill instances of one GPU, the
+// routed experts over 1 or all of a group's GPUs. False where the pool cannot be laid out so.
+bool read_pool_groups(Scenario& sc, core::Section& pool)
+{
+  PrefillSpec& p = sc.prefill;
+  p.pool_dp = std::max(1, pool.count("dp_attention"));
+  p.pool_ep = std::max(1, pool.count("ep"));
+  const std::string dp = std::to_string(p.pool_dp), ep = std::to_string(p.pool_ep);
+  if (p.pool_tp > 1 && (p.pool_dp > 1 || p.pool_ep > 1)) {
+    pool.error("tp", tp_beside_dp_problem(p.pool_tp));
+    return false;
+  }
+  if (p.pool_ep != 1 && p.pool_ep != p.pool_dp) {
+    pool.error("ep", ep_split_problem(p.pool_ep, p.pool_dp, "group"));
+    return false;
+  }
+  if (p.pool_ep > 1 && (sc.model.experts <= 0 || sc.model.experts % p.pool_ep != 0)) {
+    pool.error("ep", sc.model.experts <= 0
+                         ? "model '" + sc.model.name + "' has no routed experts to split: ep is 1 for a dense model"
+                         : "model '" + sc.model.name + "' has " + std::to_string(sc.model.experts) +
+                               " routed experts: they do not split over ep = " + ep);
+    return false;
+  }
+  if (p.pool_instances() % p.pool_dp != 0) {
+    pool.error("dp_attention",
+               std::to_string(p.pool_instances()) + " prefill GPUs do not split into groups of dp_attention = " + dp);
+    return false;
+  }
+  return true;
+}
+} // namespace
 
 void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
 {
@@ -44,6 +79,7 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
     return;
   }
   if (std::string problem = heads_split_problem(sc.model, p.pool_tp); !problem.empty()) pool.error("tp", problem);
+  if (!read_pool_groups(sc, pool)) return;
   for (std::size_t first = 0; first < p.pool.size(); first += static_cast<std::size_t>(p.pool_tp))
     for (int k = 1; k < p.pool_tp; ++k)
       if (sc.topology->fabric_class(p.pool[first], p.pool[first + k]) != core::FabricClass::kNvlink) {
@@ -59,11 +95,14 @@ void read_prefill_pool(Scenario& sc, core::Section& inst, core::Section& pf)
                             tp + ") must be instances.tp (" + std::to_string(sc.tp) + ")");
   const calibrate::GpuSpec& g = sc.profile.gpu;
   if (g.given() && missing_serving_keys(sc.model).empty()) {
-    const core::Bytes weights = weights_per_gpu(sc.model, {.tp = p.pool_tp});
+    const core::Bytes weights =
+        weights_per_gpu(sc.model, {.tp = p.pool_tp, .dp_attention = p.pool_dp, .ep = p.pool_ep});
     if (weights > g.hbm_capacity)
-      pool.error("tp", "model '" + sc.model.name + "' over tp = " + tp + " is " + core::format_bytes(weights) +
-                           " of weights per GPU, more than the gpu.hbm_capacity of profile '" + sc.profile.name +
-                           "' (" + core::format_bytes(g.hbm_capacity) + ")");
+      pool.error(p.pool_ep > 1 ? "ep" : "tp", "model '" + sc.model.name + "' over " +
+                                                  (p.pool_ep > 1 ? "ep = " + std::to_string(p.pool_ep) : "tp = " + tp) +
+                                                  " is " + core::format_bytes(weights) +
+                                                  " of weights per GPU, more than the gpu.hbm_capacity of profile '" +
+                                                  sc.profile.name + "' (" + core::format_bytes(g.hbm_capacity) + ")");
   }
 }
 

@@ -5,6 +5,7 @@
 #include "sim/engine/output.hpp"
 #include "sim/engine/source.hpp"
 #include "sim/engine/test_util.hpp"
+#include "sim/model/prefill.hpp"
 #include "workloads/stats.hpp"
 
 using namespace xattn;
@@ -280,4 +281,50 @@ TEST_CASE("engine: a prompt kept on its prefill instance is served there by the 
     CHECK(p["prefill"]["instances"]["misses"] == nlohmann::json::array({0, 32}));
     CHECK(all["invariants"]["ok"].get<bool>());
   }
+}
+
+TEST_CASE("engine: an expert-parallel prefill group runs its attention apart, then its MoE layers together")
+{
+  // Two prefill instances of one GPU each (node2.gpu0, node3.gpu0, one leaf apart from each other)
+  // in one data-parallel group, the routed experts over both (ep 2), roofline prices of the
+  // default profile. A's 2,048 tokens go to the first; the second has nothing to prefill. The
+  // first runs its attention and dense layers (the model's prefill price less its routed experts),
+  // then sends the second its tokens' share of their experts: 2,048 tokens x 4 experts / 2 GPUs =
+  // 4,096 token-expert pairs, both MoE layers at once, over NDR-200 at 25 GB/s with the IBGDA
+  // probe's 15.5 us a layer. Each GPU runs its experts over the group's 2,048 tokens; the second's
+  // begin when the dispatch arrived, then its results come back (4,096 pairs of BF16 hidden
+  // states). The first's own experts end earlier: the combine's arrival ends the iteration. Then
+  // A's KV, whole 16-token blocks (2,064 tokens x 1,152 B x 2 layers), crosses the spine to its
+  // requester (node0.gpu0) with the 16 us probe, and A decodes.
+  const std::string model = "{name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
+                            "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
+                            "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}";
+  const std::string text = "name: ep-prefill\nmodel: " + model +
+                           "\ntopology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
+                           "instances: {requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node2.gpu0, "
+                           "node3.gpu0], dp_attention: 2, ep: 2}}\n"
+                           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+                           "engine: {route_protocol: absorbed}\nprefill: {enabled: true, handoff: after}\n";
+  const auto dir = fresh_dir("ep_prefill");
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n";
+  std::ofstream(dir / "s.yaml") << text;
+  const Scenario sc = load_scenario((dir / "s.yaml").string());
+  const sim::ModelSpec& m = sc.model;
+  const sim::PrefillPrice price =
+      sim::prefill_price(m, sc.profile, {.tp = 1, .dp_attention = 2, .ep = 2}, {.tokens = 2048, .before = 0});
+  const double dense = (price.total() - price.experts).value();
+  const double experts = sim::expert_time(m, sc.profile, 2, 2048).value() * 2;
+  const double pairs = 2048 * 4 / 2.0, probe = 15.5e-6;
+  const double dispatch = 2 * pairs * sim::dispatch_bytes(m).value() / 25e9 + 2 * probe;
+  const double combine = 2 * pairs * sim::combine_bytes(m).value() / 25e9 + 2 * probe;
+  const double handoff = 2064 * 1152.0 * 2 / 25e9 + 16e-6;
+  std::filesystem::path out;
+  const nlohmann::json all = run(text, request(0, 0.0, 0, 0, 32, 1), {}, &out);
+  const nlohmann::json& p = all["policies"]["route"];
+  CHECK(p["prefill"]["handoffs"].get<int>() == 1);
+  CHECK(requests_column(out, "route", "first_step_s").at(0) ==
+        Approx(dense + dispatch + experts + combine + handoff).epsilon(1e-6));
+  // The exchange's bytes and the hand-off's are on the wire: 4,096 pairs a layer each way.
+  CHECK(p["wire_bytes"].get<double>() ==
+        Approx(2 * pairs * (sim::dispatch_bytes(m) + sim::combine_bytes(m)).value() + 2064 * 1152.0 * 2));
 }

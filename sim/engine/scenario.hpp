@@ -68,6 +68,8 @@ struct PrefillSpec {
   /// instances.prefill: the disaggregated prefill pool's GPUs, instance-major (empty: co-located).
   std::vector<topo::GpuId> pool;
   int pool_tp = 1;
+  int pool_dp = 1; ///< prefill instances per data-parallel group (instances.prefill.dp_attention)
+  int pool_ep = 1; ///< the group's GPUs the routed experts split over (1 or pool_dp)
   Handoff handoff = Handoff::kLayer;
   int block_tokens = 16; ///< the KV cache's block: a hand-off moves whole blocks
   /// The tokens a hand-off moves for `prefilled` prompt tokens: whole blocks, the prompt's and the
@@ -75,6 +77,7 @@ struct PrefillSpec {
   double handoff_tokens(double prefilled) const { return std::ceil((prefilled + 1) / block_tokens) * block_tokens; }
   bool disaggregated() const { return !pool.empty(); }
   int pool_instances() const { return static_cast<int>(pool.size()) / pool_tp; }
+  int pool_groups() const { return pool_instances() / pool_dp; }
   /// prefill.handoff none: prompts' KV stays in the prefill instances' pools.
   bool kept_in_pool() const { return disaggregated() && handoff == Handoff::kNone; }
 };

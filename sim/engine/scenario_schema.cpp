@@ -24,6 +24,20 @@ const core::Schema kPrefillPoolSchema{
      .meaning = "GPUs per prefill instance (heads, MLPs and experts split over them)",
      .check = Check::kPositive,
      .range = kTpRange},
+    {.key = "dp_attention",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "prefill instances (of tp = 1) that iterate together as one data-parallel group, each with its own "
+                "prompts and token budget, as DeepSeek prefills (its MoE layers wait for the group's slowest GPU)",
+     .check = Check::kPositive,
+     .range = {1, 65536, "DeepSeek prefills on 32 GPUs per instance"}},
+    {.key = "ep",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "GPUs of the group the routed experts split over: 1, or dp_attention; each iteration's tokens then "
+                "go to their experts' GPUs and back over the network (the MoE layers' dispatch and combine)",
+     .check = Check::kPositive,
+     .range = {1, 65536, "expert parallelism spans a prefill group"}},
 };
 
 const core::Schema kInstancesSchema{

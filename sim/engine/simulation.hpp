@@ -76,6 +76,7 @@ public:
   struct Active;          ///< a request being decoded (state.hpp)
   struct Instance;        ///< a requester instance (state.hpp)
   struct PrefillInstance; ///< instances.prefill: a prefill instance (state.hpp)
+  struct PrefillGroup;    ///< instances.prefill: the instances that iterate together (state.hpp)
 
   const Scenario& scenario() const { return sc_; }
   /// Later calls expected to attend chunk `key` on `in`: online, its active requests' (finished
@@ -106,13 +107,19 @@ private:
   void enqueue(std::unique_ptr<Active> a);
   void start_idle_groups();
   // instances.prefill (handoff.cpp): the prefill pool's instances, a prompt's way there (the
-  // instance with the fewest tokens left to prefill), its iterations of prefill chunks, and the
-  // hand-off of its KV to its requester instance, after which it decodes there.
+  // instance with the fewest tokens left to prefill), its iterations of prefill chunks
+  // (prefill_iteration.cpp, a data-parallel group's together), and the hand-off of its KV to its
+  // requester instance, after which it decodes there.
   void make_prefill_pool();
   int pick_prefill_instance() const;
   void to_prefill_pool(std::unique_ptr<Active> a, int p);
-  void start_prefill(int p);
+  /// The next iteration of prefill group `g`, if any of its instances has prompts queued.
+  void start_prefill(int g);
+  /// Prefill instance `p` ended an iteration of `chunks` (its queue's first prompts' tokens).
   void end_prefill(int p, const std::vector<double>& chunks);
+  /// Sends each layer's KV of `q`'s chunk of `tokens` tokens as prefill instance `p` computes it,
+  /// over `work` seconds from now (prefill.handoff layer).
+  void send_layers(Active* q, int p, double tokens, double work);
   /// Sends `tokens` tokens' KV of `layers` layers of `a`'s prompt from prefill instance `p` to its
   /// requester instance: each rank its share from a rank of `p`.
   void send_kv(Active* a, int p, double tokens, double layers);
@@ -154,6 +161,7 @@ private:
   bool pending_live_ = false;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<std::unique_ptr<PrefillInstance>> prefill_instances_; ///< instances.prefill
+  std::vector<PrefillGroup> prefill_groups_;
   /// Prompts whose prefill ended and whose KV is still on its way, by request id.
   std::unordered_map<std::uint64_t, std::unique_ptr<Active>> handing_off_;
   struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)

@@ -79,6 +79,12 @@ struct Simulation::PrefillInstance {
   std::vector<topo::GpuId> gpus;
   std::deque<std::unique_ptr<Active>> queue;
   double queued_tokens = 0; ///< prompt tokens left to prefill
+  int group = 0;            ///< its data-parallel group (instances.prefill.dp_attention)
+};
+
+/// Prefill instances that iterate together (one alone unless instances.prefill.dp_attention > 1).
+struct Simulation::PrefillGroup {
+  std::vector<int> members; ///< prefill instances, in order
   bool busy = false;
 };
 
