@@ -6,7 +6,8 @@
 // apart, then the MoE layers together: each GPU's tokens go to their experts' GPUs (dispatch),
 // every GPU runs its experts over the group's tokens, and the results come back (combine), all the
 // iteration's MoE layers at once (as the decode step's exchange at step granularity), as flows on
-// the network; the iteration ends when every GPU has its results back.
+// the network; the iteration ends when every GPU has its results back. Under prefill.handoff none a
+// prefill GPU is a holder too, and its iterations share it with the calls it serves.
 #include "sim/engine/network.hpp"
 #include "sim/engine/state.hpp"
 #include "sim/model/prefill.hpp"
@@ -37,6 +38,23 @@ struct Exchange {
   int left = 0;             ///< GPUs whose results are not all back
 };
 } // namespace
+
+void Simulation::compute_on(int p, double work, Callback done)
+{
+  if (!sc_.prefill.kept_in_pool()) {
+    after(work, std::move(done));
+    return;
+  }
+  // Its GPUs are holders too (prefill.handoff none): the iteration fills each of them and shares it
+  // with the calls they serve, as any kernel does (compute.hpp).
+  const std::vector<topo::GpuId>& gpus = prefill_instances_[p]->gpus;
+  auto left = std::make_shared<int>(static_cast<int>(gpus.size()));
+  auto then = std::make_shared<Callback>(std::move(done));
+  for (topo::GpuId gpu : gpus)
+    holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[gpu])]->submit(work, 1.0, [left, then] {
+      if (--*left == 0) (*then)();
+    });
+}
 
 void Simulation::start_prefill(int g)
 {
@@ -93,21 +111,27 @@ void Simulation::start_prefill(int g)
           send_layers(q, s.inst, moved, s.work);
         }
   }
-  double slowest = 0;
-  for (const Share& s : x->shares)
-    slowest = std::max(slowest, s.work);
   const auto end = [this, g, x] {
     for (const Share& s : x->shares)
       end_prefill(s.inst, s.chunks);
     start_prefill(g);
   };
+  // Every instance's part of the iteration, then `then` (once).
+  const auto all = [this, x](Callback then) {
+    auto left = std::make_shared<int>(static_cast<int>(x->shares.size()));
+    auto last = std::make_shared<Callback>(std::move(then));
+    for (const Share& s : x->shares)
+      compute_on(s.inst, s.work, [left, last] {
+        if (--*left == 0) (*last)();
+      });
+  };
   if (!exchange || group_tokens <= 0) {
     // Alone, or a data-parallel group without an exchange: its instances iterate in step.
-    after(slowest, end);
+    all(end);
     return;
   }
   x->experts = (expert_time(m, prof, ps.pool_ep, group_tokens) * static_cast<double>(m.moe_layers())).value();
-  after(slowest, [this, x, end] {
+  all([this, x, end] {
     const int n = static_cast<int>(x->shares.size());
     const double layers = sc_.model.moe_layers();
     x->waiting.assign(n, 0);
@@ -130,7 +154,7 @@ void Simulation::start_prefill(int g)
       if (--x->pending[r] == 0 && --x->left == 0) end();
     };
     const auto experts = [this, x, send, pairs, back](int t) {
-      after(x->experts, [x, t, send, pairs, back] {
+      compute_on(x->shares[t].inst, x->experts, [x, t, send, pairs, back] {
         for (int r = 0; r < static_cast<int>(x->shares.size()); ++r)
           if (r != t && pairs(r) > 0) send(t, r, pairs(r), EpOp::kCombine, [back, r] { back(r); });
         back(t);

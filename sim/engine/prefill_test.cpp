@@ -8,6 +8,9 @@
 #include "sim/model/prefill.hpp"
 #include "workloads/stats.hpp"
 
+#include <fstream>
+#include <sstream>
+
 using namespace xattn;
 using namespace xattn::sim::engine;
 using namespace xattn::sim::engine::test;
@@ -15,6 +18,15 @@ using namespace xattn::sim::engine::test;
 namespace
 {
 constexpr double kRate = 5000; // tokens/s, the profile's prefill.tokens_per_s
+
+std::vector<std::string> split_csv_row(const std::string& row)
+{
+  std::vector<std::string> cells;
+  std::stringstream in(row);
+  for (std::string c; std::getline(in, c, ',');)
+    cells.push_back(c);
+  return cells;
+}
 
 std::string scenario(const std::string& prefill,
                      const std::string& instances = "{requesters: [node0.gpu0], holders: [node0.gpu1]}")
@@ -280,6 +292,17 @@ TEST_CASE("engine: a prompt kept on its prefill instance is served there by the 
     // The prompt's blocks were prefilled into the prefill instance's pool (the second of two).
     CHECK(p["prefill"]["instances"]["misses"] == nlohmann::json::array({0, 32}));
     CHECK(all["invariants"]["ok"].get<bool>());
+    // The prefill ran on the GPU's compute that serves calls: one kernel of the whole iteration,
+    // then under route the call's kernel beside it.
+    std::ifstream holders(out / "holders.csv");
+    std::string line, row;
+    while (std::getline(holders, line))
+      if (line.rfind(policy + ",node1.gpu0,", 0) == 0) row = line;
+    const std::vector<std::string> cells = split_csv_row(row); // policy,gpu,kernels,busy_fraction,work_s,...
+    REQUIRE(cells.size() > 4);
+    CHECK(std::stoi(cells[2]) == (policy == "route" ? 2 : 1));
+    CHECK(std::stod(cells[4]) >= 2048 / kRate);
+    CHECK(std::stod(cells[4]) == Approx(2048 / kRate).epsilon(policy == "route" ? 1e-2 : 1e-12));
   }
 }
 

@@ -115,6 +115,9 @@ private:
   void to_prefill_pool(std::unique_ptr<Active> a, int p);
   /// The next iteration of prefill group `g`, if any of its instances has prompts queued.
   void start_prefill(int g);
+  /// `work` seconds of prefill instance `p`'s compute, then `done`: on its GPUs' shared compute
+  /// where they serve calls as holders (prefill.handoff none), else alone.
+  void compute_on(int p, double work, Callback done);
   /// Prefill instance `p` ended an iteration of `chunks` (its queue's first prompts' tokens).
   void end_prefill(int p, const std::vector<double>& chunks);
   /// Sends each layer's KV of `q`'s chunk of `tokens` tokens as prefill instance `p` computes it,
