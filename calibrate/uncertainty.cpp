@@ -75,11 +75,13 @@ const std::vector<Param>& params()
     share("gpu.gemm_efficiency", &GpuSpec::gemm_efficiency);
     seconds("host.overhead", &Profile::host_overhead);
     seconds("step.other_compute", &Profile::step_other);
-    for (auto [key, m] : {std::pair{"kv_transfer.registration", &Profile::KvTransferCosts::registration},
-                          std::pair{"kv_transfer.post", &Profile::KvTransferCosts::post},
-                          std::pair{"kv_transfer.completion", &Profile::KvTransferCosts::completion}})
-      v.push_back({key, [m](const Profile& p) { return (p.kv_transfer.*m).value(); },
+    for (const auto& key_member : {std::pair{"kv_transfer.registration", &Profile::KvTransferCosts::registration},
+                                   std::pair{"kv_transfer.post", &Profile::KvTransferCosts::post},
+                                   std::pair{"kv_transfer.completion", &Profile::KvTransferCosts::completion}}) {
+      const auto m = key_member.second; // clang before 16 cannot capture a structured binding
+      v.push_back({key_member.first, [m](const Profile& p) { return (p.kv_transfer.*m).value(); },
                    [m](Profile& p, double x) { p.kv_transfer.*m = Seconds(x); }});
+    }
     v.push_back({"prefill.tokens_per_s", [](const Profile& p) { return p.prefill_tokens_per_s; },
                  [](Profile& p, double x) { p.prefill_tokens_per_s = x; }});
     return v;

@@ -84,7 +84,9 @@ std::string compare_seed(const std::vector<Compared>& points, std::int64_t seed,
   std::size_t width = 5;
   for (const Compared& c : points)
     width = std::max(width, c.label.size());
-  for (const auto& [policy, first] : points.front().result.policies) {
+  for (const auto& named : points.front().result.policies) {
+    const std::string& policy = named.first; // clang before 16 cannot capture a structured binding
+    const PolicyResult& first = named.second;
     if (!std::all_of(points.begin(), points.end(),
                      [&](const Compared& c) { return policy_of(c.result, policy) != nullptr; }))
       continue;
