@@ -114,6 +114,7 @@ Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
   for (auto* l : platform.links)
     l->set_latency(0);
   Network net(topo, platform, fast);
+  net.set_check_solver(fast); // every re-solve against a whole solve too: an internal error ends the child
   Outcome out;
   std::size_t total = 0;
   for (const auto& set : sets)

@@ -92,6 +92,10 @@ public:
   /// they have moved by now (the timeline's link utilisation). `out` is overwritten.
   void moved_bytes(std::vector<double>& out) const;
   std::size_t in_flight() const { return active_; }
+  /// engine.check_solver: after every re-solve, solve every moving flow from scratch and fail (an
+  /// internal error) where a rate differs from the incremental one by more than kCheckTolerance.
+  void set_check_solver(bool on) { check_solver_ = on; }
+  static constexpr double kCheckTolerance = 1e-6;
 
 private:
   /// A route, compact (the largest presets cache millions): where its links lie in route_links_,
@@ -214,6 +218,7 @@ private:
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
   void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
   void count_set();                     ///< set_used_ and set_count_, from the set as it is
+  void check_rates(double t) const;     ///< engine.check_solver's comparison, after a re-solve at `t`
   bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t); ///< its rate, its links' sums, its end
   void retime(std::uint32_t leg, double rate, double t);   ///< its rate and end only
@@ -262,6 +267,7 @@ private:
   EndHeap ends_;     ///< moving flows by the date their last byte moves, or earlier (set_rate())
   TimerHandle wake_; ///< at ends_'s earliest date
   bool in_completion_ = false;
+  bool check_solver_ = false;
   NetworkStats stats_;
 };
 

@@ -189,6 +189,46 @@ void Network::resolve(double t)
     for (const OnLink& on : res.legs)
       res.used += fluid_[on.leg].rate;
   }
+  if (check_solver_) check_rates(t);
+}
+
+void Network::check_rates(double t) const
+{
+  // Every moving flow on every link of its route, from scratch. A flow whose last byte moves at
+  // this instant keeps its rate until it departs, as in the re-solve: it only takes capacity.
+  MaxMinSolver full;
+  absl::flat_hash_map<std::uint32_t, std::uint32_t> local; // resource -> the solve's link
+  std::vector<double> leaving;                             // by the solve's link
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint32_t> crossed;
+  for (std::uint32_t id = 0; id < legs_.size(); ++id) {
+    if (!legs_[id].moving) continue;
+    const Fluid& f = fluid_[id];
+    crossed.clear();
+    for (std::uint32_t r : resources(id)) {
+      auto [it, added] = local.try_emplace(r, static_cast<std::uint32_t>(leaving.size()));
+      if (added) {
+        full.add_link(resources_[r].capacity);
+        leaving.push_back(0);
+      }
+      crossed.push_back(it->second);
+    }
+    if (f.end <= t) {
+      for (std::uint32_t k : crossed)
+        leaving[k] += f.rate;
+      continue;
+    }
+    ids.push_back(id);
+    full.add_flow(f.weight, f.cap, crossed);
+  }
+  for (const auto& [r, k] : local)
+    full.set_capacity(k, std::max(0.0, resources_[r].capacity - leaving[k]));
+  const std::vector<double>& rate = full.solve();
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const double mine = fluid_[ids[k]].rate, theirs = rate[k];
+    XATTN_CHECK(std::abs(mine - theirs) <= kCheckTolerance * std::max(mine, theirs),
+                "the incremental max-min rate of a flow differs from the whole solve's (engine.check_solver)");
+  }
 }
 
 } // namespace xattn::sim::engine

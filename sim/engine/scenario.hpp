@@ -132,6 +132,7 @@ struct Scenario {
   /// background moves the slow ones behind the step, their calls routed until they land.
   bool fetch_blocking = true;
   bool fast_path = true;
+  bool check_solver = false; ///< engine.check_solver: every re-solve checked against a whole solve
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;

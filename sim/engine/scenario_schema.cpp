@@ -185,6 +185,12 @@ const core::Schema kEngineSchema{
      .kind = FieldKind::kBool,
      .def = "true",
      .meaning = "the engine's own incremental max-min sharing; false: every transfer as SimGrid comms (the reference)"},
+    {.key = "check_solver",
+     .kind = FieldKind::kBool,
+     .def = "false",
+     .meaning = "a check for tests and debugging, slow: after every re-solve of the incremental max-min sharing, "
+                "solve every moving transfer from scratch and stop with an internal error (exit 3) where a rate "
+                "differs by more than one part in a million"},
     {.key = "requester_nics",
      .kind = FieldKind::kChoice,
      .def = "own",
