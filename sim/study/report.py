@@ -124,9 +124,9 @@ def main(d):
     return 0
 
 
-def capacity_text(d):
-    """What `xattn capacity` printed (capacity.txt), or None where the folder has none."""
-    path = os.path.join(d, "capacity.txt")
+def folder_text(d, name):
+    """A text the command wrote into the folder (capacity.txt, comparison.txt), or None where it has none."""
+    path = os.path.join(d, name)
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -154,7 +154,10 @@ def write_page(d, meta, figs):
     for n in meta.get("notes", []):
         parts.append("<p><em>%s</em></p>" % html.escape(n))
     caption, table = {"run": ("The run's table, verdict and legend (report.md)", run_table),
-                      "capacity": ("The search's answers and verdict (capacity.txt)", capacity_text)}.get(
+                      "capacity": ("The search's answers and verdict (capacity.txt)",
+                                   lambda d: folder_text(d, "capacity.txt")),
+                      "sweep": ("The points compared: their figures, ranges and verdicts (comparison.txt)",
+                                lambda d: folder_text(d, "comparison.txt"))}.get(
         meta.get("kind"), (None, lambda _: None))
     table = table(d)
     if table:

@@ -148,6 +148,9 @@ simgs=$(grep -o "data:image/png;base64," "$work/sweep/report.html" | wc -l)
 # capacity, step latency, decisions, links and holders per point (2 each), the two maps
 [ "$simgs" -eq 9 ] || { echo "FAIL: expected 9 plots in the sweep report, got $simgs"; exit 1; }
 [ "$(wc -l <"$work/sweep/report/capacity.csv")" -eq 5 ] || { echo "FAIL: capacity.csv should hold 2 policies x 2 points"; exit 1; }
+# Both points share a seed: the page opens with the sweep's comparison of them.
+grep -q "comparison of the points of sweep tiny" "$work/sweep/report.html" ||
+  { echo "FAIL: the sweep report does not show comparison.txt"; exit 1; }
 
 chromium=$(command -v chromium || true)
 if [ -z "$chromium" ]; then
