@@ -3,10 +3,11 @@
 // vLLM's scheduler does with nothing to decode, and prices each as a whole prefill on the pool's
 // layout. A group of one instance ends its iteration with its chunks. A data-parallel group with
 // its routed experts split over its GPUs (ep = dp_attention) runs its attention and dense layers
-// apart, then the MoE layers together: each GPU's tokens go to their experts' GPUs (dispatch),
-// every GPU runs its experts over the group's tokens, and the results come back (combine), all the
-// iteration's MoE layers at once (as the decode step's exchange at step granularity), as flows on
-// the network; the iteration ends when every GPU has its results back. Under prefill.handoff none a
+// apart, then the MoE layers together: each GPU's tokens go to their experts' GPUs (dispatch, as
+// DeepEP's normal kernels: across nodes once a token and node, then over NVLink), every GPU runs
+// its experts over the group's tokens, and the results come back (combine), all the iteration's
+// MoE layers at once (as the decode step's exchange at step granularity), as flows on the
+// network; the iteration ends when every GPU has its results back. Under prefill.handoff none a
 // prefill GPU is a holder too, and its iterations share it with the calls it serves.
 #include "sim/engine/network.hpp"
 #include "sim/engine/state.hpp"
@@ -146,29 +147,99 @@ void Simulation::start_prefill(int g)
       const EpPrice e = price_ep(sc_.profile, path_cost(from, to), per_layer, op);
       net_->transfer(from, to, (per_layer * layers).value(), e.flow, (e.after * layers).value(), std::move(then));
     };
-    // GPU r's tokens go to each peer's experts in an even share of their experts_per_token.
+    // DeepEP's normal kernels, as prefill runs them: GPU r's tokens reach each peer of its node
+    // over NVLink, an even share of their experts_per_token for each (pairs(r)); another node once
+    // per token that has an expert there, over RDMA to the GPU at r's place among that node's
+    // (relay(r, node)), which forwards each of its node's peers their pairs over NVLink. The
+    // results come back the same ways: a node's results for r's tokens summed on the relay, then
+    // sent once.
+    const topo::Topology& topo = *sc_.topology;
+    const auto gpu = [this, x](int r) { return prefill_instances_[x->shares[r].inst]->gpus[0]; };
+    std::vector<int> nodes;             // the group's nodes, in order of their first GPU
+    std::vector<std::vector<int>> on;   // by node: its GPUs of the group, in order
+    std::vector<int> node(n), place(n); // by GPU: its node's index and its place there
+    for (int r = 0; r < n; ++r) {
+      const int id = topo.node_of(gpu(r));
+      auto it = std::find(nodes.begin(), nodes.end(), id);
+      if (it == nodes.end()) {
+        nodes.push_back(id);
+        on.emplace_back();
+        it = nodes.end() - 1;
+      }
+      node[r] = static_cast<int>(it - nodes.begin());
+      place[r] = static_cast<int>(on[node[r]].size());
+      on[node[r]].push_back(r);
+    }
+    const auto relay = [on](int r_place, int nd) { return on[nd][r_place % on[nd].size()]; };
     const auto pairs = [this, x](int r) {
       return x->shares[r].tokens * sc_.model.experts_per_token / sc_.prefill.pool_ep;
     };
+    // The tokens of GPU r that have an expert on node nd: the chance that one of a token's k
+    // distinct experts of E is among that node's e is 1 - C(E - e, k) / C(E, k).
+    const auto reaching = [this, x, on](int r, int nd) {
+      const double E = sc_.model.experts, k = sc_.model.experts_per_token;
+      const double e = E / sc_.prefill.pool_ep * static_cast<double>(on[nd].size());
+      double none = 1;
+      for (int i = 0; i < static_cast<int>(k); ++i)
+        none *= std::max(0.0, (E - e - i) / (E - i));
+      return x->shares[r].tokens * (1 - none);
+    };
+    auto relay_left = std::make_shared<std::vector<int>>(static_cast<std::size_t>(n) * nodes.size(), 0);
     const auto back = [x, end](int r) {
       if (--x->pending[r] == 0 && --x->left == 0) end();
     };
-    const auto experts = [this, x, send, pairs, back](int t) {
-      compute_on(x->shares[t].inst, x->experts, [x, t, send, pairs, back] {
-        for (int r = 0; r < static_cast<int>(x->shares.size()); ++r)
-          if (r != t && pairs(r) > 0) send(t, r, pairs(r), EpOp::kCombine, [back, r] { back(r); });
+    // A result of r's tokens reached the relay of node nd; with the node's last, it goes to r.
+    const auto at_relay = [relay_left, relay, reaching, send, back, place, nodes](int r, int nd) {
+      if (--(*relay_left)[static_cast<std::size_t>(r) * nodes.size() + nd] > 0) return;
+      send(relay(place[r], nd), r, reaching(r, nd), EpOp::kCombine, [back, r] { back(r); });
+    };
+    const auto experts = [this, x, send, pairs, back, at_relay, relay, node, place](int t) {
+      compute_on(x->shares[t].inst, x->experts, [x, t, send, pairs, back, at_relay, relay, node, place] {
+        for (int r = 0; r < static_cast<int>(x->shares.size()); ++r) {
+          if (r == t || pairs(r) <= 0) continue;
+          if (node[r] == node[t]) {
+            send(t, r, pairs(r), EpOp::kCombine, [back, r] { back(r); });
+            continue;
+          }
+          const int g = relay(place[r], node[t]);
+          if (g == t)
+            at_relay(r, node[t]);
+          else
+            send(t, g, pairs(r), EpOp::kCombine, [at_relay, r, nd = node[t]] { at_relay(r, nd); });
+        }
         back(t);
       });
     };
-    for (int r = 0; r < n; ++r)
+    const int nodes_n = static_cast<int>(nodes.size());
+    for (int r = 0; r < n; ++r) {
+      if (pairs(r) <= 0) continue;
       for (int t = 0; t < n; ++t)
-        if (r != t && pairs(r) > 0) ++x->waiting[t], ++x->pending[r];
-    for (int r = 0; r < n; ++r)
-      for (int t = 0; t < n; ++t)
-        if (r != t && pairs(r) > 0)
-          send(r, t, pairs(r), EpOp::kDispatch, [x, t, experts] {
-            if (--x->waiting[t] == 0) experts(t);
-          });
+        if (t != r) ++x->waiting[t];
+      for (int nd = 0; nd < nodes_n; ++nd)
+        if (nd != node[r]) {
+          ++x->pending[r];
+          (*relay_left)[static_cast<std::size_t>(r) * nodes.size() + nd] = static_cast<int>(on[nd].size());
+        } else {
+          x->pending[r] += static_cast<int>(on[nd].size()) - 1;
+        }
+    }
+    const auto arrived = [x, experts](int t) {
+      if (--x->waiting[t] == 0) experts(t);
+    };
+    for (int r = 0; r < n; ++r) {
+      if (pairs(r) <= 0) continue;
+      for (int t : on[node[r]])
+        if (t != r) send(r, t, pairs(r), EpOp::kDispatch, [arrived, t] { arrived(t); });
+      for (int nd = 0; nd < nodes_n; ++nd) {
+        if (nd == node[r]) continue;
+        const int g = relay(place[r], nd);
+        send(r, g, reaching(r, nd), EpOp::kDispatch, [send, pairs, arrived, on, r, g, nd] {
+          for (int t : on[nd])
+            if (t != g) send(g, t, pairs(r), EpOp::kDispatch, [arrived, t] { arrived(t); });
+          arrived(g);
+        });
+      }
+    }
     for (int t = 0; t < n; ++t)
       if (x->waiting[t] == 0) experts(t);
   });

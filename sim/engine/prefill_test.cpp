@@ -309,16 +309,18 @@ TEST_CASE("engine: a prompt kept on its prefill instance is served there by the 
 TEST_CASE("engine: an expert-parallel prefill group runs its attention apart, then its MoE layers together")
 {
   // Two prefill instances of one GPU each (node2.gpu0, node3.gpu0, one leaf apart from each other)
-  // in one data-parallel group, the routed experts over both (ep 2), roofline prices of the
-  // default profile. A's 2,048 tokens go to the first; the second has nothing to prefill. The
-  // first runs its attention and dense layers (the model's prefill price less its routed experts),
-  // then sends the second its tokens' share of their experts: 2,048 tokens x 4 experts / 2 GPUs =
-  // 4,096 token-expert pairs, both MoE layers at once, over NDR-200 at 25 GB/s with the IBGDA
-  // probe's 15.5 us a layer. Each GPU runs its experts over the group's 2,048 tokens; the second's
-  // begin when the dispatch arrived, then its results come back (4,096 pairs of BF16 hidden
-  // states). The first's own experts end earlier: the combine's arrival ends the iteration. Then
-  // A's KV, whole 16-token blocks (2,064 tokens x 1,152 B x 2 layers), crosses the spine to its
-  // requester (node0.gpu0) with the 16 us probe, and A decodes.
+  // in one data-parallel group, the routed experts over both (ep 2: 8 of the 16 experts each),
+  // roofline prices of the default profile. A's 2,048 tokens go to the first; the second has
+  // nothing to prefill. The first runs its attention and dense layers (the model's prefill price
+  // less its routed experts), then, as DeepEP's normal kernels do, sends the other node each token
+  // that has one of its 4 experts there, once: all but those whose 4 experts are all among the
+  // first's 8, 1 - C(8, 4) / C(16, 4) = 1 - 70 / 1,820 of them, both MoE layers at once, over
+  // NDR-200 at 25 GB/s with the IBGDA probe's 15.5 us a layer. Each GPU runs its experts over the
+  // group's 2,048 tokens; the second's begin when the dispatch arrived, then their results for
+  // those tokens come back (BF16 hidden states, once a token). The first's own experts end
+  // earlier: the combine's arrival ends the iteration. Then A's KV, whole 16-token blocks (2,064
+  // tokens x 1,152 B x 2 layers), crosses the spine to its requester (node0.gpu0) with the 16 us
+  // probe, and A decodes.
   const std::string model = "{name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
                             "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
                             "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}";
@@ -337,9 +339,9 @@ TEST_CASE("engine: an expert-parallel prefill group runs its attention apart, th
       sim::prefill_price(m, sc.profile, {.tp = 1, .dp_attention = 2, .ep = 2}, {.tokens = 2048, .before = 0});
   const double dense = (price.total() - price.experts).value();
   const double experts = sim::expert_time(m, sc.profile, 2, 2048).value() * 2;
-  const double pairs = 2048 * 4 / 2.0, probe = 15.5e-6;
-  const double dispatch = 2 * pairs * sim::dispatch_bytes(m).value() / 25e9 + 2 * probe;
-  const double combine = 2 * pairs * sim::combine_bytes(m).value() / 25e9 + 2 * probe;
+  const double sent = 2048 * (1 - 70.0 / 1820), probe = 15.5e-6;
+  const double dispatch = 2 * sent * sim::dispatch_bytes(m).value() / 25e9 + 2 * probe;
+  const double combine = 2 * sent * sim::combine_bytes(m).value() / 25e9 + 2 * probe;
   const double handoff = 2064 * 1152.0 * 2 / 25e9 + 16e-6;
   std::filesystem::path out;
   const nlohmann::json all = run(text, request(0, 0.0, 0, 0, 32, 1), {}, &out);
@@ -347,7 +349,51 @@ TEST_CASE("engine: an expert-parallel prefill group runs its attention apart, th
   CHECK(p["prefill"]["handoffs"].get<int>() == 1);
   CHECK(requests_column(out, "route", "first_step_s").at(0) ==
         Approx(dense + dispatch + experts + combine + handoff).epsilon(1e-6));
-  // The exchange's bytes and the hand-off's are on the wire: 4,096 pairs a layer each way.
+  // The exchange's bytes and the hand-off's are on the wire: those tokens a layer each way.
   CHECK(p["wire_bytes"].get<double>() ==
-        Approx(2 * pairs * (sim::dispatch_bytes(m) + sim::combine_bytes(m)).value() + 2064 * 1152.0 * 2));
+        Approx(2 * sent * (sim::dispatch_bytes(m) + sim::combine_bytes(m)).value() + 2064 * 1152.0 * 2));
+}
+
+TEST_CASE("engine: a prefill group's tokens cross to another node once and are forwarded there over NVLink")
+{
+  // As above with two GPUs on each of two nodes (node2.gpu0-1, node3.gpu0-1), the 16 experts over
+  // all four (ep 4: 4 each, 8 a node). A's 2,048 tokens are on node2.gpu0. Its peer on node2 gets
+  // its tokens' pairs over NVLink: 2,048 x 4 experts / 4 GPUs = 2,048 pairs, at the profile's
+  // 96 GB/s NVLink dispatch kernel rate with its 8 us probe a layer. node3 gets each token that has
+  // an expert there once, at node3.gpu0 (the GPU at node2.gpu0's place on it), over NDR-200 as
+  // above, which forwards node3.gpu1 its 2,048 pairs over NVLink. The results come back the same
+  // ways: node3.gpu1's to node3.gpu0 over NVLink (121 GB/s, the combine kernel's rate), summed
+  // there with node3.gpu0's, then once a token over the network. That chain is the longest.
+  const std::string model = "{name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
+                            "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
+                            "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}";
+  const std::string text = "name: ep-prefill\nmodel: " + model +
+                           "\ntopology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
+                           "instances: {requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: "
+                           "[node2.gpu0-1, node3.gpu0-1], dp_attention: 4, ep: 4}}\n"
+                           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+                           "engine: {route_protocol: absorbed}\nprefill: {enabled: true, handoff: after}\n";
+  const auto dir = fresh_dir("ep_prefill_nodes");
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n";
+  std::ofstream(dir / "s.yaml") << text;
+  const Scenario sc = load_scenario((dir / "s.yaml").string());
+  const sim::ModelSpec& m = sc.model;
+  const sim::PrefillPrice price =
+      sim::prefill_price(m, sc.profile, {.tp = 1, .dp_attention = 4, .ep = 4}, {.tokens = 2048, .before = 0});
+  const double dense = (price.total() - price.experts).value();
+  const double experts = sim::expert_time(m, sc.profile, 4, 2048).value() * 2;
+  const double d = sim::dispatch_bytes(m).value(), c = sim::combine_bytes(m).value();
+  const double sent = 2048 * (1 - 70.0 / 1820), pairs = 2048, ib = 15.5e-6, nvlink = 8e-6;
+  const double rdma_dispatch = 2 * sent * d / 25e9 + 2 * ib, forward = 2 * pairs * d / 96e9 + 2 * nvlink;
+  const double gather = 2 * pairs * c / 121e9 + 2 * nvlink, rdma_combine = 2 * sent * c / 25e9 + 2 * ib;
+  const double handoff = 2064 * 1152.0 * 2 / 25e9 + 16e-6;
+  std::filesystem::path out;
+  const nlohmann::json all = run(text, request(0, 0.0, 0, 0, 32, 1), {}, &out);
+  CHECK(requests_column(out, "route", "first_step_s").at(0) ==
+        Approx(dense + rdma_dispatch + forward + experts + gather + rdma_combine + handoff).epsilon(1e-6));
+  // On the wire: to and back from node2.gpu1 and node3.gpu1 over NVLink, the tokens across once
+  // each way, the hand-off.
+  const nlohmann::json& wire = all["policies"]["route"]["wire_bytes_by_fabric"];
+  CHECK(wire["nvlink"].get<double>() == Approx(2 * 2 * pairs * (d + c)));
+  CHECK(wire["ib-same-leaf"].get<double>() == Approx(2 * sent * (d + c)));
 }
