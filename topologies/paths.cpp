@@ -87,6 +87,12 @@ std::vector<Hop> Topology::gpu_to_leaf(GpuId g) const
   return out;
 }
 
+std::vector<Hop> Topology::gpu_to_host(GpuId g) const
+{
+  return {hop(gpu_slot_link(g), Direction::kUp),
+          hop(host_link(node_of(g), pcie_switch_of_gpu(local_index(g))), Direction::kUp)};
+}
+
 std::optional<GpuId> Topology::rail_gpu(int node, int nic) const
 {
   if (nic < 0 || nic >= static_cast<int>(nic_owner_.size()) || nic_owner_[nic] < 0) return std::nullopt;

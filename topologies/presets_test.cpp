@@ -74,6 +74,14 @@ TEST_CASE("topo: preset dgx-h100 by hand")
   CHECK(p.fabric == FabricClass::kNvlink);
   CHECK(p.latency.value() == Approx(2 * (0.4 + 0.1) * 1e-6));
   CHECK(p.bottleneck.value() == 450e9);
+  // Up to host memory: GPU 5's slot to its PCIe switch (two GPUs a switch: switch 2), then that
+  // switch's link to the CPU, 0.5 + 0.05 and 0.5 + 0.05 us, 64 GB/s each.
+  const std::vector<topo::Hop> host = t.gpu_to_host(5);
+  REQUIRE(host.size() == 2);
+  CHECK(t.link(host[0].link).name == "node0.gpu5.pcie");
+  CHECK(t.link(host[1].link).name == "node0.pcie2.host");
+  CHECK((host[0].latency + host[1].latency).value() == Approx(1.1e-6));
+  CHECK(host[1].bandwidth.value() == 64e9);
 }
 
 TEST_CASE("topo: preset testbed-ndr200 by hand")

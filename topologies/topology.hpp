@@ -167,6 +167,9 @@ public:
   /// Hops from a GPU up to its leaf (PCIe to its NIC, then the NIC's access link); empty without a
   /// fabric. The way back is the same links, reversed, each crossed kDown instead of kUp.
   std::vector<Hop> gpu_to_leaf(GpuId g) const;
+  /// Hops from a GPU up to its node's host memory: its PCIe slot to its switch, the switch's link
+  /// to the host CPU (each crossed kUp).
+  std::vector<Hop> gpu_to_host(GpuId g) const;
   /// Whether a GPU can spread its inter-node traffic over its node's NICs (NCCL's PXN): a fabric,
   /// NVLink (over PCIe the relay GPU would only add hops) and more than one NIC per node.
   bool can_stripe() const { return spec_.fabric && has_nvlink() && spec_.nics && spec_.nics->count > 1; }

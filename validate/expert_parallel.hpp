@@ -16,6 +16,10 @@ namespace xattn::validate
 
 /// One measured latency: `table` pure-rdma (every byte over the NICs) or nvlink-in-node (NVLink
 /// between the GPUs of a node), `op` dispatch or combine.
+/// The machine of DeepEP's measurements, the validation's defaults.
+inline constexpr const char* kEpProfile = "h800-cx7-ibgda";
+inline constexpr const char* kEpTopology = "h800-cx7-256";
+
 struct EpMeasurement {
   std::string table, op;
   int ep = 0;

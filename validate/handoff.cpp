@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace
 {
 constexpr int kTp = 8;           // tensor parallelism on each side, one instance a node
-constexpr int kBlockTokens = 16; // the trace's blocks and the hand-off's: vLLM's block size
+constexpr int kBlockTokens = 16; // the trace's blocks (the hand-off's are prefill.block_tokens, vLLM's by default)
 
 // "20MB", "1.13GB": a number and a binary unit under its decimal name, as Mooncake prints sizes.
 // Returns the bytes and one unit of the last printed digit; false when the cell is not of that form.
@@ -49,8 +49,7 @@ bool parse_size(const std::string& text, double& bytes, double& ulp)
   return false;
 }
 
-HandoffPoint simulate(const HandoffMeasurement& m, const std::string& profile, const std::string& topology,
-                      const fs::path& dir, bool& ok)
+HandoffPoint simulate(const HandoffMeasurement& m, const fs::path& dir, HandoffValidation& v)
 {
   const int prompt = m.prompt_tokens;
   const fs::path trace = dir / fmt::format("prompt-{}.jsonl", prompt);
@@ -67,21 +66,22 @@ HandoffPoint simulate(const HandoffMeasurement& m, const std::string& profile, c
         << "\n";
   }
   // The decode instance's GPUs hold nothing of a shared corpus: the prompt is the request's own.
-  const std::string text = fmt::format(
-      "name: mooncake-pd-{}\nmodel: qwen3-8b\nprofile: {}\ntopology: {}\n"
-      "instances: {{requesters: [node1], holders: [node1], tp: {}, dp_attention: 1, ep: 1, "
-      "prefill: {{gpus: [node0], tp: {}}}}}\n"
-      "corpus: {{chunk_tokens: {}}}\nselection: {{mode: dense}}\n"
-      "workload: {{trace: {}, sessions: prefix}}\npolicies: [route]\n"
-      "engine: {{step: full, transport: proxy}}\n"
-      "prefill: {{enabled: true, handoff: after, block_tokens: {}, max_num_batched_tokens: {}}}\n",
-      prompt, profile, topology, kTp, kTp, kBlockTokens, trace.string(), kBlockTokens, std::max(8192, prompt));
+  const std::string text =
+      fmt::format("name: mooncake-pd-{}\nmodel: qwen3-8b\nprofile: {}\ntopology: {}\n"
+                  "instances: {{requesters: [node1], holders: [node1], tp: {}, dp_attention: 1, ep: 1, "
+                  "prefill: {{gpus: [node0], tp: {}}}}}\n"
+                  "corpus: {{chunk_tokens: {}}}\nselection: {{mode: dense}}\n"
+                  "workload: {{trace: {}, sessions: prefix}}\npolicies: [route]\n"
+                  "engine: {{step: full, transport: proxy}}\n"
+                  "prefill: {{enabled: true, handoff: after, max_num_batched_tokens: {}}}\n",
+                  prompt, v.profile, v.topology, kTp, kTp, kBlockTokens, trace.string(), std::max(8192, prompt));
   sim::engine::Scenario sc = sim::engine::parse_scenario(text, (dir / fmt::format("prompt-{}.yaml", prompt)).string());
   sim::engine::RunOptions opt;
   opt.out_dir = (dir / fmt::format("out-{}", prompt)).string();
   opt.progress = false;
+  v.block_tokens = sc.prefill.block_tokens;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
-  ok = ok && o.exit_code == 0 && o.result.ok;
+  v.invariants_ok = v.invariants_ok && o.exit_code == 0 && o.result.ok;
   if (o.result.policies.empty() || o.result.policies.front().second.prefill_counts.handoffs != 1)
     throw std::runtime_error(fmt::format("the engine handed off no prompt of {} tokens", prompt));
   const sim::engine::PolicyResult& p = o.result.policies.front().second;
@@ -117,7 +117,7 @@ HandoffValidation validate_handoff(const std::vector<HandoffMeasurement>& data, 
   HandoffValidation v{{}, profile, topology, true};
   const ScratchDir scratch("xattn_validate_handoff");
   for (const HandoffMeasurement& m : data)
-    v.points.push_back(simulate(m, profile, topology, scratch.path(), v.invariants_ok));
+    v.points.push_back(simulate(m, scratch.path(), v));
   return v;
 }
 
@@ -127,7 +127,7 @@ std::string handoff_report(const HandoffValidation& v, double max_error)
       "xattn validate --handoff: profile {}, topology {}; Qwen3-8B, 1P1D, tp 8 on each side, the KV handed off "
       "after the prefill in whole {}-token blocks (the prompt's and its first decoded token's); the point marked * "
       "({} tokens) calibrated the profile's kv_transfer costs, the others are predicted\n\n",
-      v.profile, v.topology, kBlockTokens, kCalibrationPrompt);
+      v.profile, v.topology, v.block_tokens, kCalibrationPrompt);
   double sum = 0;
   const HandoffPoint* worst = nullptr;
   int sizes = 0, sized = 0;

@@ -43,6 +43,9 @@ struct HandoffPoint {
     return measured.kv_bytes <= 0 || std::abs(bytes - measured.kv_bytes) <= measured.kv_ulp / 2;
   }
 };
+/// The machine of Mooncake's measurements, the validation's defaults.
+inline constexpr const char* kHandoffProfile = "h800-roce-mooncake";
+inline constexpr const char* kHandoffTopology = "h800-roce-2";
 /// The prompt length the profile's kv_transfer costs were calibrated on
 /// (calibrate/profiles/h800-roce-mooncake.yaml): the least bandwidth-bound row.
 inline constexpr int kCalibrationPrompt = 128;
@@ -50,6 +53,7 @@ struct HandoffValidation {
   std::vector<HandoffPoint> points;
   std::string profile, topology;
   bool invariants_ok = true;
+  int block_tokens = 0; ///< what a hand-off moves whole (prefill.block_tokens as the scenarios read it)
 };
 HandoffValidation validate_handoff(const std::vector<HandoffMeasurement>& data, const std::string& profile,
                                    const std::string& topology);

@@ -43,7 +43,7 @@ TEST_CASE("validate: a hand-off moves whole blocks at the NIC's rate after its p
   // 200 Gb/s), then the CPU proxy's 26.22 us probe, the path's 4.0 us over the profile's 3.53 us of
   // wire, and the transfer engine's 0.392 ms post.
   const auto rows = read_handoff_measurements(table("1024,146MB,1.50\n130,,0.54\n"));
-  const HandoffValidation v = validate_handoff(rows, "h800-roce-mooncake", "h800-roce-2");
+  const HandoffValidation v = validate_handoff(rows, kHandoffProfile, kHandoffTopology);
   REQUIRE(v.points.size() == 2);
   CHECK(v.invariants_ok);
   const double per_token = 36 * 2 * 128 * 2.0, fixed = 26.22e-6 + (4.0e-6 - 3.53e-6) + 0.392e-3;

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -90,33 +91,42 @@ int run_regression(const ValidateOptions& o)
   std::cout << spec.scenario << ":\n" << r.report << (r.ok ? "all expected values hold\n" : "FAIL\n");
   return r.ok ? 0 : 1;
 }
+// Prints the judgement of a published-table validation and returns its exit code.
+int judged(bool ok, const std::string& held, const std::string& failed)
+{
+  std::cout << (ok ? "\n" + held + "\n" : "\nFAIL: " + failed + "\n");
+  return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+}
+
 int run_expert_parallel(const ValidateOptions& o)
 {
   const auto data = validate::read_ep_measurements(o.expert_parallel);
-  const validate::EpValidation v = validate::validate_expert_parallel(
-      data, o.profile.empty() ? "h800-cx7-ibgda" : o.profile, o.topology.empty() ? "h800-cx7-256" : o.topology);
-  std::cout << validate::ep_report(v, o.max_error / 100);
-  bool ok = v.invariants_ok;
-  for (const validate::EpPoint& p : v.points)
-    ok = ok && std::abs(p.error()) <= o.max_error / 100 && (!p.drawn || std::abs(p.drawn_error()) <= o.max_error / 100);
-  std::cout << (ok ? fmt::format("\nevery point within {}%\n", o.max_error)
-                   : fmt::format("\nFAIL: a point off by more than {}% (or an engine invariant)\n", o.max_error));
-  return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+  const validate::EpValidation v =
+      validate::validate_expert_parallel(data, o.profile.empty() ? validate::kEpProfile : o.profile,
+                                         o.topology.empty() ? validate::kEpTopology : o.topology);
+  const double bound = o.max_error / 100;
+  std::cout << validate::ep_report(v, bound);
+  const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(), [bound](const auto& p) {
+                    return std::abs(p.error()) <= bound && (!p.drawn || std::abs(p.drawn_error()) <= bound);
+                  });
+  return judged(ok, fmt::format("every point within {}%", o.max_error),
+                fmt::format("a point off by more than {}% (or an engine invariant)", o.max_error));
 }
+
 int run_handoff(const ValidateOptions& o)
 {
   const auto data = validate::read_handoff_measurements(o.handoff);
-  const validate::HandoffValidation v = validate::validate_handoff(
-      data, o.profile.empty() ? "h800-roce-mooncake" : o.profile, o.topology.empty() ? "h800-roce-2" : o.topology);
-  std::cout << validate::handoff_report(v, o.max_error / 100);
-  bool ok = v.invariants_ok;
-  for (const validate::HandoffPoint& p : v.points)
-    ok = ok && std::abs(p.error()) <= o.max_error / 100 && p.size_matches();
-  std::cout << (ok ? fmt::format("\nevery time within {}% and every size as printed\n", o.max_error)
-                   : fmt::format(
-                         "\nFAIL: a time off by more than {}%, a size not the table's, or an engine invariant\n",
-                         o.max_error));
-  return core::code(ok ? core::ExitCode::kOk : core::ExitCode::kCheckFailed);
+  const validate::HandoffValidation v =
+      validate::validate_handoff(data, o.profile.empty() ? validate::kHandoffProfile : o.profile,
+                                 o.topology.empty() ? validate::kHandoffTopology : o.topology);
+  const double bound = o.max_error / 100;
+  std::cout << validate::handoff_report(v, bound);
+  const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(), [bound](const auto& p) {
+                    return std::abs(p.error()) <= bound && p.size_matches();
+                  });
+  return judged(
+      ok, fmt::format("every time within {}% and every size as printed", o.max_error),
+      fmt::format("a time off by more than {}%, a size not the table's, or an engine invariant", o.max_error));
 }
 } // namespace
 
@@ -149,11 +159,13 @@ void add_validate(CLI::App& app, Action& action)
   sub->add_option("--regression", o->regression, "Run a scenario and check validate/regression/<name>.yaml");
   sub->add_option("--expert-parallel", o->expert_parallel,
                   "MoE dispatch and combine against DeepEP's low-latency table (table,op,ep,latency_us); profile "
-                  "default h800-cx7-ibgda, topology default h800-cx7-256");
+                  "default " +
+                      std::string(validate::kEpProfile) + ", topology default " + validate::kEpTopology);
   sub->add_option(
       "--handoff", o->handoff,
       "The prefill-to-decode KV hand-off against Mooncake's vLLM table (prompt_tokens,kv_size,transfer_ms); "
-      "profile default h800-roce-mooncake, topology default h800-roce-2");
+      "profile default " +
+          std::string(validate::kHandoffProfile) + ", topology default " + validate::kHandoffTopology);
   sub->add_option("--max-error", o->max_error,
                   "With --expert-parallel or --handoff: fail (exit 1) past this error, percent")
       ->check(CLI::NonNegativeNumber)

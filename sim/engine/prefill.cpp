@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 
 namespace xattn::sim::engine
@@ -26,17 +27,22 @@ void Simulation::make_kv_pool()
   kv_pool_ = std::make_unique<KvPool>(static_cast<int>(host.size()), static_cast<std::uint64_t>(capacity), host);
   if (sc.prefill.host_capacity.value() <= 0) return;
   // A chunk read back: every rank its share at once, each over its own PCIe link, the ranks under
-  // one PCIe switch sharing its uplink to the host; the path's latencies once.
-  const topo::TopologySpec& t = sc.topology->spec();
+  // one PCIe switch sharing its uplink to the host (topo::Topology::gpu_to_host); the path's
+  // latencies once.
   for (auto& in : instances_) {
-    std::vector<int> under(static_cast<std::size_t>(t.pcie.switches), 0);
+    std::map<topo::LinkId, int> sharing; // each host uplink: the instance's ranks behind it
     for (topo::GpuId g : in->gpus)
-      ++under[static_cast<std::size_t>(sc.topology->pcie_switch_of_gpu(sc.topology->local_index(g)))];
-    const double sharing = *std::max_element(under.begin(), under.end());
-    const double rate = std::min(t.pcie.bandwidth.value(), t.pcie.host_bandwidth.value() / sharing);
-    const double latency =
-        (t.pcie.latency + t.pcie.switch_latency + t.pcie.host_latency + t.pcie.host_crossing).value();
-    in->host_readback_s = latency + chunk / rate;
+      ++sharing[sc.topology->gpu_to_host(g).back().link];
+    double slowest = 0;
+    for (topo::GpuId g : in->gpus) {
+      const std::vector<topo::Hop> up = sc.topology->gpu_to_host(g);
+      double latency = 0;
+      for (const topo::Hop& h : up)
+        latency += h.latency.value();
+      const double rate = std::min(up.front().bandwidth.value(), up.back().bandwidth.value() / sharing[up.back().link]);
+      slowest = std::max(slowest, latency + chunk / rate);
+    }
+    in->host_readback_s = slowest;
   }
 }
 

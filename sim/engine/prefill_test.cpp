@@ -19,6 +19,32 @@ namespace
 {
 constexpr double kRate = 5000; // tokens/s, the profile's prefill.tokens_per_s
 
+// A small MoE model (2 layers, 16 experts, top-4) prefilled in one expert-parallel group of
+// `gpus` (ep = dp_attention = `ep`), its KV handed off after the prefill to node0.gpu0, with the
+// default profile's roofline prices.
+std::string ep_prefill(const std::string& gpus, int ep)
+{
+  return "name: ep-prefill\n"
+         "model: {name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
+         "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, experts_per_token: 4, "
+         "expert_intermediate: 512, vocab: 32000}\n"
+         "topology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
+         "instances: {requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: " +
+         gpus + ", dp_attention: " + std::to_string(ep) + ", ep: " + std::to_string(ep) +
+         "}}\n"
+         "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+         "engine: {route_protocol: absorbed}\nprefill: {enabled: true, handoff: after}\n";
+}
+
+// The scenario `text` as the engine loads it (an empty trace beside it).
+Scenario loaded(const std::string& text)
+{
+  const auto dir = fresh_dir("loaded");
+  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n";
+  std::ofstream(dir / "s.yaml") << text;
+  return load_scenario((dir / "s.yaml").string());
+}
+
 std::vector<std::string> split_csv_row(const std::string& row)
 {
   std::vector<std::string> cells;
@@ -321,19 +347,8 @@ TEST_CASE("engine: an expert-parallel prefill group runs its attention apart, th
   // earlier: the combine's arrival ends the iteration. Then A's KV, whole 16-token blocks (2,064
   // tokens x 1,152 B x 2 layers), crosses the spine to its requester (node0.gpu0) with the 16 us
   // probe, and A decodes.
-  const std::string model = "{name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
-                            "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
-                            "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}";
-  const std::string text = "name: ep-prefill\nmodel: " + model +
-                           "\ntopology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
-                           "instances: {requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: [node2.gpu0, "
-                           "node3.gpu0], dp_attention: 2, ep: 2}}\n"
-                           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-                           "engine: {route_protocol: absorbed}\nprefill: {enabled: true, handoff: after}\n";
-  const auto dir = fresh_dir("ep_prefill");
-  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n";
-  std::ofstream(dir / "s.yaml") << text;
-  const Scenario sc = load_scenario((dir / "s.yaml").string());
+  const std::string text = ep_prefill("[node2.gpu0, node3.gpu0]", 2);
+  const Scenario sc = loaded(text);
   const sim::ModelSpec& m = sc.model;
   const sim::PrefillPrice price =
       sim::prefill_price(m, sc.profile, {.tp = 1, .dp_attention = 2, .ep = 2}, {.tokens = 2048, .before = 0});
@@ -364,19 +379,8 @@ TEST_CASE("engine: a prefill group's tokens cross to another node once and are f
   // above, which forwards node3.gpu1 its 2,048 pairs over NVLink. The results come back the same
   // ways: node3.gpu1's to node3.gpu0 over NVLink (121 GB/s, the combine kernel's rate), summed
   // there with node3.gpu0's, then once a token over the network. That chain is the longest.
-  const std::string model = "{name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: 64, "
-                            "qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
-                            "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}";
-  const std::string text = "name: ep-prefill\nmodel: " + model +
-                           "\ntopology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
-                           "instances: {requesters: [node0.gpu0], holders: [node0.gpu1], prefill: {gpus: "
-                           "[node2.gpu0-1, node3.gpu0-1], dp_attention: 4, ep: 4}}\n"
-                           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-                           "engine: {route_protocol: absorbed}\nprefill: {enabled: true, handoff: after}\n";
-  const auto dir = fresh_dir("ep_prefill_nodes");
-  std::ofstream(dir / "trace.jsonl") << "{\"xattn_trace\": 1, \"source\": \"engine test\"}\n";
-  std::ofstream(dir / "s.yaml") << text;
-  const Scenario sc = load_scenario((dir / "s.yaml").string());
+  const std::string text = ep_prefill("[node2.gpu0-1, node3.gpu0-1]", 4);
+  const Scenario sc = loaded(text);
   const sim::ModelSpec& m = sc.model;
   const sim::PrefillPrice price =
       sim::prefill_price(m, sc.profile, {.tp = 1, .dp_attention = 4, .ep = 4}, {.tokens = 2048, .before = 0});
