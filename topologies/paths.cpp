@@ -44,7 +44,7 @@ LinkId Topology::access_link(int node, int nic) const
 
 LinkId Topology::trunk_link(int leaf, int spine) const
 {
-  return static_cast<LinkId>(node_count() * (links_per_node_ + spec_.nics->count) + leaf * spine_count() + spine);
+  return static_cast<LinkId>(node_count() * (links_per_node_ + spec_.nics->count) + leaf * trunks_per_leaf() + spine);
 }
 
 // Between two PCIe switches of a node: nothing when they are the same, else up to the host and down.
@@ -53,6 +53,26 @@ void Topology::add_pcie_between(int node, int sw_from, int sw_to, std::vector<Ho
   if (sw_from == sw_to) return;
   out.push_back(hop(host_link(node, sw_from), Direction::kUp));
   out.push_back(hop(host_link(node, sw_to), Direction::kDown));
+}
+
+int Topology::spine_of(GpuId from, GpuId to, int from_leaf, int to_leaf) const
+{
+  const auto spines = static_cast<std::uint64_t>(spine_count());
+  switch (routing()) {
+  case Routing::kPinned:
+    return static_cast<int>(static_cast<std::uint64_t>(from_leaf + to_leaf) % spines);
+  case Routing::kEcmp: {
+    // SplitMix64's finaliser over the seed and the ordered pair: every bit of each mixes into the
+    // spine's index, and another seed draws another set of collisions.
+    std::uint64_t z = spec_.fabric->ecmp_seed * 0x9E3779B97F4A7C15ULL + ((std::uint64_t{from} << 32) | to);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return static_cast<int>((z ^ (z >> 31)) % spines);
+  }
+  case Routing::kAdaptive:
+    return 0;
+  }
+  return 0;
 }
 
 core::FabricClass Topology::fabric_class(GpuId a, GpuId b) const
@@ -125,7 +145,7 @@ void Topology::add_ib_hops(GpuId from, GpuId b, std::vector<Hop>& out) const
   const std::vector<Hop> up = gpu_to_leaf(from);
   out.insert(out.end(), up.begin(), up.end());
   if (const int la = leaf_of(from), lb = leaf_of(b); la != lb) {
-    const int spine = static_cast<int>((la + lb) % spine_count());
+    const int spine = spine_of(from, b, la, lb);
     out.push_back(hop(trunk_link(la, spine), Direction::kUp));
     out.push_back(hop(trunk_link(lb, spine), Direction::kDown));
   }

@@ -56,15 +56,16 @@ std::string summary_text(const Topology& t)
   if (s.host_memory.value() > 0) out += fmt::format("  host memory: {} per node\n", core::format_bytes(s.host_memory));
   if (s.nics) out += fmt::format("  nics: {} per node\n", s.nics->count);
   if (s.fabric && s.fabric->rails == 1)
-    out += fmt::format("  fabric: {} leaves of {} nodes, {} spines, {} links, oversubscription {}\n", s.fabric->leaves,
-                       s.fabric->nodes_per_leaf, s.fabric->spines, core::format_rate(s.fabric->link_bandwidth),
-                       s.fabric->oversubscription);
+    out += fmt::format("  fabric: {} leaves of {} nodes, {} spines ({} routing), {} links, oversubscription {}\n",
+                       s.fabric->leaves, s.fabric->nodes_per_leaf, s.fabric->spines, to_string(s.fabric->routing),
+                       core::format_rate(s.fabric->link_bandwidth), s.fabric->oversubscription);
   else if (s.fabric)
     out += fmt::format("  fabric: rail-optimised, {} groups of {} nodes x {} rails = {} leaves, cross-rail {}, {} "
-                       "spines, {} links, oversubscription {}\n",
+                       "spines ({} routing), {} links, oversubscription {}\n",
                        s.fabric->leaves / s.fabric->rails, s.fabric->nodes_per_leaf, s.fabric->rails, s.fabric->leaves,
                        s.fabric->cross_rail == CrossRail::kPxn ? "pxn" : "spine", s.fabric->spines,
-                       core::format_rate(s.fabric->link_bandwidth), s.fabric->oversubscription);
+                       to_string(s.fabric->routing), core::format_rate(s.fabric->link_bandwidth),
+                       s.fabric->oversubscription);
   out += fmt::format("  links: {}", t.link_count());
   std::string sep = " (";
   for (const auto& [kind, n] : links_by_kind(t)) {
@@ -87,6 +88,7 @@ nlohmann::json summary_json(const Topology& t)
           {"gpus_per_node", s.gpus_per_node},
           {"leaves", t.leaf_count()},
           {"spines", t.spine_count()},
+          {"routing", s.fabric ? nlohmann::json(to_string(s.fabric->routing)) : nlohmann::json(nullptr)},
           {"links", t.link_count()},
           {"vertices", t.vertex_count()},
           {"nvlink", t.has_nvlink()},

@@ -34,14 +34,20 @@
 //     rails: 1                  # leaves per group of nodes_per_leaf nodes: > 1 is rail-optimised
 //     rail_of_nic: [0, 1, ...]  # optional: rail leaf of each local NIC (default: even spread)
 //     cross_rail: pxn           # rails > 1: pxn (NVLink to the node's GPU on the other rail) or spine
+//     routing: adaptive         # how flows between leaves cross the spines: adaptive, ecmp or pinned
+//     ecmp_seed: 0              # ecmp: the switches' hash seed
 #pragma once
 
 #include "sim/core/schema.hpp"
 #include "sim/core/units.hpp"
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace xattn::topo
@@ -78,6 +84,23 @@ enum class CrossRail {
   kSpine, ///< up its own rail leaf, through a spine, down the destination's rail leaf
 };
 
+/// How flows between two leaves cross the spines.
+enum class Routing {
+  /// Every flow of a leaf pair over one spine, (leaf_a + leaf_b) % spines: a static table, one
+  /// leaf pair on 1 / spines of a leaf's uplink.
+  kPinned,
+  /// Each GPU pair's flows over one spine picked by a seeded hash of the pair, as switches hash a
+  /// connection's headers (an RDMA queue pair keeps its path): pairs that hash alike share a spine.
+  kEcmp,
+  /// Every flow spread evenly over all spines, as switches with adaptive routing spread a flow's
+  /// packets: in the fluid model a leaf's uplinks carry it as one link of their summed capacity.
+  kAdaptive,
+};
+/// The routing modes by the names files give them (the one list of them).
+inline constexpr std::array<std::pair<const char*, Routing>, 3> kRoutings{
+    {{"adaptive", Routing::kAdaptive}, {"ecmp", Routing::kEcmp}, {"pinned", Routing::kPinned}}};
+std::string_view to_string(Routing r);
+
 struct FabricSpec {
   int nodes_per_leaf = 0;
   int leaves = 0;
@@ -92,6 +115,8 @@ struct FabricSpec {
   int rails = 1;
   std::vector<int> rail_of_nic; ///< rail of each local NIC (size nics.count)
   CrossRail cross_rail = CrossRail::kPxn;
+  Routing routing = Routing::kPinned;
+  std::uint64_t ecmp_seed = 0; ///< kEcmp: the hash's seed
 };
 
 struct TopologySpec {

@@ -14,7 +14,9 @@ namespace xattn::topo::test
 // 25 GB/s access link: 25e9 * (2 nodes * 2 NICs) / (8 * 2 spines) = 6.25e9 B/s per leaf-spine trunk.
 // Folded latencies: nvlink 1 + 0.2/2 = 1.1us; GPU slot 0.5 + 0.1/2 = 0.55us; NIC slot 0.5 + 0.05 +
 // 0.4/2 = 0.75us; host 1 + 0.05 + 0.3/2 = 1.2us; access 0.6 + 0.2 + 0.1 = 0.9us; trunk 0.6 + 0.2 = 0.8us.
-inline std::string small_yaml(bool nvlink = true, const std::string& affinity = "")
+// `fabric_extra`: more lines of its fabric section ("  routing: ecmp\n").
+inline std::string small_yaml(bool nvlink = true, const std::string& affinity = "",
+                              const std::string& fabric_extra = "")
 {
   std::string t = "name: small\nnodes: 4\ngpus_per_node: 4\n";
   if (nvlink) t += "nvlink: {bandwidth: 450GBps, latency: 1us, switch_latency: 0.2us}\n";
@@ -24,13 +26,14 @@ inline std::string small_yaml(bool nvlink = true, const std::string& affinity = 
        (affinity.empty() ? std::string() : ", affinity: " + affinity) +
        "}\n"
        "fabric:\n  nodes_per_leaf: 2\n  leaves: 2\n  spines: 2\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n"
-       "  switch_latency: 0.2us\n  oversubscription: 8\n";
+       "  switch_latency: 0.2us\n  oversubscription: 8\n" +
+       fabric_extra;
   return t;
 }
 
-inline Topology small(bool nvlink = true, const std::string& affinity = "")
+inline Topology small(bool nvlink = true, const std::string& affinity = "", const std::string& fabric_extra = "")
 {
-  return load_topology(core::parse_yaml(small_yaml(nvlink, affinity), "small.yaml"));
+  return load_topology(core::parse_yaml(small_yaml(nvlink, affinity, fabric_extra), "small.yaml"));
 }
 
 // Rail-optimised: 4 nodes x 4 GPUs in 2 groups of 2 nodes; each group has 4 rail leaves, NIC k of

@@ -70,7 +70,7 @@ void Topology::build()
   core::Seconds nic_x = spec_.nics ? spec_.nics->latency : zero;
   const std::size_t nodes = spec_.nodes;
   const std::size_t domains = nv_vertex || !nv ? 0 : domain_count();
-  const std::size_t leaves = leaf_count(), spines = spine_count();
+  const std::size_t leaves = leaf_count(), spines = trunks_per_leaf();
   vertices_.reserve(nodes * vertices_per_node_ + domains + leaves + spines);
   links_.reserve(nodes * (links_per_node_ + k_n) + leaves * spines);
   first_domain_switch_ = static_cast<VertexId>(nodes * vertices_per_node_);
@@ -109,8 +109,12 @@ void Topology::build()
   const VertexId first_leaf = static_cast<VertexId>(vertices_.size());
   for (std::size_t l = 0; l < leaves; ++l)
     vertices_.push_back({"leaf" + std::to_string(l), VertexKind::kLeaf});
+  // Under adaptive routing every flow spreads evenly over the spines, so each trunk of a leaf
+  // carries the same share of its traffic and fills when their sum does: the spines as one vertex,
+  // each leaf's uplinks as one trunk of their summed capacity, is the same fluid model.
+  const bool spread = spines == 1 && spine_count() > 1;
   for (std::size_t s = 0; s < spines; ++s)
-    vertices_.push_back({"spine" + std::to_string(s), VertexKind::kSpine});
+    vertices_.push_back({spread ? std::string("spines") : "spine" + std::to_string(s), VertexKind::kSpine});
   if (const auto& f = spec_.fabric) {
     for (std::size_t n = 0; n < nodes; ++n)
       for (int k = 0; k < k_n; ++k)
@@ -125,11 +129,11 @@ void Topology::build()
       ++nics_on_rail[rail_of_nic(k)];
     for (std::size_t l = 0; l < leaves; ++l) {
       const core::BytesPerSec trunk = f->link_bandwidth * (double(f->nodes_per_leaf) * nics_on_rail[l % f->rails] /
-                                                           (f->oversubscription * f->spines));
+                                                           (f->oversubscription * static_cast<double>(spines)));
       for (std::size_t s = 0; s < spines; ++s)
-        links_.push_back({"leaf" + std::to_string(l) + ".spine" + std::to_string(s), LinkKind::kIbTrunk,
-                          first_leaf + static_cast<VertexId>(l), first_leaf + static_cast<VertexId>(leaves + s), trunk,
-                          f->link_latency + f->switch_latency});
+        links_.push_back({"leaf" + std::to_string(l) + (spread ? std::string(".spines") : ".spine" + std::to_string(s)),
+                          LinkKind::kIbTrunk, first_leaf + static_cast<VertexId>(l),
+                          first_leaf + static_cast<VertexId>(leaves + s), trunk, f->link_latency + f->switch_latency});
     }
   }
 

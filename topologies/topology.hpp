@@ -47,20 +47,22 @@ enum class LinkKind {
   kPcieSlot, ///< GPU or NIC <-> PCIe switch
   kPcieHost, ///< PCIe switch <-> host CPU
   kIbAccess, ///< NIC <-> leaf
-  kIbTrunk,  ///< leaf <-> spine (all cables between the pair, aggregated)
+  kIbTrunk,  ///< leaf <-> spine (all cables between the pair, aggregated; under adaptive routing all of the leaf's
+             ///< uplinks)
 };
 std::string_view to_string(LinkKind k);
 
 struct Vertex {
   std::string name; ///< "node12.gpu3", "node12.nvswitch" (or "domain1.nvswitch" for a multi-node NVLink
-                    ///< domain), "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0"
+                    ///< domain), "node12.pcie1", "node12.cpu", "node12.nic3", "leaf2", "spine0" ("spines":
+                    ///< the spine layer as one, under adaptive routing)
   VertexKind kind;
 };
 
 /// A full-duplex link: the same bandwidth each way, each direction shared only by flows going that way.
 struct Link {
   std::string name; ///< "node12.gpu3.nvlink", "node12.gpu3.pcie", "node12.nic3.pcie", "node12.pcie1.host",
-                    ///< "node12.nic3.ib", "leaf2.spine0"
+                    ///< "node12.nic3.ib", "leaf2.spine0" ("leaf2.spines" under adaptive routing)
   LinkKind kind;
   VertexId a;                  ///< the end nearer the GPUs
   VertexId b;                  ///< the end nearer the spines
@@ -106,7 +108,10 @@ public:
   /// NVLink domains (one per node without NVLink, or with one node per domain).
   std::size_t domain_count() const { return spec_.nodes / nodes_per_domain(); }
   int nodes_per_domain() const { return spec_.nvlink ? spec_.nvlink->nodes_per_domain : 1; }
+  /// The fabric's spine switches (under adaptive routing the graph holds them as one vertex).
   std::size_t spine_count() const { return spec_.fabric ? spec_.fabric->spines : 0; }
+  /// How flows between leaves cross the spines (pinned without a fabric).
+  Routing routing() const { return spec_.fabric ? spec_.fabric->routing : Routing::kPinned; }
   std::size_t link_count() const { return links_.size(); }
   std::size_t vertex_count() const { return vertices_.size(); }
   bool has_nvlink() const { return spec_.nvlink.has_value(); }
@@ -155,11 +160,16 @@ public:
   /// without NVLink); otherwise ib-same-leaf when the network part of the path crosses one leaf
   /// (the relay's leaf under PXN), ib-spine when it crosses a spine.
   core::FabricClass fabric_class(GpuId a, GpuId b) const;
-  /// The routed path from a to b: deterministic, built structurally in O(hops). Between leaves
-  /// the spine is (leaf_a + leaf_b) % spines, so both directions of a pair use the same spine.
+  /// The routed path from a to b: deterministic, built structurally in O(hops). Between leaves it
+  /// crosses the spine the fabric's routing picks (spine_of), or under adaptive routing the two
+  /// leaves' uplinks as one link each.
   /// A cross-rail pair under PXN is path(a, pxn_relay(a, b)) followed by that GPU's rail to b.
   /// The SimGrid platform routes every pair over exactly these hops.
   Path path(GpuId a, GpuId b) const;
+  /// The spine that traffic from GPU `from`'s NIC to GPU `to` crosses between leaves `from_leaf` and
+  /// `to_leaf`: pinned, (from_leaf + to_leaf) % spines (both directions alike); ecmp, a seeded hash
+  /// of the ordered GPU pair; adaptive, 0 (the spine layer as one).
+  int spine_of(GpuId from, GpuId to, int from_leaf, int to_leaf) const;
   /// Under cross_rail: pxn, the GPU of a's node on b's rail that a's traffic to b goes through
   /// (NCCL's PXN); nullopt when a and b share an NVLink domain or a rail, or the fabric has one rail
   /// or takes the spine.
@@ -206,6 +216,11 @@ private:
   LinkId host_link(int node, int sw) const;
   LinkId access_link(int node, int nic) const;
   LinkId trunk_link(int leaf, int spine) const;
+  /// Trunks per leaf in the graph: one per spine, or one for all under adaptive routing.
+  std::size_t trunks_per_leaf() const
+  {
+    return routing() == Routing::kAdaptive && spine_count() > 1 ? 1 : spine_count();
+  }
   void add_pcie_between(int node, int sw_from, int sw_to, std::vector<Hop>& out) const;
 
   TopologySpec spec_;

@@ -137,6 +137,8 @@ const Schema kLink{
      .range = kLatency},
 };
 
+const std::string kRoutingNames = core::choices_of(kRoutings);
+
 const Schema kFabric{
     {.key = "nodes_per_leaf",
      .kind = FieldKind::kInteger,
@@ -185,6 +187,20 @@ const Schema kFabric{
      .meaning =
          "rails > 1: pxn = NVLink to the node's GPU on the peer's rail, then that rail; spine = own rail, a spine",
      .choices = "pxn|spine"},
+    {.key = "routing",
+     .kind = FieldKind::kChoice,
+     .def = "pinned",
+     .meaning = "how flows between two leaves cross the spines. adaptive: every flow spread evenly over all spines "
+                "(switches with adaptive routing spread a flow's packets; a leaf's uplinks then carry it as one "
+                "link); ecmp: each GPU pair's flows over one spine picked by a seeded hash of the pair (as switches "
+                "hash a connection's headers: pairs that hash alike share a spine); pinned: every flow of a leaf "
+                "pair over spine (leaf_a + leaf_b) % spines, a static table",
+     .choices = kRoutingNames},
+    {.key = "ecmp_seed",
+     .kind = FieldKind::kInteger,
+     .def = "0",
+     .meaning = "routing ecmp: the switches' hash seed (another seed, another set of collisions)",
+     .range = {0, 2147483647, "a seed fits 31 bits"}},
 };
 
 const Schema kTopology{
@@ -236,6 +252,13 @@ const Schema kTopology{
 // The GPU total a file may ask for: each count is bounded by its range (the schema above), their
 // product here (a typo of a few zeros must be an error, not a machine that swaps for an hour).
 constexpr std::int64_t kMaxGpus = 65'536;
+
+Routing routing_named(const std::string& name)
+{
+  for (const auto& [n, r] : kRoutings)
+    if (name == n) return r;
+  return Routing::kPinned; // the schema admits only the names above
+}
 
 int bounded(core::Section& s, std::string_view key)
 {
@@ -343,6 +366,13 @@ void check_rails(core::Section& fabric, TopologySpec& t, const std::vector<doubl
 
 } // namespace
 
+std::string_view to_string(Routing r)
+{
+  for (const auto& [n, routing] : kRoutings)
+    if (routing == r) return n;
+  return "?";
+}
+
 const core::Schema& topology_schema()
 {
   return kTopology;
@@ -398,11 +428,16 @@ TopologySpec read_topology_spec(core::Section& s)
                           fabric->number("oversubscription"),
                           bounded(*fabric, "rails"),
                           {},
-                          fabric->choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn};
+                          fabric->choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn,
+                          routing_named(fabric->choice("routing")),
+                          static_cast<std::uint64_t>(fabric->integer("ecmp_seed"))};
     rail_of_nic = fabric->numbers("rail_of_nic", core::Dimension::kCount);
     link.plausible("bandwidth", core::kNicRate, t.fabric->link_bandwidth.value());
     link.plausible("latency", core::kWireLatency, t.fabric->link_latency.value());
     fabric->plausible("switch_latency", core::kWireLatency, t.fabric->switch_latency.value());
+    if (fabric->has("ecmp_seed") && t.fabric->routing != Routing::kEcmp)
+      fabric->error("ecmp_seed",
+                    "seeds the hash of routing ecmp; this fabric routes " + std::string(to_string(t.fabric->routing)));
   }
   if (diags.size() == errors_before && static_cast<std::int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus)
     s.error("nodes", std::to_string(t.nodes) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs are " +

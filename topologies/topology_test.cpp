@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
 
 using namespace xattn;
 using topo::Direction;
@@ -86,6 +89,81 @@ TEST_CASE("topo: paths, latency sums and bottlenecks by hand")
   CHECK(same.time(core::Bytes(1e9)).value() == 0.0);
 }
 
+TEST_CASE("topo: adaptive routing carries a leaf's uplinks as one trunk")
+{
+  // small() under adaptive routing: each leaf's two 6.25 GB/s trunks become one of 12.5 GB/s to
+  // one vertex standing for both spines; 4 x 12 node links + 8 access links + 2 trunks.
+  topo::Topology t = topo::test::small(true, "", "  routing: adaptive\n");
+  CHECK(t.routing() == topo::Routing::kAdaptive);
+  CHECK(t.spine_count() == 2);
+  CHECK(t.vertex_count() == 4 * 10 + 2 + 1);
+  CHECK(t.link_count() == 4 * 12 + 8 + 2);
+  topo::Path spine = t.path(0, 8);
+  CHECK(hops_of(t, spine) == "node0.gpu0.pcie+ node0.nic0.pcie- node0.nic0.ib+ leaf0.spines+ leaf1.spines- "
+                             "node2.nic0.ib- node2.nic0.pcie+ node2.gpu0.pcie-");
+  CHECK(spine.latency.value() == Approx((0.55 + 0.75 + 0.9 + 0.8) * 2 * 1e-6)); // as pinned
+  CHECK(spine.bottleneck.value() == 12.5e9);
+  CHECK(t.vertex(t.link(spine.hops[3].link).b).name == "spines");
+  // Every pair between the leaves crosses the same two trunks, each way.
+  for (GpuId a = 0; a < 8; ++a)
+    for (GpuId b = 8; b < 16; ++b) {
+      CHECK(t.link(t.path(a, b).hops[3].link).name == "leaf0.spines");
+      CHECK(t.link(t.path(b, a).hops[3].link).name == "leaf1.spines");
+    }
+  // One spine: adaptive routing has nothing to spread over, and the graph is the pinned one.
+  topo::Topology one = topo::load_topology(core::parse_yaml(
+      [] {
+        std::string y = topo::test::small_yaml(true, "", "  routing: adaptive\n");
+        y.replace(y.find("spines: 2"), 9, "spines: 1");
+        return y;
+      }(),
+      "one.yaml"));
+  CHECK(one.link(one.path(0, 8).hops[3].link).name == "leaf0.spine0");
+}
+
+TEST_CASE("topo: ecmp hashes each GPU pair onto a spine, seeded, each direction on its own")
+{
+  // small() has 2 spines; 4 x 8 x 8 ordered pairs cross between its leaves (both directions, 4 NIC
+  // pairs of leaf 0 and 1 each). A pair's path crosses the spine spine_of() picks, up and down.
+  auto spines_of = [](const topo::Topology& t) {
+    std::vector<int> picked;
+    for (GpuId a = 0; a < 16; ++a)
+      for (GpuId b = 0; b < 16; ++b) {
+        if (t.leaf_of(a) == t.leaf_of(b)) continue;
+        const topo::Path p = t.path(a, b);
+        const int s = t.spine_of(a, b, t.leaf_of(a), t.leaf_of(b));
+        const std::string spine = "spine" + std::to_string(s);
+        CHECK(t.link(p.hops[3].link).name == "leaf" + std::to_string(t.leaf_of(a)) + "." + spine);
+        CHECK(t.link(p.hops[4].link).name == "leaf" + std::to_string(t.leaf_of(b)) + "." + spine);
+        picked.push_back(s);
+      }
+    return picked;
+  };
+  const std::vector<int> seed0 = spines_of(topo::test::small(true, "", "  routing: ecmp\n"));
+  const std::vector<int> again = spines_of(topo::test::small(true, "", "  routing: ecmp\n  ecmp_seed: 0\n"));
+  const std::vector<int> seed7 = spines_of(topo::test::small(true, "", "  routing: ecmp\n  ecmp_seed: 7\n"));
+  CHECK(seed0 == again); // deterministic, 0 by default
+  CHECK(seed0 != seed7); // another seed, other collisions
+  REQUIRE(seed0.size() == 128);
+  // Both spines carry pairs, neither all of them (128 fair coin flips: 64 +- 8 is one standard
+  // deviation; 40 to 88 holds but for one seed in 10^5).
+  const auto ones = std::count(seed0.begin(), seed0.end(), 1);
+  CHECK(ones >= 40);
+  CHECK(ones <= 88);
+  // A pair and its reverse are two connections: some take different spines.
+  topo::Topology t = topo::test::small(true, "", "  routing: ecmp\n");
+  int differ = 0;
+  for (GpuId a = 0; a < 8; ++a)
+    for (GpuId b = 8; b < 16; ++b)
+      differ += t.spine_of(a, b, 0, 1) != t.spine_of(b, a, 1, 0) ? 1 : 0;
+  CHECK(differ > 0);
+  // Pinned: (leaf_a + leaf_b) % spines, both directions alike.
+  topo::Topology pinned = topo::test::small(true, "", "  routing: pinned\n");
+  for (GpuId a = 0; a < 8; ++a)
+    for (GpuId b = 8; b < 16; ++b)
+      CHECK(pinned.spine_of(a, b, 0, 1) == 1);
+}
+
 TEST_CASE("topo: PCIe-only paths cross the host between switches")
 {
   topo::Topology t = topo::test::small(false);
@@ -113,23 +191,25 @@ TEST_CASE("topo: shared NICs across PCIe switches route through the host")
 
 TEST_CASE("topo: routed paths are fewest-hop paths of the graph")
 {
-  for (bool nvlink : {true, false}) {
-    topo::Topology t = topo::test::small(nvlink);
-    for (GpuId a = 0; a < t.gpu_count(); ++a)
-      for (GpuId b = 0; b < t.gpu_count(); ++b) {
-        topo::Path p = t.path(a, b);
-        INFO(t.gpu_name(a) << " -> " << t.gpu_name(b));
-        CHECK(p.hops.size() == t.shortest_path(t.gpu_vertex(a), t.gpu_vertex(b)).size());
-        // Hops chain: each hop leaves the vertex the previous one entered.
-        topo::VertexId at = t.gpu_vertex(a);
-        for (const topo::Hop& h : p.hops) {
-          const topo::Link& l = t.link(h.link);
-          REQUIRE(at == (h.dir == Direction::kUp ? l.a : l.b));
-          at = h.dir == Direction::kUp ? l.b : l.a;
+  for (const auto& [routing, mode] : topo::kRoutings)
+    for (bool nvlink : {true, false}) {
+      topo::Topology t = topo::test::small(nvlink, "", std::string("  routing: ") + routing + "\n");
+      REQUIRE(t.routing() == mode);
+      for (GpuId a = 0; a < t.gpu_count(); ++a)
+        for (GpuId b = 0; b < t.gpu_count(); ++b) {
+          topo::Path p = t.path(a, b);
+          INFO(t.gpu_name(a) << " -> " << t.gpu_name(b));
+          CHECK(p.hops.size() == t.shortest_path(t.gpu_vertex(a), t.gpu_vertex(b)).size());
+          // Hops chain: each hop leaves the vertex the previous one entered.
+          topo::VertexId at = t.gpu_vertex(a);
+          for (const topo::Hop& h : p.hops) {
+            const topo::Link& l = t.link(h.link);
+            REQUIRE(at == (h.dir == Direction::kUp ? l.a : l.b));
+            at = h.dir == Direction::kUp ? l.b : l.a;
+          }
+          CHECK(at == t.gpu_vertex(b));
         }
-        CHECK(at == t.gpu_vertex(b));
-      }
-  }
+    }
 }
 
 TEST_CASE("topo: DOT export names every vertex and link")

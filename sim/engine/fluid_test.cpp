@@ -30,8 +30,9 @@ using namespace xattn::sim::engine;
 namespace
 {
 
-// Two leaves of two 8-GPU nodes, one NDR-200 NIC per GPU, trunks 4x oversubscribed (2 nodes x 8
-// NICs x 25 GB/s / 4 = 100 GB/s): transfers meet on NICs, on trunks, and on NVLink.
+// Two leaves of two 8-GPU nodes, one NDR-200 NIC per GPU, two spines, each leaf's uplinks 4x
+// oversubscribed (2 nodes x 8 NICs x 25 GB/s / 4 = 100 GB/s, 50 GB/s to each spine): transfers meet
+// on NICs, on trunks, and on NVLink, the trunks as the fabric's routing (appended) picks them.
 constexpr const char* kFabric = R"(name: coupled
 nodes: 4
 gpus_per_node: 8
@@ -41,10 +42,10 @@ nics: {count: 8, latency: 0.5us}
 fabric:
   nodes_per_leaf: 2
   leaves: 2
-  spines: 1
+  spines: 2
   link: {bandwidth: 200Gbps, latency: 0.1us}
   oversubscription: 4
-)";
+  routing: )";
 
 struct Transfer {
   double start = 0; ///< within its set
@@ -81,12 +82,12 @@ std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
   return sets;
 }
 
-// The fabric above, read as a topology file is.
-topo::Topology coupled_topology()
+// The fabric above under a routing mode, read as a topology file is.
+topo::Topology coupled_topology(const char* routing)
 {
   const auto dir = std::filesystem::temp_directory_path() / ("xattn_fluid_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "coupled.yaml") << kFabric;
+  std::ofstream(dir / "coupled.yaml") << kFabric << routing << "\n";
   topo::Topology topo = topo::load_topology((dir / "coupled.yaml").string());
   std::filesystem::remove_all(dir);
   return topo;
@@ -98,13 +99,13 @@ struct Outcome {
 };
 
 // One process, one simulation: the sets one after another, 1 s apart (each is over well within).
-Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
+Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast, const char* routing)
 {
   int argc = 4;
   const char* argv[] = {"test", "--log=root.thresh:critical", "--cfg=maxmin/precision:1e-12",
                         "--cfg=surf/precision:1e-12", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
-  const topo::Topology topo = coupled_topology();
+  const topo::Topology topo = coupled_topology(routing);
   const calibrate::Profile prof = calibrate::load_profile("h100-ndr200-ibgda");
   topo::HostSpec spec;
   spec.dispatch = {prof.fabric(core::FabricClass::kNvlink).block_rate, prof.fabric(core::FabricClass::kPcie).block_rate,
@@ -143,14 +144,14 @@ Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast)
 }
 
 // Runs `simulate` in a child process (a SimGrid engine per process) and reads its outcome back.
-Outcome in_child(const std::vector<std::vector<Transfer>>& sets, bool fast)
+Outcome in_child(const std::vector<std::vector<Transfer>>& sets, bool fast, const char* routing)
 {
   const auto file = std::filesystem::temp_directory_path() /
                     ("xattn_fluid_" + std::to_string(getpid()) + (fast ? "_fast" : "_simgrid"));
   std::fflush(nullptr); // the child must not print the parent's buffered output again
   const pid_t pid = fork();
   if (pid == 0) {
-    const Outcome o = simulate(sets, fast);
+    const Outcome o = simulate(sets, fast, routing);
     std::ofstream f(file, std::ios::binary);
     const std::size_t n = o.ends.size(), m = o.resolves.size();
     f.write(reinterpret_cast<const char*>(&n), sizeof n);
@@ -180,32 +181,35 @@ Outcome in_child(const std::vector<std::vector<Transfer>>& sets, bool fast)
 
 } // namespace
 
-TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-6")
+TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-6, under every routing mode")
 {
   const auto sets = random_sets(600, 20261201);
-  const Outcome fast = in_child(sets, true);
-  const Outcome simgrid = in_child(sets, false);
-  REQUIRE(fast.ends.size() == simgrid.ends.size());
-  int coupled = 0;
-  for (std::uint64_t r : fast.resolves)
-    coupled += r > 0 ? 1 : 0;
-  // Coupled: the fast path had to re-solve flows that met. At least 500 of the 600 sets are.
-  CHECK(coupled >= 500);
-  double worst = 0;
-  std::size_t first = 0, unfinished = 0;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    for (std::size_t i = 0; i < sets[s].size(); ++i) {
-      const double a = fast.ends[first + i], b = simgrid.ends[first + i];
-      if (a < 0 || b < 0) ++unfinished;
-      const double rel = std::abs(a - b) / b;
-      worst = std::max(worst, rel);
-      if (rel > 1e-6) FAIL_CHECK("set " << s << ", transfer " << i << ": fast " << a << " s, SimGrid " << b << " s");
+  for (const auto& [routing, mode] : topo::kRoutings) {
+    INFO("routing " << routing);
+    const Outcome fast = in_child(sets, true, routing);
+    const Outcome simgrid = in_child(sets, false, routing);
+    REQUIRE(fast.ends.size() == simgrid.ends.size());
+    int coupled = 0;
+    for (std::uint64_t r : fast.resolves)
+      coupled += r > 0 ? 1 : 0;
+    // Coupled: the fast path had to re-solve flows that met. At least 500 of the 600 sets are.
+    CHECK(coupled >= 500);
+    double worst = 0;
+    std::size_t first = 0, unfinished = 0;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      for (std::size_t i = 0; i < sets[s].size(); ++i) {
+        const double a = fast.ends[first + i], b = simgrid.ends[first + i];
+        if (a < 0 || b < 0) ++unfinished;
+        const double rel = std::abs(a - b) / b;
+        worst = std::max(worst, rel);
+        if (rel > 1e-6) FAIL_CHECK("set " << s << ", transfer " << i << ": fast " << a << " s, SimGrid " << b << " s");
+      }
+      first += sets[s].size();
     }
-    first += sets[s].size();
+    CHECK(unfinished == 0);
+    INFO("worst relative difference " << worst);
+    CHECK(worst <= 1e-6);
   }
-  CHECK(unfinished == 0);
-  INFO("worst relative difference " << worst);
-  CHECK(worst <= 1e-6);
 }
 
 // Two transfers fill GPU 0's NIC at their caps and end at 1 ms; at that very instant two more
@@ -219,7 +223,7 @@ TEST_CASE("network: transfers that start on a link the instant others there end 
   int argc = 2;
   const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
   simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
-  const topo::Topology topo = coupled_topology();
+  const topo::Topology topo = coupled_topology("pinned");
   topo::HostSpec spec;
   spec.copy_engine_hosts = true;
   topo::Platform platform = topo::build_platform(topo, engine, spec);
