@@ -110,10 +110,12 @@ TEST_CASE("topo: preset ndr400-128 by hand")
   CHECK(t.gpu_count() == 1024);
   CHECK(t.leaf_count() == 32);
   CHECK(t.spine_count() == 16);
-  CHECK(t.link_count() == 128 * 28 + 1024 + 32 * 16);
+  CHECK(t.routing() == topo::Routing::kAdaptive);
+  CHECK(t.link_count() == 128 * 28 + 1024 + 32); // each leaf's 32 uplinks as one trunk
   CHECK(t.path(0, 8).bottleneck.value() == 50e9);
   CHECK(t.path(0, 1023).fabric == FabricClass::kIbSpine);
-  CHECK(t.link(t.path(0, 1023).hops[4].link).bandwidth.value() == 50e9 * 32 / 16);
+  CHECK(t.link(t.path(0, 1023).hops[4].link).name == "leaf31.spines");
+  CHECK(t.link(t.path(0, 1023).hops[4].link).bandwidth.value() == 50e9 * 32);
 }
 
 TEST_CASE("topo: preset ndr400-1024 by hand")
@@ -123,11 +125,12 @@ TEST_CASE("topo: preset ndr400-1024 by hand")
   CHECK(t.node_count() == 1024);
   CHECK(t.leaf_count() == 128);
   CHECK(t.spine_count() == 64);
-  CHECK(t.link_count() == 1024 * 28 + 8192 + 128 * 64);
+  CHECK(t.link_count() == 1024 * 28 + 8192 + 128);
   CHECK(t.gpu_name(8191) == "node1023.gpu7");
   CHECK(t.path(0, 63).fabric == FabricClass::kIbSameLeaf);
   CHECK(t.path(0, 64).fabric == FabricClass::kIbSpine);
-  CHECK(t.path(0, 64).bottleneck.value() == 50e9 * 64 / (2 * 64)); // 2:1 oversubscribed trunk
+  CHECK(t.path(0, 64).bottleneck.value() == 50e9); // a NIC; the leaf's uplinks, 2:1 oversubscribed:
+  CHECK(t.link(t.path(0, 64).hops[3].link).bandwidth.value() == 50e9 * 64 / 2);
 }
 
 TEST_CASE("topo: preset h800-cx7-256 by hand")
@@ -190,7 +193,7 @@ TEST_CASE("topo: preset h100-rail-1024 by hand")
   CHECK(t.spine_count() == 16);
   CHECK(t.rails() == 8);
   CHECK_THAT(t.spec().description, Catch::Contains("rail-optimised"));
-  CHECK(t.link_count() == 128 * 28 + 1024 + 32 * 16);
+  CHECK(t.link_count() == 128 * 28 + 1024 + 32);
   auto g = [&](const char* n) { return *t.find_gpu(n); };
   // Folded (us): NVLink 0.4 + 0.1; GPU slot 0.5 + 0.05; NIC slot 0.5 + 0.05 + 0.25; access 0.1 +
   // 0.25 + 0.065; trunk 0.1 + 0.13.
@@ -207,16 +210,16 @@ TEST_CASE("topo: preset h100-rail-1024 by hand")
   CHECK(t.link(pxn.hops[4].link).name == "node0.nic3.ib");
   CHECK(pxn.latency.value() == Approx((nvlink + up_down) * 1e-6));
   CHECK(pxn.bottleneck.value() == 50e9);
-  topo::Path su = t.path(g("node0.gpu2"), g("node40.gpu2")); // SU 1: leaf 8 + 2, spine (2 + 10) % 16
+  topo::Path su = t.path(g("node0.gpu2"), g("node40.gpu2")); // SU 1: leaf 8 + 2, over every spine
   CHECK(su.fabric == FabricClass::kIbSpine);
   CHECK(su.hops.size() == 8);
-  CHECK(t.link(su.hops[3].link).name == "leaf2.spine12");
-  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32 / 16); // two cables to each spine
+  CHECK(t.link(su.hops[3].link).name == "leaf2.spines");
+  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32); // two cables to each of 16 spines
   CHECK(su.latency.value() == Approx((up_down + trunks) * 1e-6));
-  topo::Path both = t.path(g("node0.gpu0"), g("node40.gpu3")); // PXN, then leaf 3 -> spine 14 -> leaf 11
+  topo::Path both = t.path(g("node0.gpu0"), g("node40.gpu3")); // PXN, then leaf 3 -> the spines -> leaf 11
   CHECK(both.fabric == FabricClass::kIbSpine);
   CHECK(both.hops.size() == 10);
-  CHECK(t.link(both.hops[5].link).name == "leaf3.spine14");
+  CHECK(t.link(both.hops[5].link).name == "leaf3.spines");
   CHECK(both.latency.value() == Approx((nvlink + up_down + trunks) * 1e-6));
 }
 
@@ -226,7 +229,7 @@ TEST_CASE("topo: preset b200-rail-512 by hand")
   CHECK(t.gpu_count() == 512);
   CHECK(t.leaf_count() == 16);
   CHECK(t.spine_count() == 8);
-  CHECK(t.link_count() == 64 * 28 + 512 + 16 * 8);
+  CHECK(t.link_count() == 64 * 28 + 512 + 16);
   auto g = [&](const char* n) { return *t.find_gpu(n); };
   topo::Path nv = t.path(g("node3.gpu1"), g("node3.gpu6"));
   CHECK(nv.fabric == FabricClass::kNvlink);
@@ -235,9 +238,9 @@ TEST_CASE("topo: preset b200-rail-512 by hand")
   CHECK(pxn.fabric == FabricClass::kIbSameLeaf);
   CHECK(pxn.latency.value() == Approx((2 * 0.5 + 2 * (0.55 + 0.8 + 0.415)) * 1e-6));
   CHECK(pxn.bottleneck.value() == 50e9);
-  topo::Path su = t.path(g("node0.gpu0"), g("node32.gpu0")); // leaf 0 -> spine 0 -> leaf 8
+  topo::Path su = t.path(g("node0.gpu0"), g("node32.gpu0")); // leaf 0 -> the spines -> leaf 8
   CHECK(su.fabric == FabricClass::kIbSpine);
-  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32 / 8);
+  CHECK(t.link(su.hops[3].link).bandwidth.value() == 50e9 * 32);
 }
 
 TEST_CASE("topo: preset b200-leafspine-512 by hand")
@@ -247,16 +250,16 @@ TEST_CASE("topo: preset b200-leafspine-512 by hand")
   CHECK(t.leaf_count() == 16); // the switches of b200-rail-512, cabled 4 nodes per leaf
   CHECK(t.spine_count() == 8);
   CHECK(t.rails() == 1);
-  CHECK(t.link_count() == 64 * 28 + 512 + 16 * 8);
+  CHECK(t.link_count() == 64 * 28 + 512 + 16);
   auto g = [&](const char* n) { return *t.find_gpu(n); };
   topo::Path leaf = t.path(g("node0.gpu0"), g("node3.gpu5")); // own NICs, one leaf
   CHECK(leaf.fabric == FabricClass::kIbSameLeaf);
   CHECK(leaf.hops.size() == 6);
   CHECK(leaf.latency.value() == Approx(2 * (0.55 + 0.8 + 0.415) * 1e-6));
-  topo::Path spine = t.path(g("node0.gpu0"), g("node4.gpu0")); // leaf 0 -> spine 1 -> leaf 1
+  topo::Path spine = t.path(g("node0.gpu0"), g("node4.gpu0")); // leaf 0 -> the spines -> leaf 1
   CHECK(spine.fabric == FabricClass::kIbSpine);
-  CHECK(t.link(spine.hops[3].link).name == "leaf0.spine1");
-  CHECK(t.link(spine.hops[3].link).bandwidth.value() == 50e9 * 4 * 8 / 8); // 32 NIC ports over 8 spines
+  CHECK(t.link(spine.hops[3].link).name == "leaf0.spines");
+  CHECK(t.link(spine.hops[3].link).bandwidth.value() == 50e9 * 4 * 8); // 32 NIC ports' worth of uplinks
   CHECK(spine.latency.value() == Approx((2 * (0.55 + 0.8 + 0.415) + 2 * 0.23) * 1e-6));
 }
 
@@ -270,8 +273,8 @@ TEST_CASE("topo: preset gb200-nvl72-576 by hand")
   CHECK_THAT(t.spec().description, Catch::Contains("72"));
   CHECK(t.leaf_count() == 32);
   CHECK(t.spine_count() == 9);
-  CHECK(t.link_count() == 144 * 14 + 576 + 32 * 9);
-  CHECK(t.vertex_count() == 144 * 11 + 8 + 32 + 9);
+  CHECK(t.link_count() == 144 * 14 + 576 + 32);
+  CHECK(t.vertex_count() == 144 * 11 + 8 + 32 + 1); // the 9 spines as one vertex
   auto g = [&](const char* n) { return *t.find_gpu(n); };
   // Two trays of rack 0: NVLink through the switch trays, 9 x 100 GB/s; (0.5 + 0.1) us per port.
   topo::Path tray = t.path(g("node0.gpu0"), g("node5.gpu0"));
@@ -281,12 +284,12 @@ TEST_CASE("topo: preset gb200-nvl72-576 by hand")
   CHECK(tray.latency.value() == Approx(1.2e-6));
   CHECK(tray.bottleneck.value() == 900e9);
   CHECK(t.fabric_class(g("node0.gpu0"), g("node17.gpu3")) == FabricClass::kNvlink);
-  // Rack 0 to rack 1 on rail 1: leaf 1 -> spine (1 + 5) % 9 = 6 -> leaf 5.
+  // Rack 0 to rack 1 on rail 1: leaf 1 -> the spines -> leaf 5.
   topo::Path rack = t.path(g("node0.gpu1"), g("node18.gpu1"));
   CHECK(rack.fabric == FabricClass::kIbSpine);
   CHECK(rack.hops.size() == 8);
-  CHECK(t.link(rack.hops[3].link).name == "leaf1.spine6");
-  CHECK(t.link(rack.hops[3].link).bandwidth.value() == 50e9 * 18 / 9);
+  CHECK(t.link(rack.hops[3].link).name == "leaf1.spines");
+  CHECK(t.link(rack.hops[3].link).bandwidth.value() == 50e9 * 18);
   CHECK(rack.latency.value() == Approx((2 * (0.55 + 0.8 + 0.415) + 2 * 0.23) * 1e-6));
   CHECK(rack.bottleneck.value() == 50e9);
   // Cross-rail to another rack: NVLink to node0.gpu2 first (PXN), then rail 2.

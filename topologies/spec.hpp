@@ -115,7 +115,7 @@ struct FabricSpec {
   int rails = 1;
   std::vector<int> rail_of_nic; ///< rail of each local NIC (size nics.count)
   CrossRail cross_rail = CrossRail::kPxn;
-  Routing routing = Routing::kPinned;
+  Routing routing = Routing::kEcmp;
   std::uint64_t ecmp_seed = 0; ///< kEcmp: the hash's seed
 };
 

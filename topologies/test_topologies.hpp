@@ -14,7 +14,8 @@ namespace xattn::topo::test
 // 25 GB/s access link: 25e9 * (2 nodes * 2 NICs) / (8 * 2 spines) = 6.25e9 B/s per leaf-spine trunk.
 // Folded latencies: nvlink 1 + 0.2/2 = 1.1us; GPU slot 0.5 + 0.1/2 = 0.55us; NIC slot 0.5 + 0.05 +
 // 0.4/2 = 0.75us; host 1 + 0.05 + 0.3/2 = 1.2us; access 0.6 + 0.2 + 0.1 = 0.9us; trunk 0.6 + 0.2 = 0.8us.
-// `fabric_extra`: more lines of its fabric section ("  routing: ecmp\n").
+// `fabric_extra`: more lines of its fabric section ("  routing: ecmp\n"); without a routing line
+// there, flows between leaves are pinned, (leaf_a + leaf_b) % 2.
 inline std::string small_yaml(bool nvlink = true, const std::string& affinity = "",
                               const std::string& fabric_extra = "")
 {
@@ -27,7 +28,7 @@ inline std::string small_yaml(bool nvlink = true, const std::string& affinity = 
        "}\n"
        "fabric:\n  nodes_per_leaf: 2\n  leaves: 2\n  spines: 2\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n"
        "  switch_latency: 0.2us\n  oversubscription: 8\n" +
-       fabric_extra;
+       (fabric_extra.find("routing:") == std::string::npos ? "  routing: pinned\n" : "") + fabric_extra;
   return t;
 }
 
@@ -41,7 +42,7 @@ inline Topology small(bool nvlink = true, const std::string& affinity = "", cons
 // 2 spines, 25 GB/s access links. One NIC per GPU (GPU k uses NIC k); NICs 0-1 on PCIe switch 0,
 // 2-3 on switch 1. Trunks: 25e9 * (2 nodes * 1 NIC of the rail) / (4 * 2 spines) = 6.25e9 B/s.
 // Folded latencies as small(): nvlink 1.1us, GPU slot 0.55us, NIC slot 0.75us, access 0.9us,
-// trunk 0.8us.
+// trunk 0.8us. Flows between leaves are pinned, (leaf_a + leaf_b) % 2.
 inline std::string rail_yaml(const std::string& cross_rail = "pxn")
 {
   return "name: rail\nnodes: 4\ngpus_per_node: 4\n"
@@ -51,7 +52,8 @@ inline std::string rail_yaml(const std::string& cross_rail = "pxn")
          "nics: {count: 4, latency: 0.4us}\n"
          "fabric:\n  nodes_per_leaf: 2\n  leaves: 8\n  spines: 2\n  rails: 4\n  cross_rail: " +
          cross_rail +
-         "\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n  switch_latency: 0.2us\n  oversubscription: 4\n";
+         "\n  link: {bandwidth: 200Gbps, latency: 0.6us}\n  switch_latency: 0.2us\n  oversubscription: 4\n"
+         "  routing: pinned\n";
 }
 
 inline Topology rail(const std::string& cross_rail = "pxn")

@@ -189,8 +189,9 @@ const Schema kFabric{
      .choices = "pxn|spine"},
     {.key = "routing",
      .kind = FieldKind::kChoice,
-     .def = "pinned",
-     .meaning = "how flows between two leaves cross the spines. adaptive: every flow spread evenly over all spines "
+     .def = "ecmp",
+     .meaning = "how flows between two leaves cross the spines (each preset says which its switches do). adaptive: "
+                "every flow spread evenly over all spines "
                 "(switches with adaptive routing spread a flow's packets; a leaf's uplinks then carry it as one "
                 "link); ecmp: each GPU pair's flows over one spine picked by a seeded hash of the pair (as switches "
                 "hash a connection's headers: pairs that hash alike share a spine); pinned: every flow of a leaf "

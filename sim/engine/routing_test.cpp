@@ -81,7 +81,8 @@ double routed_step(const std::string& routing, const std::string& holders)
   std::ifstream preset(*core::resolve_preset("ndr400-128", "topologies", ".yaml"));
   std::ostringstream text;
   for (std::string line; std::getline(preset, line);)
-    if (line.rfind("  routing:", 0) != 0) text << line << "\n" << (line == "fabric:" ? "  routing: " + routing + "\n" : "");
+    if (line.rfind("  routing:", 0) != 0)
+      text << line << "\n" << (line == "fabric:" ? "  routing: " + routing + "\n" : "");
   const auto topology = dir / "ndr400-128.yaml";
   std::ofstream(topology) << text.str();
   std::ostringstream s;
