@@ -160,6 +160,9 @@ Profile read_profile(const core::Document& doc)
   p.route_blocks = dispatch.count("route_blocks");
   p.route_protocol = route_protocol_named(dispatch.choice("route_protocol"));
   p.fetch_blocks = dispatch.count("fetch_blocks");
+  p.proxy_post = dispatch.seconds("proxy_post");
+  p.proxy_threads = dispatch.count("proxy_threads");
+  p.gpu_post = dispatch.seconds("gpu_post");
 
   const bool has_gpu = top.has("gpu");
   if (has_gpu) {

@@ -79,6 +79,26 @@ const core::Schema kDispatchSchema{
      .def = "32",
      .meaning = "thread blocks moving a fetched chunk",
      .check = Check::kPositive},
+    {.key = "proxy_post",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "a CPU proxy thread's time to post one network message (engine.transport proxy: work request, "
+                "doorbell); a GPU's proxy threads post one message each at a time, so a fan-out queues; 0s: "
+                "posting is inside the fabric's probe",
+     .range = {0, 1e-3, "posting a message takes ns to us"}},
+    {.key = "proxy_threads",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning = "CPU proxy threads posting a GPU's network messages (NCCL runs one per GPU)",
+     .check = Check::kPositive,
+     .range = {1, 64, "a few threads per GPU"}},
+    {.key = "gpu_post",
+     .dim = Dimension::kSeconds,
+     .def = "0s",
+     .meaning = "a thread block's time to post one network message device-initiated (IBGDA: its work queue "
+                "entry and doorbell); each message's blocks post their own, in parallel with other messages; 0s: "
+                "inside the fabric's probe",
+     .range = {0, 1e-3, "posting a message takes ns to us"}},
 };
 
 const core::Schema kGpuSchema{

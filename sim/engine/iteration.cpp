@@ -38,29 +38,31 @@ void IterationSteps::launch_select(int op, int rank)
   const double L = plan->scale;
   const double start = stamp(timeline());
   IterationSteps self = *this;
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [self, op, rank, start]() mutable {
-    const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
-    const topo::GpuId them = self.holder_gpu(self.plan->selects[op].holder, rank);
-    self.holder_compute(them).submit(
-        (x.kernel.work * self.plan->scale).value(), x.kernel.share, [self, op, rank, start]() mutable {
-          const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
-          const double L = self.plan->scale;
-          const topo::GpuId me = self.instance().gpus[rank],
-                            them = self.holder_gpu(self.plan->selects[op].holder, rank);
-          self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [self, op, rank, start]() mutable {
-            if (Timeline* tl = self.timeline(); tl != nullptr) {
-              const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
-              const Select& sel = self.plan->selects[op];
-              tl->leg(Leg::kIndex,
-                      {self.plan->iteration, self.instance().gpus[rank], self.holder_gpu(sel.holder, rank), op,
-                       &sel.served},
-                      start, now(), ((x.query + x.answer) * self.plan->scale).value());
-            }
-            XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
-            if (--self.plan->selecting == 0) self.run_calls();
-          });
-        });
-  });
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, sc().transport,
+       [self, op, rank, start]() mutable {
+         const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+         const topo::GpuId them = self.holder_gpu(self.plan->selects[op].holder, rank);
+         self.holder_compute(them).submit(
+             (x.kernel.work * self.plan->scale).value(), x.kernel.share, [self, op, rank, start]() mutable {
+               const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+               const double L = self.plan->scale;
+               const topo::GpuId me = self.instance().gpus[rank],
+                                 them = self.holder_gpu(self.plan->selects[op].holder, rank);
+               self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, self.sc().transport,
+                         [self, op, rank, start]() mutable {
+                           if (Timeline* tl = self.timeline(); tl != nullptr) {
+                             const ExchangePrice& x = self.plan->select_prices[op * self.sc().tp + rank];
+                             const Select& sel = self.plan->selects[op];
+                             tl->leg(Leg::kIndex,
+                                     {self.plan->iteration, self.instance().gpus[rank],
+                                      self.holder_gpu(sel.holder, rank), op, &sel.served},
+                                     start, now(), ((x.query + x.answer) * self.plan->scale).value());
+                           }
+                           XATTN_CHECK(self.plan->selecting > 0, "a selection of an iteration completed twice");
+                           if (--self.plan->selecting == 0) self.run_calls();
+                         });
+             });
+       });
 }
 
 void IterationSteps::run_calls()
@@ -89,12 +91,21 @@ void IterationSteps::run_calls()
 }
 
 void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail,
-                          Callback done) const
+                          core::Transport transport, Callback done) const
 {
-  if (bytes.value() > 0)
-    sim.net_->transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
-  else
+  if (bytes.value() <= 0) {
     after(tail.value(), std::move(done));
+    return;
+  }
+  Network& net = *sim.net_;
+  const double leave = sim.posting_->priced(transport) ? sim.posting_->leave(src, dst, transport, now()) : now();
+  if (leave <= now()) {
+    net.transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
+    return;
+  }
+  at(leave, [&net, src, dst, b = bytes.value(), f, t = tail.value(), d = std::move(done)]() mutable {
+    net.transfer(src, dst, b, f, t, std::move(d));
+  });
 }
 
 CallRef IterationSteps::call_ref(int op, int rank) const
@@ -118,44 +129,47 @@ void IterationSteps::launch_exchange(int op, int rank)
   IterationSteps self = *this;
   // Query out (its fixed delays and the kernel's launch fused into the same event), the holder's
   // kernel, answer back. Each step reads the call's price from the plan.
-  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, [self, op, rank, start]() mutable {
-    const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
-    const double L = self.plan->scale;
-    const topo::GpuId them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
-    ComputeUnit& gpu = self.holder_compute(them);
-    Timeline* tl = self.timeline();
-    const double arrived = stamp(tl);
-    int lane = 0;
-    if (tl != nullptr) {
-      const CallRef c = self.call_ref(op, rank);
-      const double probed = arrived - (x.kernel.launch * L).value();
-      tl->leg(Leg::kQuery, c, start, probed - (x.after_query * L).value(), (x.query * L).value());
-      tl->leg(Leg::kProbe, c, probed - (x.after_query * L).value(), probed);
-      lane = tl->holder_begin(Leg::kKernel, c);
-      tl->queue(Leg::kKernel, them, gpu.running() + 1);
-    }
-    gpu.submit((x.kernel.work * L).value(), x.kernel.share, [self, op, rank, start, arrived, lane]() mutable {
-      const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
-      const double L = self.plan->scale;
-      const topo::GpuId me = self.instance().gpus[rank], them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
-      Timeline* tl = self.timeline();
-      const double computed = stamp(tl);
-      if (tl != nullptr) {
-        tl->holder_end(Leg::kKernel, self.call_ref(op, rank), lane, arrived);
-        tl->queue(Leg::kKernel, them, self.holder_compute(them).running());
-      }
-      self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, [self, op, rank, start, computed]() mutable {
-        if (XATTN_FAULT(kLostAnswer)) return;
-        if (Timeline* tl = self.timeline(); tl != nullptr) {
-          const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
-          const CallRef c = self.call_ref(op, rank);
-          tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * self.plan->scale).value());
-          tl->call(Primitive::kRoute, c, start, ((x.query + x.answer) * self.plan->scale).value());
-        }
-        self.op_done();
-      });
-    });
-  });
+  send(me, them, x.query * L, x.query_flow, (x.after_query + x.kernel.launch) * L, sc().transport,
+       [self, op, rank, start]() mutable {
+         const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
+         const double L = self.plan->scale;
+         const topo::GpuId them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
+         ComputeUnit& gpu = self.holder_compute(them);
+         Timeline* tl = self.timeline();
+         const double arrived = stamp(tl);
+         int lane = 0;
+         if (tl != nullptr) {
+           const CallRef c = self.call_ref(op, rank);
+           const double probed = arrived - (x.kernel.launch * L).value();
+           tl->leg(Leg::kQuery, c, start, probed - (x.after_query * L).value(), (x.query * L).value());
+           tl->leg(Leg::kProbe, c, probed - (x.after_query * L).value(), probed);
+           lane = tl->holder_begin(Leg::kKernel, c);
+           tl->queue(Leg::kKernel, them, gpu.running() + 1);
+         }
+         gpu.submit((x.kernel.work * L).value(), x.kernel.share, [self, op, rank, start, arrived, lane]() mutable {
+           const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
+           const double L = self.plan->scale;
+           const topo::GpuId me = self.instance().gpus[rank],
+                             them = self.holder_gpu(self.plan->exchanges[op].holder, rank);
+           Timeline* tl = self.timeline();
+           const double computed = stamp(tl);
+           if (tl != nullptr) {
+             tl->holder_end(Leg::kKernel, self.call_ref(op, rank), lane, arrived);
+             tl->queue(Leg::kKernel, them, self.holder_compute(them).running());
+           }
+           self.send(them, me, x.answer * L, x.answer_flow, x.after_answer * L, self.sc().transport,
+                     [self, op, rank, start, computed]() mutable {
+                       if (XATTN_FAULT(kLostAnswer)) return;
+                       if (Timeline* tl = self.timeline(); tl != nullptr) {
+                         const ExchangePrice& x = self.plan->exchange_prices[op * self.sc().tp + rank];
+                         const CallRef c = self.call_ref(op, rank);
+                         tl->leg(Leg::kAnswer, c, computed, now(), (x.answer * self.plan->scale).value());
+                         tl->call(Primitive::kRoute, c, start, ((x.query + x.answer) * self.plan->scale).value());
+                       }
+                       self.op_done();
+                     });
+         });
+       });
 }
 
 void IterationSteps::launch_move(int op, int rank, double L)
@@ -192,7 +206,7 @@ void IterationSteps::launch_move(int op, int rank, double L)
     if (tl != nullptr) tl->queue(Leg::kCopy, them, pool->waiting());
     // The copy stream is free when the bytes have moved; the splice follows on the requester,
     // one splice at a time per GPU (one per contiguous run, summed).
-    self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), [=]() mutable {
+    self.send(them, me, x.bytes * L, x.chunk_flow, Seconds(0), self.sc().transport, [=]() mutable {
       pool->release();
       const double copied = stamp(tl);
       if (tl != nullptr) {
@@ -211,7 +225,7 @@ void IterationSteps::launch_move(int op, int rank, double L)
         for (int to = 0; to < self.sc().tp; ++to) {
           if (to == rank) continue;
           const MovePrice y = self.forward_price(self.plan->moves[op], rank, to);
-          self.send(me, self.instance().gpus[to], y.bytes * L, y.chunk_flow, y.after_chunk * L,
+          self.send(me, self.instance().gpus[to], y.bytes * L, y.chunk_flow, y.after_chunk * L, core::Transport::kGpu,
                     [=]() mutable { self.shard_landed(op, to, x.splice * L, start, x.bytes * L); });
         }
         self.shard_landed(op, rank, x.splice * L, start, x.bytes * L);

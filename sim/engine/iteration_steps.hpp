@@ -189,8 +189,10 @@ struct IterationSteps {
   CallRef call_ref(int op, int rank) const;
   /// Move `m`'s number among all of the iteration's calls.
   int move_op(int m) const { return static_cast<int>(plan->exchanges.size()) + m; }
-  /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte.
-  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, Callback done) const;
+  /// Moves `bytes` (none: only the tail passes) and calls `done` `tail` after the last byte. A
+  /// message leaves once its sender posted it through `transport` (posting.hpp).
+  void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, core::Transport transport,
+            Callback done) const;
   Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
   ExchangePrice price(const iteration::Exchange& e, int rank) const
   {

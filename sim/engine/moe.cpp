@@ -79,7 +79,9 @@ void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, C
   const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) *
                           x->pairs_of(owner, owner == r ? t : r);
   const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
-  x->members[r].send(from, to, per_layer * x->layers, e.flow, e.after * x->layers, std::move(then));
+  // DeepEP's kernels post their messages from the GPU, whatever transport the KV traffic takes.
+  x->members[r].send(from, to, per_layer * x->layers, e.flow, e.after * x->layers, core::Transport::kGpu,
+                     std::move(then));
 }
 
 // GPU t's experts run once every dispatch to it arrived (`received`: some did), after what its GPU

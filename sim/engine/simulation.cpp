@@ -122,6 +122,7 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
   for (simgrid::s4u::Link* l : platform_.links)
     l->set_latency(0);
   net_ = std::make_unique<Network>(*sc.topology, platform_, sc.fast_path);
+  posting_ = std::make_unique<Posting>(sc.profile, *sc.topology);
   net_->set_check_solver(sc.check_solver);
 
   // The corpus holders' instances, then with prefill every requester instance: a chunk lives where

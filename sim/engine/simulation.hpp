@@ -11,6 +11,7 @@
 #include "sim/engine/kv_pool.hpp"
 #include "sim/engine/load.hpp"
 #include "sim/engine/network.hpp"
+#include "sim/engine/posting.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 #include "sim/engine/timeline.hpp"
@@ -151,6 +152,7 @@ private:
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   topo::Platform platform_;
   std::unique_ptr<Network> net_;
+  std::unique_ptr<Posting> posting_; ///< when each message leaves its sender (posting.hpp)
   /// The GPUs a call may go to, holder instance-major (tp each): the corpus holders, then with
   /// prefill every requester instance (Simulation::choose_holder).
   std::vector<topo::GpuId> holder_gpus_;
