@@ -162,7 +162,6 @@ Profile read_profile(const core::Document& doc)
   p.fetch_blocks = dispatch.count("fetch_blocks");
   p.proxy_post = dispatch.seconds("proxy_post");
   p.proxy_threads = dispatch.count("proxy_threads");
-  p.gpu_post = dispatch.seconds("gpu_post");
 
   const bool has_gpu = top.has("gpu");
   if (has_gpu) {

@@ -136,13 +136,12 @@ struct Profile {
   int route_blocks = 1; ///< thread blocks that dispatch a routed query (1: single-block)
   RouteProtocol route_protocol = RouteProtocol::kAbsorbed;
   int fetch_blocks = 1; ///< thread blocks (or copy-engine equivalent) that move a fetched chunk
-  /// Posting a message to the network (docs/contention.md, "Posting a fan-out"): through a CPU proxy,
-  /// each of a GPU's `proxy_threads` posts one message at a time, `proxy_post` each, so a fan-out
-  /// queues there; device-initiated, the message's own thread blocks post it in `gpu_post`, in
-  /// parallel with other messages. 0: posting is inside the fabric's probe.
+  /// Posting a message to the network through a CPU proxy (docs/contention.md, "Posting a
+  /// fan-out"): each of a GPU's `proxy_threads` posts one message at a time, `proxy_post` each, so
+  /// a message waits for the posts of those before it (a lone message's post is inside the probe).
+  /// 0: no queue.
   Seconds proxy_post{0};
   int proxy_threads = 1;
-  Seconds gpu_post{0};
 
   GpuSpec gpu;
   MeasuredCosts measured;

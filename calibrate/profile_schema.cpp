@@ -83,8 +83,9 @@ const core::Schema kDispatchSchema{
      .dim = Dimension::kSeconds,
      .def = "0s",
      .meaning = "a CPU proxy thread's time to post one network message (engine.transport proxy: work request, "
-                "doorbell); a GPU's proxy threads post one message each at a time, so a fan-out queues; 0s: "
-                "posting is inside the fabric's probe",
+                "doorbell); a GPU's proxy threads post one message each at a time, so a message of a fan-out waits "
+                "for the posts of those before it (a lone message's post is inside the fabric's probe); 0s: no "
+                "queue. Device-initiated messages post from their own thread blocks, in parallel: no queue",
      .range = {0, 1e-3, "posting a message takes ns to us"}},
     {.key = "proxy_threads",
      .kind = FieldKind::kInteger,
@@ -92,13 +93,6 @@ const core::Schema kDispatchSchema{
      .meaning = "CPU proxy threads posting a GPU's network messages (NCCL runs one per GPU)",
      .check = Check::kPositive,
      .range = {1, 64, "a few threads per GPU"}},
-    {.key = "gpu_post",
-     .dim = Dimension::kSeconds,
-     .def = "0s",
-     .meaning = "a thread block's time to post one network message device-initiated (IBGDA: its work queue "
-                "entry and doorbell); each message's blocks post their own, in parallel with other messages; 0s: "
-                "inside the fabric's probe",
-     .range = {0, 1e-3, "posting a message takes ns to us"}},
 };
 
 const core::Schema kGpuSchema{

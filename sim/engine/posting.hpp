@@ -1,10 +1,10 @@
-// Posting network messages (docs/contention.md, "Posting a fan-out"). Before its bytes cross the
-// network a message is posted to its sender's NIC: through a CPU proxy, by one of the GPU's proxy
-// threads, each posting one message at a time (dispatch.proxy_post), so that a fan-out of many
-// small messages queues there; device-initiated (IBGDA), by the message's own thread blocks
-// (dispatch.gpu_post), in parallel with the GPU's other messages. Messages that stay inside an
-// NVLink domain or a node's PCIe are not posted to a NIC. With both costs 0 (the default) posting is
-// inside the fabric's probe and every message leaves at once.
+// Posting network messages (docs/contention.md, "Posting a fan-out"). A message to another node is
+// posted to its sender's NIC before its bytes move. A lone message's post is inside its fabric's
+// probe (the measured fixed time of one message); what a fan-out adds is the queue: through a CPU
+// proxy, each of a GPU's proxy threads posts one message at a time (dispatch.proxy_post each), so
+// the next message waits for the thread to finish the ones before it. Device-initiated (IBGDA),
+// each message's own thread blocks post it, in parallel with the GPU's other messages: no queue.
+// Messages that stay inside an NVLink domain or a node's PCIe are not posted to a NIC.
 #pragma once
 
 #include "calibrate/profile.hpp"
@@ -20,19 +20,16 @@ class Posting
 {
 public:
   Posting(const calibrate::Profile& profile, const topo::Topology& topo);
-  /// Whether posting through `transport` costs anything (else every message leaves when it is sent).
-  bool priced(core::Transport transport) const
-  {
-    return (transport == core::Transport::kProxy ? proxy_post_ : gpu_post_) > 0;
-  }
+  /// Whether messages sent through `transport` can wait to be posted (else each leaves when sent).
+  bool priced(core::Transport transport) const { return transport == core::Transport::kProxy && proxy_post_ > 0; }
   /// When a message that GPU `src` sends to `dst` at `now` through `transport` leaves its sender:
-  /// after a proxy thread is free and has posted it (the thread is busy until then), or after its
-  /// thread blocks posted it, or at once where it goes to no NIC.
+  /// through a proxy, once one of the GPU's threads is free (it is then busy posting it for
+  /// proxy_post); device-initiated, or to no NIC, at once.
   double leave(topo::GpuId src, topo::GpuId dst, core::Transport transport, double now);
 
 private:
   const topo::Topology& topo_;
-  double proxy_post_ = 0, gpu_post_ = 0;
+  double proxy_post_ = 0;
   int threads_ = 1;
   std::vector<double> proxy_free_; ///< [gpu * threads + k]: when proxy thread k of a GPU is free
 };

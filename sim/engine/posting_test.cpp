@@ -15,12 +15,11 @@ using namespace xattn::sim::engine;
 namespace
 {
 
-calibrate::Profile posting_profile(double proxy_post, int threads, double gpu_post)
+calibrate::Profile posting_profile(double proxy_post, int threads)
 {
   calibrate::Profile p = calibrate::load_profile("h100-ndr200-ibgda");
   p.proxy_post = core::Seconds(proxy_post);
   p.proxy_threads = threads;
-  p.gpu_post = core::Seconds(gpu_post);
   return p;
 }
 
@@ -33,8 +32,7 @@ double fan_out(int holders, const std::string& dispatch, const std::string& tran
   std::ifstream preset(*core::resolve_preset("h100-ndr200-ibgda", "calibrate/profiles", ".yaml"));
   std::ostringstream text;
   for (std::string line; std::getline(preset, line);) // the profile's own posting costs replaced
-    if (line.rfind("  proxy_", 0) != 0 && line.rfind("  gpu_post", 0) != 0)
-      text << line << "\n" << (line == "dispatch:" ? dispatch : "");
+    if (line.rfind("  proxy_", 0) != 0) text << line << "\n" << (line == "dispatch:" ? dispatch : "");
   std::ofstream(dir / "profile.yaml") << text.str();
   std::ostringstream s;
   s << "name: fan-out\n"
@@ -54,58 +52,54 @@ double fan_out(int holders, const std::string& dispatch, const std::string& tran
 TEST_CASE("posting: a proxy thread posts one message at a time, thread blocks post in parallel")
 {
   const topo::Topology t = topo::test::small(); // GPUs 0-3 node0, 4-7 node1 (same leaf), 8-15 leaf 1
-  // One proxy thread of 2 us per post: three messages sent at 1 us leave at 3, 5 and 7 us; another
-  // GPU's proxy is its own; an NVLink message is not posted to a NIC.
-  Posting one(posting_profile(2e-6, 1, 0), t);
+  // One proxy thread of 2 us per post: three messages sent at 1 us leave at 1, 3 and 5 us (each
+  // waits for the posts before it; its own is inside the probe); another GPU's proxy is its own;
+  // an NVLink message is not posted to a NIC.
+  Posting one(posting_profile(2e-6, 1), t);
   CHECK(one.priced(core::Transport::kProxy));
   CHECK_FALSE(one.priced(core::Transport::kGpu));
-  CHECK(one.leave(0, 8, core::Transport::kProxy, 1e-6) == Approx(3e-6));
-  CHECK(one.leave(0, 4, core::Transport::kProxy, 1e-6) == Approx(5e-6));
-  CHECK(one.leave(0, 9, core::Transport::kProxy, 1e-6) == Approx(7e-6));
-  CHECK(one.leave(1, 8, core::Transport::kProxy, 1e-6) == Approx(3e-6));
+  CHECK(one.leave(0, 8, core::Transport::kProxy, 1e-6) == Approx(1e-6));
+  CHECK(one.leave(0, 4, core::Transport::kProxy, 1e-6) == Approx(3e-6));
+  CHECK(one.leave(0, 9, core::Transport::kProxy, 1e-6) == Approx(5e-6));
+  CHECK(one.leave(1, 8, core::Transport::kProxy, 1e-6) == Approx(1e-6));
   CHECK(one.leave(0, 1, core::Transport::kProxy, 1e-6) == 1e-6);
-  // Free again by 20 us: the next waits only for its own post.
-  CHECK(one.leave(0, 8, core::Transport::kProxy, 20e-6) == Approx(22e-6));
+  // Free again by 20 us: the next leaves at once.
+  CHECK(one.leave(0, 8, core::Transport::kProxy, 20e-6) == Approx(20e-6));
   // Two threads: pairs leave together.
-  Posting two(posting_profile(2e-6, 2, 0), t);
-  for (double expected : {2e-6, 2e-6, 4e-6, 4e-6, 6e-6})
-    CHECK(two.leave(0, 8, core::Transport::kProxy, 0) == Approx(expected));
-  // Device-initiated: each message's blocks post it, 0.5 us, whatever the GPU sent before.
-  Posting gpu(posting_profile(2e-6, 1, 0.5e-6), t);
+  Posting two(posting_profile(2e-6, 2), t);
+  for (double expected : {0.0, 0.0, 2e-6, 2e-6, 4e-6})
+    CHECK(two.leave(0, 8, core::Transport::kProxy, 0) == Approx(expected).margin(1e-15));
+  // Device-initiated: each message's blocks post it, in parallel: every one leaves when sent.
   for (int k = 0; k < 4; ++k)
-    CHECK(gpu.leave(0, 8, core::Transport::kGpu, 1e-6) == Approx(1.5e-6));
-  CHECK(gpu.leave(0, 1, core::Transport::kGpu, 1e-6) == 1e-6);
-  // Nothing priced: every message leaves when sent.
-  Posting none(posting_profile(0, 1, 0), t);
+    CHECK(one.leave(2, 8, core::Transport::kGpu, 1e-6) == 1e-6);
+  // No post priced: no queue.
+  Posting none(posting_profile(0, 1), t);
   CHECK_FALSE(none.priced(core::Transport::kProxy));
-  CHECK_FALSE(none.priced(core::Transport::kGpu));
   CHECK(none.leave(0, 8, core::Transport::kProxy, 1e-6) == 1e-6);
 }
 
 // The requester posts its N queries through its one proxy thread, P apart; each holder posts its
-// one answer through its own. With P = 10 and 20 us every query's 147 kB leaves the requester in 6 us
-// (one thread block's 25 GB/s), before the next leaves, and each answer likewise: no two messages share a
-// link, and the last query (posted at N x P) and its answer (one post after its kernel) end the
-// step. So doubling P adds (N + 1) x 10 us (to 1e-7 of the step: the rates' sums round differently
-// when the same flows run at other dates).
-TEST_CASE("posting: a routed fan-out through a CPU proxy waits for one post per holder")
+// one answer through its own, at once. With P = 10 and 20 us every query's 147 kB leaves the
+// requester in 6 us (one thread block's 25 GB/s), before the next leaves, and each answer likewise:
+// no two messages share a link, and the last query (posted after N - 1 others) and its answer end
+// the step. So doubling P adds (N - 1) x 10 us (to 1e-7 of the step: the rates' sums round
+// differently when the same flows run at other dates), nothing for one holder.
+TEST_CASE("posting: a routed fan-out through a CPU proxy waits for one post per holder before it")
 {
   for (int n : {1, 8, 64}) {
     INFO(n << " holders");
     const double p10 = fan_out(n, "  proxy_post: 10us\n", "proxy");
     const double p20 = fan_out(n, "  proxy_post: 20us\n", "proxy");
-    CHECK(p20 == Approx(p10 + (n + 1) * 10e-6).epsilon(1e-7));
+    CHECK(p20 == Approx(p10 + (n - 1) * 10e-6).epsilon(1e-7));
   }
 }
 
-// Device-initiated, every query leaves its thread blocks' post after it is sent and every answer
-// likewise: the step is two posts longer, whatever the fan-out (to 1e-7, as above); the proxy's cost
-// is not paid.
-TEST_CASE("posting: device-initiated messages each pay their blocks' post, in parallel")
+// Device-initiated, the messages post from their own thread blocks, each in its probe: the proxy's
+// posts cost nothing, whatever the fan-out.
+TEST_CASE("posting: device-initiated messages do not queue behind a proxy")
 {
   for (int n : {1, 8, 64}) {
     INFO(n << " holders");
-    const double none = fan_out(n, "", "gpu");
-    CHECK(fan_out(n, "  gpu_post: 1us\n  proxy_post: 10us\n", "gpu") == Approx(none + 2e-6).epsilon(1e-7));
+    CHECK(fan_out(n, "  proxy_post: 10us\n", "gpu") == fan_out(n, "  proxy_post: 0s\n", "gpu"));
   }
 }
