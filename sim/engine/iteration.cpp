@@ -98,7 +98,7 @@ void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const F
     return;
   }
   Network& net = *sim.net_;
-  const double leave = sim.posting_->priced(transport) ? sim.posting_->leave(src, dst, transport, now()) : now();
+  const double leave = sim.posting_->leave(src, dst, transport, now());
   if (leave <= now()) {
     net.transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
     return;

@@ -23,6 +23,14 @@ std::string ep_split_problem(int ep, int dp, const std::string& group)
          " (dp_attention = " + std::to_string(dp) + "), not " + std::to_string(ep);
 }
 
+std::string experts_split_problem(const ModelSpec& m, int ep)
+{
+  if (!m.moe())
+    return ep == 1 ? "" : "model '" + m.name + "' has no routed experts to split: ep is 1 for a dense model";
+  if (m.experts % ep == 0) return "";
+  return "the model's " + std::to_string(m.experts) + " experts do not split over ep = " + std::to_string(ep);
+}
+
 namespace
 {
 
@@ -100,10 +108,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
                std::to_string(sc.requesters.size()) +
                    " requester GPUs do not split into instances of dp_attention = " + std::to_string(sc.dp_attention));
   if (sc.ep != 1 && sc.ep != sc.dp_attention) inst.error("ep", ep_split_problem(sc.ep, sc.dp_attention, "instance"));
-  if (sc.model.moe() && sc.model.experts % sc.ep != 0)
-    inst.error("ep", "the model's " + std::to_string(sc.model.experts) +
-                         " experts do not split over ep = " + std::to_string(sc.ep));
-  if (!sc.model.moe() && sc.ep != 1) inst.error("ep", "model '" + sc.model.name + "' has no routed experts");
+  if (std::string problem = experts_split_problem(sc.model, sc.ep); !problem.empty()) inst.error("ep", problem);
   if (sc.profile.name.empty()) return; // the profile's own error stands
   if (!g.given() || g.hbm_capacity.value() <= 0) {
     top.error("profile", "profile '" + sc.profile.name +

@@ -20,5 +20,7 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
 std::string tp_beside_dp_problem(int tp);
 /// Why the routed experts cannot split over `ep` of a group of `dp` GPUs (`group`: what the group is).
 std::string ep_split_problem(int ep, int dp, const std::string& group);
+/// Why a model's routed experts cannot split over `ep` GPUs (a dense model has none); "" when they can.
+std::string experts_split_problem(const ModelSpec& m, int ep);
 
 } // namespace xattn::sim::engine

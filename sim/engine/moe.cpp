@@ -69,19 +69,19 @@ void MoePhase::result_back(const ExchangePtr& x, int r)
   x->members[r].next_round();
 }
 
-// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs: all
-// the layers' bytes at once, each layer's fixed time (step granularity).
+// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
 void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then)
 {
   Simulation& sim = *x->sim;
-  const topo::GpuId from = sim.instances_[x->members[r].plan->inst]->gpus[0];
-  const topo::GpuId to = sim.instances_[x->members[t].plan->inst]->gpus[0];
-  const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sim.sc_.model) : combine_bytes(sim.sc_.model)) *
-                          x->pairs_of(owner, owner == r ? t : r);
-  const EpPrice e = price_ep(sim.sc_.profile, sim.path_cost(from, to), per_layer, op);
-  // DeepEP's kernels post their messages from the GPU, whatever transport the KV traffic takes.
-  x->members[r].send(from, to, per_layer * x->layers, e.flow, e.after * x->layers, core::Transport::kGpu,
-                     std::move(then));
+  sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
+              x->pairs_of(owner, owner == r ? t : r), x->layers, op, std::move(then));
+}
+
+void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, EpOp op, Callback then)
+{
+  const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sc_.model) : combine_bytes(sc_.model)) * pairs;
+  const EpPrice e = price_ep(sc_.profile, path_cost(from, to), per_layer, op);
+  net_->transfer(from, to, (per_layer * layers).value(), e.flow, (e.after * layers).value(), std::move(then));
 }
 
 // GPU t's experts run once every dispatch to it arrived (`received`: some did), after what its GPU

@@ -28,16 +28,13 @@ calibrate::Profile posting_profile(double proxy_post, int threads)
 // of posting costs) in place of its own, and the KV traffic's `transport`.
 double fan_out(int holders, const std::string& dispatch, const std::string& transport)
 {
-  const auto dir = test::fresh_dir("posting");
-  std::ifstream preset(*core::resolve_preset("h100-ndr200-ibgda", "calibrate/profiles", ".yaml"));
-  std::ostringstream text;
-  for (std::string line; std::getline(preset, line);) // the profile's own posting costs replaced
-    if (line.rfind("  proxy_", 0) != 0) text << line << "\n" << (line == "dispatch:" ? dispatch : "");
-  std::ofstream(dir / "profile.yaml") << text.str();
+  // The profile's own posting costs replaced.
+  const auto profile = test::edited_preset(test::fresh_dir("posting"), "h100-ndr200-ibgda", "calibrate/profiles",
+                                           "dispatch:", dispatch, "  proxy_");
   std::ostringstream s;
   s << "name: fan-out\n"
     << "model: {name: m, layers: 1, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-    << "profile: " << (dir / "profile.yaml").string() << "\n"
+    << "profile: " << profile.string() << "\n"
     << "topology: ndr400-128\n"
     << "instances: {requesters: [node0.gpu0], holders: [node1-8]}\n"
     << "corpus: {chunk_tokens: 2048, placement: round-robin}\n"

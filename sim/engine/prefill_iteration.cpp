@@ -20,25 +20,52 @@
 
 namespace xattn::sim::engine
 {
-namespace
-{
-// What one prefill instance of the group runs this iteration.
-struct Share {
-  int inst = 0;
-  std::vector<double> chunks; ///< by its queue's first prompts
-  double tokens = 0;          ///< new tokens over its chunks
-  double work = 0;            ///< its compute, s (with an exchange: all but the routed experts)
-};
-
-// The iteration's MoE layers across the group: what is still outstanding.
-struct Exchange {
+// A prefill group's iteration: what each instance runs, and with an exchange the MoE layers'
+// state, which every callback of the exchange reads from here (it captures this and a GPU's
+// index, nothing more).
+struct PrefillExchange {
+  using Ptr = std::shared_ptr<PrefillExchange>;
+  // What one prefill instance of the group runs this iteration.
+  struct Share {
+    int inst = 0;
+    std::vector<double> chunks; ///< by its queue's first prompts
+    double tokens = 0;          ///< new tokens over its chunks
+    double work = 0;            ///< its compute, s (with an exchange: all but the routed experts)
+  };
+  Simulation* sim = nullptr;
   std::vector<Share> shares;
+  Callback end;             ///< once every GPU has its results back
   double experts = 0;       ///< each GPU's routed experts over the group's tokens, every MoE layer, s
   std::vector<int> waiting; ///< per GPU: dispatches to it not arrived
   std::vector<int> pending; ///< per GPU: results of its tokens not back (each peer's combine, its own experts)
   int left = 0;             ///< GPUs whose results are not all back
+  // The group's nodes, in order of their first GPU: by node its GPUs; by GPU its node and its
+  // place there. relay_left[r * nodes + nd]: results of GPU r's tokens not yet on node nd's relay.
+  std::vector<std::vector<int>> on;
+  std::vector<int> node, place, relay_left;
+
+  int gpus() const { return static_cast<int>(shares.size()); }
+  int nodes() const { return static_cast<int>(on.size()); }
+  topo::GpuId gpu(int r) const { return sim->prefill_instances_[shares[r].inst]->gpus[0]; }
+  /// The GPU at r's place among node nd's: where r's tokens for that node go.
+  int relay(int r, int nd) const { return on[nd][place[r] % on[nd].size()]; }
+  /// Token-expert pairs of GPU r's tokens on each peer: an even share of their experts_per_token.
+  double pairs(int r) const { return shares[r].tokens * sim->sc_.model.experts_per_token / sim->sc_.prefill.pool_ep; }
+  /// GPU r's tokens with an expert on node nd: the chance that one of a token's k distinct experts
+  /// of E is among that node's e is 1 - C(E - e, k) / C(E, k).
+  double reaching(int r, int nd) const;
+  /// Lays the group's GPUs out by node.
+  void place_gpus();
+  static void send(const Ptr& x, int r, int t, double pairs, EpOp op, Callback then)
+  {
+    x->sim->send_ep(x->gpu(r), x->gpu(t), pairs, x->sim->sc_.model.moe_layers(), op, std::move(then));
+  }
+  static void dispatch(const Ptr& x);
+  static void arrived(const Ptr& x, int t);
+  static void run_experts(const Ptr& x, int t);
+  static void at_relay(const Ptr& x, int r, int nd);
+  static void back(const Ptr& x, int r);
 };
-} // namespace
 
 void Simulation::compute_on(int p, double work, Callback done)
 {
@@ -69,10 +96,11 @@ void Simulation::start_prefill(int g)
   const calibrate::Profile& prof = sc_.profile;
   const Layout layout{.tp = ps.pool_tp, .dp_attention = ps.pool_dp, .ep = ps.pool_ep};
   const bool exchange = ps.pool_ep > 1 && m.moe() && !prof.measured.prefill;
-  auto x = std::make_shared<Exchange>();
+  auto x = std::make_shared<PrefillExchange>();
+  x->sim = this;
   double group_tokens = 0;
   for (int p : group.members) {
-    Share s{.inst = p, .chunks = {}, .tokens = 0, .work = 0};
+    PrefillExchange::Share s{.inst = p, .chunks = {}, .tokens = 0, .work = 0};
     double budget = static_cast<double>(ps.max_num_batched_tokens);
     for (auto& q : prefill_instances_[p]->queue) {
       const double c = std::min(q->prefill_left, budget);
@@ -84,7 +112,7 @@ void Simulation::start_prefill(int g)
     group_tokens += s.tokens;
     x->shares.push_back(std::move(s));
   }
-  for (Share& s : x->shares) {
+  for (PrefillExchange::Share& s : x->shares) {
     auto& queue = prefill_instances_[s.inst]->queue;
     for (std::size_t i = 0; i < s.chunks.size(); ++i) {
       const double c = s.chunks[i];
@@ -112,137 +140,136 @@ void Simulation::start_prefill(int g)
           send_layers(q, s.inst, moved, s.work);
         }
   }
-  const auto end = [this, g, x] {
-    for (const Share& s : x->shares)
+  x->end = [this, g, x = x.get()] {
+    for (const PrefillExchange::Share& s : x->shares)
       end_prefill(s.inst, s.chunks);
     start_prefill(g);
   };
-  // Every instance's part of the iteration, then `then` (once).
-  const auto all = [this, x](Callback then) {
-    auto left = std::make_shared<int>(static_cast<int>(x->shares.size()));
-    auto last = std::make_shared<Callback>(std::move(then));
-    for (const Share& s : x->shares)
-      compute_on(s.inst, s.work, [left, last] {
-        if (--*left == 0) (*last)();
-      });
-  };
-  if (!exchange || group_tokens <= 0) {
-    // Alone, or a data-parallel group without an exchange: its instances iterate in step.
-    all(end);
-    return;
+  const bool moe = exchange && group_tokens > 0;
+  if (moe) x->experts = (expert_time(m, prof, ps.pool_ep, group_tokens) * static_cast<double>(m.moe_layers())).value();
+  // Every instance's part of the iteration; then the MoE layers together, or (alone, or a
+  // data-parallel group without an exchange) the iteration's end.
+  auto left = std::make_shared<int>(static_cast<int>(x->shares.size()));
+  for (const PrefillExchange::Share& s : x->shares)
+    compute_on(s.inst, s.work, [x, left, moe] {
+      if (--*left > 0) return;
+      if (moe)
+        PrefillExchange::dispatch(x);
+      else
+        x->end();
+    });
+}
+
+double PrefillExchange::reaching(int r, int nd) const
+{
+  const ModelSpec& m = sim->sc_.model;
+  const double E = m.experts, k = m.experts_per_token;
+  const double e = E / sim->sc_.prefill.pool_ep * static_cast<double>(on[nd].size());
+  double none = 1;
+  for (int i = 0; i < static_cast<int>(k); ++i)
+    none *= std::max(0.0, (E - e - i) / (E - i));
+  return shares[r].tokens * (1 - none);
+}
+
+void PrefillExchange::place_gpus()
+{
+  const topo::Topology& topo = *sim->sc_.topology;
+  std::vector<int> ids; // the nodes' topology ids, in the order of on
+  node.assign(gpus(), 0);
+  place.assign(gpus(), 0);
+  for (int r = 0; r < gpus(); ++r) {
+    const int id = topo.node_of(gpu(r));
+    auto it = std::find(ids.begin(), ids.end(), id);
+    if (it == ids.end()) {
+      ids.push_back(id);
+      on.emplace_back();
+      it = ids.end() - 1;
+    }
+    node[r] = static_cast<int>(it - ids.begin());
+    place[r] = static_cast<int>(on[node[r]].size());
+    on[node[r]].push_back(r);
   }
-  x->experts = (expert_time(m, prof, ps.pool_ep, group_tokens) * static_cast<double>(m.moe_layers())).value();
-  all([this, x, end] {
-    const int n = static_cast<int>(x->shares.size());
-    const double layers = sc_.model.moe_layers();
-    x->waiting.assign(n, 0);
-    x->pending.assign(n, 1);
-    x->left = n;
-    // One MoE layer's message from GPU r to GPU t carrying `pairs` token-expert pairs, all the
-    // iteration's MoE layers at once.
-    const auto send = [this, x, layers](int r, int t, double pairs, EpOp op, Callback then) {
-      const topo::GpuId from = prefill_instances_[x->shares[r].inst]->gpus[0];
-      const topo::GpuId to = prefill_instances_[x->shares[t].inst]->gpus[0];
-      const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sc_.model) : combine_bytes(sc_.model)) * pairs;
-      const EpPrice e = price_ep(sc_.profile, path_cost(from, to), per_layer, op);
-      net_->transfer(from, to, (per_layer * layers).value(), e.flow, (e.after * layers).value(), std::move(then));
-    };
-    // DeepEP's normal kernels, as prefill runs them: GPU r's tokens reach each peer of its node
-    // over NVLink, an even share of their experts_per_token for each (pairs(r)); another node once
-    // per token that has an expert there, over RDMA to the GPU at r's place among that node's
-    // (relay(r, node)), which forwards each of its node's peers their pairs over NVLink. The
-    // results come back the same ways: a node's results for r's tokens summed on the relay, then
-    // sent once.
-    const topo::Topology& topo = *sc_.topology;
-    const auto gpu = [this, x](int r) { return prefill_instances_[x->shares[r].inst]->gpus[0]; };
-    std::vector<int> nodes;             // the group's nodes, in order of their first GPU
-    std::vector<std::vector<int>> on;   // by node: its GPUs of the group, in order
-    std::vector<int> node(n), place(n); // by GPU: its node's index and its place there
-    for (int r = 0; r < n; ++r) {
-      const int id = topo.node_of(gpu(r));
-      auto it = std::find(nodes.begin(), nodes.end(), id);
-      if (it == nodes.end()) {
-        nodes.push_back(id);
-        on.emplace_back();
-        it = nodes.end() - 1;
-      }
-      node[r] = static_cast<int>(it - nodes.begin());
-      place[r] = static_cast<int>(on[node[r]].size());
-      on[node[r]].push_back(r);
-    }
-    const auto relay = [on](int r_place, int nd) { return on[nd][r_place % on[nd].size()]; };
-    const auto pairs = [this, x](int r) {
-      return x->shares[r].tokens * sc_.model.experts_per_token / sc_.prefill.pool_ep;
-    };
-    // The tokens of GPU r that have an expert on node nd: the chance that one of a token's k
-    // distinct experts of E is among that node's e is 1 - C(E - e, k) / C(E, k).
-    const auto reaching = [this, x, on](int r, int nd) {
-      const double E = sc_.model.experts, k = sc_.model.experts_per_token;
-      const double e = E / sc_.prefill.pool_ep * static_cast<double>(on[nd].size());
-      double none = 1;
-      for (int i = 0; i < static_cast<int>(k); ++i)
-        none *= std::max(0.0, (E - e - i) / (E - i));
-      return x->shares[r].tokens * (1 - none);
-    };
-    auto relay_left = std::make_shared<std::vector<int>>(static_cast<std::size_t>(n) * nodes.size(), 0);
-    const auto back = [x, end](int r) {
-      if (--x->pending[r] == 0 && --x->left == 0) end();
-    };
-    // A result of r's tokens reached the relay of node nd; with the node's last, it goes to r.
-    const auto at_relay = [relay_left, relay, reaching, send, back, place, nodes](int r, int nd) {
-      if (--(*relay_left)[static_cast<std::size_t>(r) * nodes.size() + nd] > 0) return;
-      send(relay(place[r], nd), r, reaching(r, nd), EpOp::kCombine, [back, r] { back(r); });
-    };
-    const auto experts = [this, x, send, pairs, back, at_relay, relay, node, place](int t) {
-      compute_on(x->shares[t].inst, x->experts, [x, t, send, pairs, back, at_relay, relay, node, place] {
-        for (int r = 0; r < static_cast<int>(x->shares.size()); ++r) {
-          if (r == t || pairs(r) <= 0) continue;
-          if (node[r] == node[t]) {
-            send(t, r, pairs(r), EpOp::kCombine, [back, r] { back(r); });
-            continue;
-          }
-          const int g = relay(place[r], node[t]);
-          if (g == t)
-            at_relay(r, node[t]);
-          else
-            send(t, g, pairs(r), EpOp::kCombine, [at_relay, r, nd = node[t]] { at_relay(r, nd); });
-        }
-        back(t);
-      });
-    };
-    const int nodes_n = static_cast<int>(nodes.size());
-    for (int r = 0; r < n; ++r) {
-      if (pairs(r) <= 0) continue;
-      for (int t = 0; t < n; ++t)
-        if (t != r) ++x->waiting[t];
-      for (int nd = 0; nd < nodes_n; ++nd)
-        if (nd != node[r]) {
-          ++x->pending[r];
-          (*relay_left)[static_cast<std::size_t>(r) * nodes.size() + nd] = static_cast<int>(on[nd].size());
-        } else {
-          x->pending[r] += static_cast<int>(on[nd].size()) - 1;
-        }
-    }
-    const auto arrived = [x, experts](int t) {
-      if (--x->waiting[t] == 0) experts(t);
-    };
-    for (int r = 0; r < n; ++r) {
-      if (pairs(r) <= 0) continue;
-      for (int t : on[node[r]])
-        if (t != r) send(r, t, pairs(r), EpOp::kDispatch, [arrived, t] { arrived(t); });
-      for (int nd = 0; nd < nodes_n; ++nd) {
-        if (nd == node[r]) continue;
-        const int g = relay(place[r], nd);
-        send(r, g, reaching(r, nd), EpOp::kDispatch, [send, pairs, arrived, on, r, g, nd] {
-          for (int t : on[nd])
-            if (t != g) send(g, t, pairs(r), EpOp::kDispatch, [arrived, t] { arrived(t); });
-          arrived(g);
-        });
-      }
-    }
+}
+
+// DeepEP's normal kernels, as prefill runs them: GPU r's tokens reach each peer of its node over
+// NVLink (pairs(r) each); another node once per token that has an expert there, over RDMA to the
+// GPU at r's place among that node's (relay), which forwards each of its node's peers their pairs
+// over NVLink. The results come back the same ways: a node's results for r's tokens summed on the
+// relay, then sent once.
+void PrefillExchange::dispatch(const Ptr& x)
+{
+  x->place_gpus();
+  const int n = x->gpus(), nodes = x->nodes();
+  x->waiting.assign(n, 0);
+  x->pending.assign(n, 1);
+  x->relay_left.assign(static_cast<std::size_t>(n) * nodes, 0);
+  x->left = n;
+  for (int r = 0; r < n; ++r) {
+    if (x->pairs(r) <= 0) continue;
     for (int t = 0; t < n; ++t)
-      if (x->waiting[t] == 0) experts(t);
+      if (t != r) ++x->waiting[t];
+    for (int nd = 0; nd < nodes; ++nd)
+      if (nd != x->node[r]) {
+        ++x->pending[r];
+        x->relay_left[static_cast<std::size_t>(r) * nodes + nd] = static_cast<int>(x->on[nd].size());
+      } else {
+        x->pending[r] += static_cast<int>(x->on[nd].size()) - 1;
+      }
+  }
+  for (int r = 0; r < n; ++r) {
+    if (x->pairs(r) <= 0) continue;
+    for (int t : x->on[x->node[r]])
+      if (t != r) send(x, r, t, x->pairs(r), EpOp::kDispatch, [x, t] { arrived(x, t); });
+    for (int nd = 0; nd < nodes; ++nd) {
+      if (nd == x->node[r]) continue;
+      const int g = x->relay(r, nd);
+      send(x, r, g, x->reaching(r, nd), EpOp::kDispatch, [x, r, g, nd] {
+        for (int t : x->on[nd])
+          if (t != g) send(x, g, t, x->pairs(r), EpOp::kDispatch, [x, t] { arrived(x, t); });
+        arrived(x, g);
+      });
+    }
+  }
+  for (int t = 0; t < n; ++t)
+    if (x->waiting[t] == 0) run_experts(x, t);
+}
+
+void PrefillExchange::arrived(const Ptr& x, int t)
+{
+  if (--x->waiting[t] == 0) run_experts(x, t);
+}
+
+// GPU t's experts over the group's tokens, then each token's results back to its GPU: directly
+// within t's node, through the relay of t's node for another node's GPU.
+void PrefillExchange::run_experts(const Ptr& x, int t)
+{
+  x->sim->compute_on(x->shares[t].inst, x->experts, [x, t] {
+    for (int r = 0; r < x->gpus(); ++r) {
+      if (r == t || x->pairs(r) <= 0) continue;
+      if (x->node[r] == x->node[t]) {
+        send(x, t, r, x->pairs(r), EpOp::kCombine, [x, r] { back(x, r); });
+        continue;
+      }
+      const int g = x->relay(r, x->node[t]);
+      if (g == t)
+        at_relay(x, r, x->node[t]);
+      else
+        send(x, t, g, x->pairs(r), EpOp::kCombine, [x, r, nd = x->node[t]] { at_relay(x, r, nd); });
+    }
+    back(x, t);
   });
+}
+
+// A result of r's tokens reached the relay of node nd; with the node's last, it goes to r.
+void PrefillExchange::at_relay(const Ptr& x, int r, int nd)
+{
+  if (--x->relay_left[static_cast<std::size_t>(r) * x->nodes() + nd] > 0) return;
+  send(x, x->relay(r, nd), r, x->reaching(r, nd), EpOp::kCombine, [x, r] { back(x, r); });
+}
+
+void PrefillExchange::back(const Ptr& x, int r)
+{
+  if (--x->pending[r] == 0 && --x->left == 0) x->end();
 }
 
 } // namespace xattn::sim::engine

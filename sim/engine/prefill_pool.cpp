@@ -21,7 +21,6 @@ bool read_pool_groups(Scenario& sc, core::Section& pool)
   PrefillSpec& p = sc.prefill;
   p.pool_dp = std::max(1, pool.count("dp_attention"));
   p.pool_ep = std::max(1, pool.count("ep"));
-  const std::string dp = std::to_string(p.pool_dp), ep = std::to_string(p.pool_ep);
   if (p.pool_tp > 1 && (p.pool_dp > 1 || p.pool_ep > 1)) {
     pool.error("tp", tp_beside_dp_problem(p.pool_tp));
     return false;
@@ -30,16 +29,14 @@ bool read_pool_groups(Scenario& sc, core::Section& pool)
     pool.error("ep", ep_split_problem(p.pool_ep, p.pool_dp, "group"));
     return false;
   }
-  if (p.pool_ep > 1 && (sc.model.experts <= 0 || sc.model.experts % p.pool_ep != 0)) {
-    pool.error("ep", sc.model.experts <= 0
-                         ? "model '" + sc.model.name + "' has no routed experts to split: ep is 1 for a dense model"
-                         : "model '" + sc.model.name + "' has " + std::to_string(sc.model.experts) +
-                               " routed experts: they do not split over ep = " + ep);
+  if (std::string problem = experts_split_problem(sc.model, p.pool_ep); !problem.empty()) {
+    pool.error("ep", problem);
     return false;
   }
   if (p.pool_instances() % p.pool_dp != 0) {
     pool.error("dp_attention",
-               std::to_string(p.pool_instances()) + " prefill GPUs do not split into groups of dp_attention = " + dp);
+               std::to_string(p.pool_instances()) +
+                   " prefill GPUs do not split into groups of dp_attention = " + std::to_string(p.pool_dp));
     return false;
   }
   return true;

@@ -77,14 +77,8 @@ std::array<Pair, 3> colliding()
 // (leaf 1, one leaf away). One routed exchange per step; each GPU has its own NIC.
 double routed_step(const std::string& routing, const std::string& holders)
 {
-  const auto dir = test::fresh_dir("routing");
-  std::ifstream preset(*core::resolve_preset("ndr400-128", "topologies", ".yaml"));
-  std::ostringstream text;
-  for (std::string line; std::getline(preset, line);)
-    if (line.rfind("  routing:", 0) != 0)
-      text << line << "\n" << (line == "fabric:" ? "  routing: " + routing + "\n" : "");
-  const auto topology = dir / "ndr400-128.yaml";
-  std::ofstream(topology) << text.str();
+  const auto topology = test::edited_preset(test::fresh_dir("routing"), "ndr400-128", "topologies",
+                                            "fabric:", "  routing: " + routing + "\n", "  routing:");
   std::ostringstream s;
   s << "name: routing\n"
     << "model: {name: m, layers: 1, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"

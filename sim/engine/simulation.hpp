@@ -91,6 +91,7 @@ private:
   friend struct IterationRunner;
   friend struct IterationSteps;
   friend struct MoePhase;
+  friend struct PrefillExchange;
 
   void schedule_next_arrival();
   /// The requester instance request `r` goes to (router.cpp).
@@ -119,6 +120,10 @@ private:
   /// `work` seconds of prefill instance `p`'s compute, then `done`: on its GPUs' shared compute
   /// where they serve calls as holders (prefill.handoff none), else alone.
   void compute_on(int p, double work, Callback done);
+  /// One MoE message from GPU `from` to GPU `to` carrying `pairs` token-expert pairs of each of
+  /// `layers` MoE layers at once (step granularity), priced as DeepEP's kernels move it
+  /// (sim::price_ep), then `then`. Posted from the GPU: it never waits for a proxy.
+  void send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, EpOp op, Callback then);
   /// Prefill instance `p` ended an iteration of `chunks` (its queue's first prompts' tokens).
   void end_prefill(int p, const std::vector<double>& chunks);
   /// Sends each layer's KV of `q`'s chunk of `tokens` tokens as prefill instance `p` computes it,

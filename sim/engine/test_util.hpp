@@ -2,6 +2,7 @@
 // the real driver (one forked process per policy), the summary returned.
 #pragma once
 
+#include "sim/core/resources.hpp"
 #include "sim/engine/driver.hpp"
 
 #include <catch2/catch.hpp>
@@ -65,6 +66,23 @@ inline std::string two_leaf_topology(int oversubscription)
          "    link: {bandwidth: 200Gbps, latency: 0.1us}\n"
          "    oversubscription: " +
          std::to_string(oversubscription) + "\n";
+}
+
+/// A copy of preset `name` of `folder` ("topologies", "calibrate/profiles") written into `dir`,
+/// without its lines that begin with `drop` (none where empty) and with `lines` after its line
+/// `section` ("fabric:"); its path.
+inline std::filesystem::path edited_preset(const std::filesystem::path& dir, const std::string& name,
+                                           const std::string& folder, const std::string& section,
+                                           const std::string& lines, const std::string& drop)
+{
+  std::ifstream preset(*core::resolve_preset(name, folder, ".yaml"));
+  REQUIRE(preset);
+  std::ostringstream text;
+  for (std::string line; std::getline(preset, line);)
+    if (drop.empty() || line.rfind(drop, 0) != 0) text << line << "\n" << (line == section ? lines : "");
+  const std::filesystem::path path = dir / (name + ".yaml");
+  std::ofstream(path) << text.str();
+  return path;
 }
 
 /// One request line of the own trace format: context blocks [first, first + n).
