@@ -111,8 +111,7 @@ EpValidation validate_expert_parallel(const std::vector<EpMeasurement>& data, co
     // The profile's fitted points: its InfiniBand bandwidth on pure RDMA's dispatch, its NVLink
     // kernel rates on both NVLink ops, all at EP 8 (calibrate/profiles/h800-cx7-ibgda.yaml).
     const bool fitted = m.ep == kGpusPerNode && (m.table == "nvlink-in-node" || m.op == "dispatch");
-    const bool drawn = m.ep <= kMaxDrawnEp;
-    v.points.push_back({m, run(m, "expected"), drawn ? run(m, "uniform") : 0.0, drawn, fitted});
+    v.points.push_back({m, run(m, "expected"), run(m, "uniform"), fitted});
   }
   return v;
 }
@@ -132,12 +131,11 @@ std::string ep_report(const EpValidation& v, double max_error)
   for (const auto& [key, group] : groups) {
     const std::vector<const EpPoint*>& pts = group; // clang before 16 cannot capture a structured binding
     // MAPE and the worst point of one way of routing.
-    auto summary = [&](double (EpPoint::*error)() const, bool drawn) {
+    auto summary = [&](double (EpPoint::*error)() const) {
       double sum = 0;
       int n = 0;
       const EpPoint* worst = nullptr;
       for (const EpPoint* p : pts) {
-        if (drawn && !p->drawn) continue;
         sum += std::abs((p->*error)());
         ++n;
         if (worst == nullptr || std::abs((p->*error)()) > std::abs((worst->*error)())) worst = p;
@@ -145,22 +143,18 @@ std::string ep_report(const EpValidation& v, double max_error)
       if (worst == nullptr) return fmt::format("{:>9} {:>9} {:<6}", "-", "-", "");
       return fmt::format("{:>8.1f}% {:>+8.1f}% EP {:<3}", 100 * sum / n, 100 * (worst->*error)(), worst->measured.ep);
     };
-    out += fmt::format("{:<16} {:<9} {} {} {:>7}\n", key.first, key.second, summary(&EpPoint::error, false),
-                       summary(&EpPoint::drawn_error, true), pts.size());
+    out += fmt::format("{:<16} {:<9} {} {} {:>7}\n", key.first, key.second, summary(&EpPoint::error),
+                       summary(&EpPoint::drawn_error), pts.size());
   }
   out += fmt::format("\n{:<16} {:<9} {:>4} {:>12} {:>12} {:>8} {:>12} {:>8}\n", "table", "op", "EP", "measured",
                      "expected", "error", "drawn", "error");
   for (const EpPoint& p : v.points) {
-    const bool over = std::abs(p.error()) > max_error || (p.drawn && std::abs(p.drawn_error()) > max_error);
-    const std::string drawn = p.drawn ? fmt::format("{:>10.1f}us {:>+7.1f}%", 1e6 * p.drawn_s, 100 * p.drawn_error())
-                                      : fmt::format("{:>12} {:>8}", "not run", "");
-    out += fmt::format("{:<16} {:<9} {:>4} {:>10.1f}us {:>10.1f}us {:>+7.1f}% {}{}{}\n", p.measured.table,
-                       p.measured.op, p.measured.ep, 1e6 * p.measured.latency_s, 1e6 * p.simulated_s, 100 * p.error(),
-                       drawn, p.calibration ? " *" : "", over ? "  over the bound" : "");
+    const bool over = std::abs(p.error()) > max_error || std::abs(p.drawn_error()) > max_error;
+    out += fmt::format("{:<16} {:<9} {:>4} {:>10.1f}us {:>10.1f}us {:>+7.1f}% {:>10.1f}us {:>+7.1f}%{}{}\n",
+                       p.measured.table, p.measured.op, p.measured.ep, 1e6 * p.measured.latency_s, 1e6 * p.simulated_s,
+                       100 * p.error(), 1e6 * p.drawn_s, 100 * p.drawn_error(), p.calibration ? " *" : "",
+                       over ? "  over the bound" : "");
   }
-  out += fmt::format("\ndrawn: simulated up to EP {}; past it the engine's per-flow solve of an all-to-all whose "
-                     "pairs differ in size grows as the square of its flows (EP 128: about a minute)\n",
-                     kMaxDrawnEp);
   return out;
 }
 

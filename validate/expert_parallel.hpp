@@ -34,15 +34,10 @@ struct EpPoint {
   EpMeasurement measured;
   double simulated_s = 0; ///< every GPU sending each peer its expected share (expert_routing: expected)
   double drawn_s = 0;     ///< each token's experts drawn uniformly, as DeepEP's benchmark routes (uniform)
-  bool drawn = false;     ///< drawn_s was simulated (up to kMaxDrawnEp)
   double error() const { return simulated_s / measured.latency_s - 1; }
   double drawn_error() const { return drawn_s / measured.latency_s - 1; }
   bool calibration = false; ///< one of the EP 8 points the profile's rates were fitted on
 };
-/// The largest EP size whose drawn all-to-all is simulated. Drawn pairs have sizes of their own,
-/// so their flows end one by one and each end re-solves the whole coupled exchange: EP 64 takes
-/// 1.6 s, EP 128 52 s, EP 256 past ten minutes (against 0.3, 0.5 and 1.3 s with expected shares).
-inline constexpr int kMaxDrawnEp = 64;
 struct EpValidation {
   std::vector<EpPoint> points;
   std::string profile, topology;

@@ -52,14 +52,16 @@ struct Transfer {
   topo::GpuId src = 0, dst = 0;
   double bytes = 0, tail = 0;
   int blocks = 1;
+  int streams = 1;   ///< sim::Flow::streams (a link-bound transfer's flows)
+  double priced = 0; ///< the message size its flow is priced at (0: its bytes)
 };
 
 // Sets of 2 to 151 transfers starting within 200 us of each other, between GPUs of a few nodes
 // (so that they share links), of about 4 KiB to 64 MiB (log-uniform), 1 to 8 thread blocks, tails up
-// to 5 us. The same seed gives the same sets in both processes.
+// to 5 us; a quarter carry 2 to 16 streams. The same seed gives the same sets in both processes.
 std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
 {
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(seed), streams(seed + 1);
   auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * static_cast<double>(rng() >> 11) * 0x1p-53; };
   std::vector<std::vector<Transfer>> sets(static_cast<std::size_t>(count));
   for (auto& set : sets) {
@@ -72,8 +74,12 @@ std::vector<std::vector<Transfer>> random_sets(int count, std::uint64_t seed)
       do
         t.dst = static_cast<topo::GpuId>(rng() % 32);
       while (t.dst == t.src);
-      // Whole multiples of 840 bytes (1 to 8 blocks split them evenly, as SimGrid's comms do).
-      t.bytes = 840 * std::round(std::exp(uniform(std::log(4096.0), std::log(64.0 * (1 << 20)))) / 840);
+      t.streams = streams() % 4 == 0 ? 2 + static_cast<int>(streams() % 15) : 1;
+      // Whole multiples of 840 bytes a stream (1 to 8 blocks, or the streams, split them evenly, as
+      // SimGrid's comms do).
+      const double unit = 840.0 * t.streams;
+      t.bytes =
+          unit * std::max(1.0, std::round(std::exp(uniform(std::log(4096.0), std::log(64.0 * (1 << 20)))) / unit));
       t.blocks = 1 + static_cast<int>(rng() % 8);
       t.tail = rng() % 2 == 0 ? 0.0 : uniform(0, 5e-6);
       set.push_back(t);
@@ -129,7 +135,9 @@ Outcome simulate(const std::vector<std::vector<Transfer>>& sets, bool fast, cons
       const Transfer t = sets[s][i];
       const std::size_t slot = first + i;
       after(base + t.start, [&, t, slot, base] {
-        const sim::Flow f = sim::flow(prof, net.path_cost(t.src, t.dst), core::Bytes(t.bytes), t.blocks);
+        sim::Flow f =
+            sim::flow(prof, net.path_cost(t.src, t.dst), core::Bytes(t.priced > 0 ? t.priced : t.bytes), t.blocks);
+        f.streams = t.streams;
         net.transfer(t.src, t.dst, t.bytes, f, t.tail, [&, slot, base] { out.ends[slot] = now() - base; });
       });
     }
@@ -210,6 +218,50 @@ TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-
     INFO("worst relative difference " << worst);
     CHECK(worst <= 1e-6);
   }
+}
+
+// A link-bound transfer of k streams is k equal flows on one path: the same sets with each such
+// transfer sent as k transfers of a k-th of its bytes, priced as the whole message, end when it
+// does. Only the engine's solver runs (one flow of weight k against k flows of weight 1).
+TEST_CASE("network: a transfer of k streams ends when k transfers of a k-th of its bytes do, to 1e-9")
+{
+  std::vector<std::vector<Transfer>> grouped = random_sets(300, 20261207), split(grouped.size());
+  std::mt19937_64 rng(7);
+  for (std::size_t s = 0; s < grouped.size(); ++s) {
+    grouped[s].resize(std::min<std::size_t>(grouped[s].size(), 24)); // small cases
+    for (Transfer& t : grouped[s]) {
+      t.blocks = 32; // bulk: link-bound on every path
+      t.streams = 1 + static_cast<int>(rng() % 16);
+      t.bytes = 840.0 * t.streams * std::max(1.0, std::round(t.bytes / (840.0 * t.streams)));
+      for (int k = 0; k < t.streams; ++k) {
+        Transfer part = t;
+        part.bytes = t.bytes / t.streams;
+        part.priced = t.bytes;
+        part.streams = 1;
+        split[s].push_back(part);
+      }
+    }
+  }
+  const Outcome one = in_child(grouped, true, "ecmp");
+  const Outcome many = in_child(split, true, "ecmp");
+  int coupled = 0;
+  for (std::uint64_t r : one.resolves)
+    coupled += r > 0 ? 1 : 0;
+  CHECK(coupled >= 200); // most sets share links: rates change under both
+  std::size_t at = 0, first = 0;
+  double worst = 0;
+  for (std::size_t s = 0; s < grouped.size(); ++s)
+    for (const Transfer& t : grouped[s]) {
+      const double end = one.ends[first++];
+      for (int k = 0; k < t.streams; ++k, ++at) {
+        const double rel = std::abs(many.ends[at] - end) / end;
+        worst = std::max(worst, rel);
+        if (rel > 1e-9)
+          FAIL_CHECK("set " << s << ": grouped " << end << " s, a stream alone " << many.ends[at] << " s");
+      }
+    }
+  INFO("worst relative difference " << worst);
+  CHECK(worst <= 1e-9);
 }
 
 // Two transfers fill GPU 0's NIC at their caps and end at 1 ms; at that very instant two more

@@ -70,17 +70,24 @@ void MoePhase::result_back(const ExchangePtr& x, int r)
 }
 
 // One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
+// DeepEP's low-latency kernels write each token to each of its experts on its own: a message
+// moves as many streams as it carries token-expert pairs of one layer (at least one), so that a
+// GPU pair with more of them takes more of a shared link, and the pairs of a link's bottleneck
+// end together.
 void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then)
 {
   Simulation& sim = *x->sim;
+  const double pairs = x->pairs_of(owner, owner == r ? t : r);
   sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
-              x->pairs_of(owner, owner == r ? t : r), x->layers, op, std::move(then));
+              pairs, x->layers, static_cast<int>(std::max(1L, std::lround(pairs))), op, std::move(then));
 }
 
-void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, EpOp op, Callback then)
+void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op,
+                         Callback then)
 {
   const Bytes per_layer = (op == EpOp::kDispatch ? dispatch_bytes(sc_.model) : combine_bytes(sc_.model)) * pairs;
-  const EpPrice e = price_ep(sc_.profile, path_cost(from, to), per_layer, op);
+  EpPrice e = price_ep(sc_.profile, path_cost(from, to), per_layer, op);
+  e.flow.streams = streams;
   net_->transfer(from, to, (per_layer * layers).value(), e.flow, (e.after * layers).value(), std::move(then));
 }
 

@@ -201,14 +201,15 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   leg.payload = bytes;
   leg.factor = flow.factor;
   leg.link_bound = flow.link_bound;
-  leg.blocks = std::max(1, flow.blocks);
-  // SimGrid moves a block-bound transfer as one flow per thread block (whole bytes each, so at most
-  // one per byte), each capped by the dispatch link; a link-bound one as a single flow.
+  leg.flows = std::max(1, leg.link_bound ? flow.streams : flow.blocks);
+  // SimGrid moves a block-bound transfer as one flow per thread block, each capped by the dispatch
+  // link, and a link-bound one as one flow per stream; whole bytes each, so at most one per byte.
+  // Here they are one flow of that weight: equal flows on one path get equal rates.
   const double alone = flow.rate.value() / flow.factor;
-  const double subs = leg.link_bound ? 1.0 : std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.blocks));
+  const double subs = std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.flows));
   Fluid& f = fluid_[id];
   f.weight = subs;
-  f.cap = leg.link_bound ? alone : alone * subs / leg.blocks;
+  f.cap = leg.link_bound ? alone : alone * subs / leg.flows;
   f.left = bytes / flow.factor;
   f.rate = 0;
   f.stamp = now();
@@ -407,13 +408,13 @@ void Network::finish_after_tail(std::uint32_t id)
 void Network::go_real(std::uint32_t id)
 {
   Leg& leg = legs_[id];
-  // When the blocks together can outrun the path, the link limits the transfer: one flow between
-  // the copy-engine endpoints, which carry no dispatch cap, with the message's bandwidth factor.
-  // Otherwise each thread block is a flow capped at the per-block rate by the platform's dispatch
-  // link. Whole bytes, split evenly; a transfer below one byte arrives at once.
+  // When the blocks together can outrun the path, the link limits the transfer: one flow per stream
+  // between the copy-engine endpoints, which carry no dispatch cap, with the message's bandwidth
+  // factor. Otherwise each thread block is a flow capped at the per-block rate by the platform's
+  // dispatch link. Whole bytes, split evenly; a transfer below one byte arrives at once.
   const bool link_bound = leg.link_bound;
   auto total = static_cast<std::uint64_t>(std::llround(leg.payload));
-  int subs = static_cast<int>(std::min<std::uint64_t>(link_bound ? 1 : static_cast<std::uint64_t>(leg.blocks), total));
+  int subs = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(leg.flows), total));
   leg.arrived = leg.payload - static_cast<double>(total); // the fraction of a byte SimGrid does not move
   if (subs == 0) {
     after(leg.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush

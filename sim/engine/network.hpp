@@ -2,10 +2,11 @@
 // network model solves (CM02, no latency on links), solved here incrementally (docs/architecture.md,
 // "The simulation on SimGrid").
 //
-// A transfer is one flow of weight w = its thread blocks (the w equal SimGrid flows it stands for,
-// each capped by the GPU's dispatch link; 1 when the link bounds it), capped at its alone rate, in
-// link-capacity units (payload / bandwidth factor). At every instant where flows start or end,
-// the network finds the flows whose rates can change and re-solves only them (max-min is global,
+// A transfer is one flow of weight w, the w equal SimGrid flows it stands for: its thread blocks,
+// each capped by the GPU's dispatch link, or when the link bounds it its streams (sim::Flow: the
+// messages it carries at once, 1 for most); capped at its alone rate, in link-capacity units
+// (payload / bandwidth factor). Equal flows on one path keep equal rates, so this is exact. At every instant where
+// flows start or end, the network finds the flows whose rates can change and re-solves only them (max-min is global,
 // but an event changes nothing beyond the links it fills or frees):
 // - a newcomer that fits at its cap on every link it crosses takes its cap, and nobody changes;
 // - an ending flow that leaves no full link changes nobody;
@@ -119,7 +120,7 @@ private:
     double payload = 0; ///< the bytes the caller moves
     double factor = 1;  ///< payload per unit of link capacity
     bool link_bound = false;
-    int blocks = 1;
+    int flows = 1; ///< the equal flows it moves as (Flow: its blocks when block-bound, else its streams)
     double tail = 0;
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)

@@ -58,7 +58,8 @@ struct PrefillExchange {
   void place_gpus();
   static void send(const Ptr& x, int r, int t, double pairs, EpOp op, Callback then)
   {
-    x->sim->send_ep(x->gpu(r), x->gpu(t), pairs, x->sim->sc_.model.moe_layers(), op, std::move(then));
+    // DeepEP's normal kernels move a GPU pair's tokens in bulk chunks: one stream.
+    x->sim->send_ep(x->gpu(r), x->gpu(t), pairs, x->sim->sc_.model.moe_layers(), 1, op, std::move(then));
   }
   static void dispatch(const Ptr& x);
   static void arrived(const Ptr& x, int t);

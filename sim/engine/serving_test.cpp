@@ -94,14 +94,15 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
   // Group 0 = node2.gpu1 (leaf 1) and node0.gpu1 (leaf 0); group 1 = node0.gpu0 and node0.gpu2
   // (its experts over NVLink). Every context is on node2.gpu0. Node2.gpu1 decodes 256 tokens
   // (they arrive together: one step); their attention stays inside node 2, their dispatch goes
-  // to node0.gpu1 from 94.3 ms, and node0.gpu1's experts send their outputs back from about
-  // 100 ms: 256 x 1/2 pairs x 16384 x 2 B x 61 layers, 256 MB at 25 GB/s, across leaf 0 -> leaf 1
-  // until about 110 ms. Node0.gpu0's request arrives at 106 ms and routes to node2.gpu0: its
-  // query crosses the same trunk. With oversubscription 16 the trunk carries 2 nodes x 8 NICs x
-  // 25 GB/s / 16 = 25 GB/s, one NIC's worth: the query and the combine get 12.5 GB/s each; with
-  // 1, 400 GB/s, and the query moves at its NIC's 25 GB/s.
+  // to node0.gpu1, and node0.gpu1's experts send their outputs back from about 62.7 ms: 256 x 1/2
+  // pairs x 16384 x 2 B x 61 layers, 256 MB at 25 GB/s, across leaf 0 -> leaf 1 until the step
+  // ends at 72.9 ms, as 128 streams (one a token-expert pair). Node0.gpu0's request arrives at
+  // 66 ms and routes to node2.gpu0: its query crosses the same trunk. With oversubscription 16
+  // the trunk carries 2 nodes x 8 NICs x 25 GB/s / 16 = 25 GB/s, one NIC's worth: the query, one
+  // flow among 129, gets 25/129 GB/s and ends before the combine; with 1, 400 GB/s, and the query
+  // moves at its NIC's 25 GB/s.
   auto scenario = [&](int oversubscription) {
-    return "name: share\nmodel: {name: moe, layers: 61, heads: 32, kv_lora_rank: 512, rope_dim: 64, "
+    return "name: share\nmodel: {name: moe, layers: 61, heads: 8, kv_lora_rank: 512, rope_dim: 64, "
            "qk_nope_head_dim: 64, v_head_dim: 64, hidden: 16384, experts: 2, experts_per_token: 1, "
            "expert_intermediate: 128, vocab: 1000}\n"
            "profile: " +
@@ -115,14 +116,14 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
   for (int i = 0; i < 256; ++i)
     trace += request(i, 0, 0, 0, 32, 1);     // session 0 -> node2.gpu1
   trace += request(256, 1e-6, 1, 0, 32, 1);  // session 1 -> node0.gpu1, after the first step
-  trace += request(257, 0.106, 2, 0, 32, 1); // session 2 -> node0.gpu0
+  trace += request(257, 0.066, 2, 0, 32, 1); // session 2 -> node0.gpu0
   std::filesystem::path shared, alone;
   run(scenario(16), trace, {}, &shared);
   run(scenario(1), trace, {}, &alone);
-  // The query: 32 rows x (512 + 64) bf16 values x 61 layers; at 12.5 GB/s instead of 25 it takes
-  // query / 25e9 longer. Nothing else of that step crosses the trunk.
-  const double query = 32.0 * (512 + 64) * 2 * 61;
-  CHECK(request_step(shared, 257) - request_step(alone, 257) == Approx(query / 25e9).epsilon(0.01));
+  // The query: 8 rows x (512 + 64) bf16 values x 61 layers; at 25/129 GB/s instead of 25 it takes
+  // 128 x query / 25e9 longer. Nothing else of that step crosses the trunk.
+  const double query = 8.0 * (512 + 64) * 2 * 61;
+  CHECK(request_step(shared, 257) - request_step(alone, 257) == Approx(128 * query / 25e9).epsilon(0.01));
 }
 
 TEST_CASE("serving step: under tensor parallelism a fetched chunk crosses InfiniBand once per node, then NVLink",

@@ -122,8 +122,9 @@ private:
   void compute_on(int p, double work, Callback done);
   /// One MoE message from GPU `from` to GPU `to` carrying `pairs` token-expert pairs of each of
   /// `layers` MoE layers at once (step granularity), priced as DeepEP's kernels move it
-  /// (sim::price_ep), then `then`. Posted from the GPU: it never waits for a proxy.
-  void send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, EpOp op, Callback then);
+  /// (sim::price_ep) in `streams` equal flows (sim::Flow), then `then`. Posted from the GPU: it
+  /// never waits for a proxy.
+  void send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op, Callback then);
   /// Prefill instance `p` ended an iteration of `chunks` (its queue's first prompts' tokens).
   void end_prefill(int p, const std::vector<double>& chunks);
   /// Sends each layer's KV of `q`'s chunk of `tokens` tokens as prefill instance `p` computes it,

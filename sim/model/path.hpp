@@ -29,14 +29,20 @@ struct PathCost {
 /// capacity that a bulk transfer turns into progress); blocks that sustain the fabric's bulk rate
 /// (`bandwidth`) move it at e x bottleneck whatever its size (the curve was measured that way). When the blocks bind,
 /// the message is `blocks` flows each capped at one block's rate, and it uses link capacity one for one (`factor` 1);
-/// when the link binds, it is one flow that progresses at `factor` = e per unit of capacity it is given, alone or
-/// shared (SimGrid's bandwidth factor; the engine's solver works in capacity). A fitted segment of small messages may
-/// give e > 1: its line fits latency-dominated times.
+/// when the link binds, it is `streams` equal flows (one, unless the transfer carries that many messages at once)
+/// that progress at `factor` = e per unit of capacity they are given, alone or shared (SimGrid's bandwidth factor;
+/// the engine's solver works in capacity), together never faster than the path alone. A fitted segment of small
+/// messages may give e > 1: its line fits latency-dominated times.
 struct Flow {
   BytesPerSec rate;  ///< alone on the path
   double factor = 1; ///< progress per unit of link capacity
   bool link_bound = false;
   int blocks = 1;
+  /// The equal messages a link-bound transfer carries at once, each its own flow on the links it
+  /// crosses (a share of them as a link divides among its flows): an expert-parallel exchange's
+  /// token-expert pairs between two GPUs. A block-bound transfer's flows are its blocks, whatever
+  /// it carries.
+  int streams = 1;
 };
 
 } // namespace xattn::sim
