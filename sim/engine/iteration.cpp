@@ -178,22 +178,24 @@ void IterationSteps::launch_move(int op, int rank, double L)
   IterationSteps self = *this;
   Timeline* tl = timeline();
   const double start = stamp(tl);
-  // The requester's GPU runs its splices and re-prefills one after another.
-  double* free_at = &instance().compute_free_at[rank];
+  // The requester's GPU runs its splices and re-prefills one after another (own_compute.hpp).
   if (mv.prefill) {
     static bool overlap = false; // the fault, from its pass on: every re-prefill starts at once
     overlap = overlap || XATTN_FAULT(kPrefillOverlap);
-    const double begin = overlap ? now() : std::max(now(), *free_at);
-    *free_at = begin + prefill_round(mv);
-    instance().compute_busy[rank] += *free_at - begin;
-    after(*free_at - now(), [self, tl, op, rank, start, begin]() mutable {
+    OwnCompute& gpu = instance().own[rank];
+    const double begin = overlap ? now() : std::max(now(), gpu.free_at());
+    auto done = [self, tl, op, rank, start, begin]() mutable {
       if (tl != nullptr) {
         const CallRef c = self.call_ref(self.move_op(op), rank);
         tl->leg(Leg::kPrefill, c, begin, now());
         tl->call(Primitive::kLocal, c, start, 0);
       }
       self.move_done(op);
-    });
+    };
+    if (overlap)
+      gpu.run_unqueued(prefill_round(mv), std::move(done));
+    else
+      gpu.run(prefill_round(mv), std::move(done));
     return;
   }
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
@@ -245,14 +247,11 @@ void IterationSteps::shard_landed(int op, int rank, Seconds work, double start, 
 
 void IterationSteps::splice(int op, int rank, Seconds work, double start, Bytes bytes)
 {
-  double* free_at = &instance().compute_free_at[rank];
-  double* busy = &instance().compute_busy[rank];
-  const double begin = std::max(now(), *free_at);
-  *free_at = begin + work.value();
-  *busy += *free_at - begin;
+  OwnCompute& gpu = instance().own[rank];
+  const double begin = std::max(now(), gpu.free_at());
   IterationSteps self = *this;
   Timeline* tl = timeline();
-  after(*free_at - now(), [self, tl, op, rank, start, begin, bytes]() mutable {
+  gpu.run(work.value(), [self, tl, op, rank, start, begin, bytes]() mutable {
     if (tl != nullptr) {
       const CallRef c = self.call_ref(self.move_op(op), rank);
       tl->leg(Leg::kSplice, c, begin, now());
@@ -293,18 +292,9 @@ void IterationSteps::round_done()
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
   // iteration's own moves have ended by now).
-  Simulation::Instance& in = instance();
-  const double t = now();
-  double wait = 0;
-  for (double free_at : in.compute_free_at)
-    wait = std::max(wait, free_at - t);
-  for (std::size_t k = 0; k < in.compute_free_at.size(); ++k) {
-    in.compute_busy[k] += tail;
-    in.compute_free_at[k] = std::max(in.compute_free_at[k], t + wait + tail);
-  }
   IterationSteps self = *this;
-  const double begin = timeline() != nullptr ? t + wait : 0.0;
-  after(wait + tail, [self, begin, gemm]() mutable {
+  const double begin = OwnCompute::together_start(instance().own); // for the timeline
+  OwnCompute::run_together(instance().own, tail, [self, begin, gemm]() mutable {
     if (Timeline* tl = self.timeline(); tl != nullptr && !self.plan->batch.empty()) // an idle GPU has no step
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
@@ -337,6 +327,7 @@ void IterationSteps::finish()
         in.cache->insert(k, mv.key_bytes);
   const double t = now();
   const double step = t - plan->start;
+  in.step_s += step;
   // A shared transfer may end a little early: both solvers stop at 1e-9 to 1e-10 of a rate, and a
   // double dates a step at the horizon to 1.2e-6 of 100 us (scenario.hpp). 1e-5 is above both.
   if (step < plan->lower_bound * (1 - 1e-5) - 1e-12) {

@@ -17,7 +17,7 @@ CallCost NeedView::price() const
   // A splice or re-prefill starts when the requester's GPU has done the ones queued before it
   // (still running from earlier steps, or planned in this one): that wait, once per step, is
   // this call's (one layer's) share of it.
-  const double backlog = (std::max(0.0, in_.compute_free_at[0] - now()) + queued_) / sc.model.layers;
+  const double backlog = (std::max(0.0, in_.own[0].free_at() - now()) + queued_) / sc.model.layers;
   c.fetch.splice += Seconds(backlog);
   c.local.prefill += Seconds(backlog);
   return c;

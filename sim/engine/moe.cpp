@@ -100,10 +100,7 @@ void MoePhase::compute(const ExchangePtr& x, int t, bool received)
     x->members[t].plan->ep_dispatch_s += now() - x->start;
     x->members[t].plan->ep_received = true;
   }
-  const double begin = std::max(now(), in.compute_free_at[0]);
-  in.compute_free_at[0] = begin + x->work[t];
-  in.compute_busy[0] += x->work[t];
-  after(in.compute_free_at[0] - now(), [x, t]() {
+  in.own[0].run(x->work[t], [x, t]() {
     x->experts_end[t] = now();
     for (int r = 0; r < x->n; ++r)
       if (r != t && x->pairs_of(r, t) > 0) message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });

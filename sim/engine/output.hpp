@@ -26,6 +26,6 @@ inline constexpr const char* kRequestsHeader =
     "routed,fetched,prefilled,cached,ttft_s,tpot_s,e2e_s,good";
 inline constexpr const char* kLinksHeader = "policy,link,direction,kind,bytes,utilisation";
 inline constexpr const char* kHoldersHeader = "policy,gpu,kernels,busy_fraction,work_s,sharing_delay_s,max_concurrent,"
-                                              "copies,copy_wait_s,max_copy_queue";
+                                              "copies,copy_wait_s,max_copy_queue,own_work_s,own_delay_s";
 
 } // namespace xattn::sim::engine

@@ -7,6 +7,7 @@
 #include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
 #include "sim/engine/network.hpp"
+#include "sim/engine/own_compute.hpp"
 
 #include "sim/core/resources.hpp"
 
@@ -88,6 +89,54 @@ TEST_CASE("engine parts: a holder runs its kernels at full speed while their sha
   CHECK(gpu.stats().max_concurrent == 3);
   CHECK(gpu.stats().delay_s == Approx(3 * 0.5));
   CHECK(gpu.stats().gpu_s == Approx(3 * 0.5 + 0.25));
+}
+
+TEST_CASE("engine parts: a GPU's own kernels run one after another, alone or on the GPU it shares with calls")
+{
+  auto e = make_engine();
+  one_host();
+  // Alone: 3 s then 2 s, queued together at t = 0, end at 3 and 5 s, and never wait for a call.
+  OwnCompute alone;
+  // Sharing: the same two on a GPU that also runs a routed kernel of 2 s taking half of it, from
+  // t = 0. The first own kernel fills the GPU: shares 1.5, both at 2/3 speed; the routed one ends
+  // at 3 s (its 2 s of work), the own one has done 2 of its 3 s then and ends alone at 4 s, 1 s
+  // late: the routed work times its share (2 x 0.5). The second starts then and ends at 6 s.
+  ComputeUnit gpu;
+  OwnCompute shared(&gpu);
+  std::vector<double> ends_alone, ends_shared;
+  double routed = 0;
+  after(0.0, [&] {
+    alone.run(3.0, [&] { ends_alone.push_back(now()); });
+    alone.run(2.0, [&] { ends_alone.push_back(now()); });
+    shared.run(3.0, [&] { ends_shared.push_back(now()); });
+    shared.run(2.0, [&] { ends_shared.push_back(now()); });
+    gpu.submit(2.0, 0.5, [&] { routed = now(); });
+  });
+  // Three more of 1 s across two alone ranks, one of them still busy until 7 s: both start at
+  // 7 s, in lockstep, and the step goes on at 8 s.
+  std::vector<OwnCompute> ranks(2);
+  double together = 0, start = 0;
+  after(5.0, [&] {
+    ranks[0].run(2.0, [] {});
+    start = OwnCompute::together_start(ranks);
+    OwnCompute::run_together(ranks, 1.0, [&] { together = now(); });
+  });
+  e->run();
+  REQUIRE(ends_alone.size() == 2);
+  CHECK(ends_alone[0] == Approx(3.0));
+  CHECK(ends_alone[1] == Approx(5.0));
+  CHECK(alone.busy() == Approx(5.0));
+  CHECK(alone.delay() == 0);
+  REQUIRE(ends_shared.size() == 2);
+  CHECK(routed == Approx(3.0));
+  CHECK(ends_shared[0] == Approx(4.0));
+  CHECK(ends_shared[1] == Approx(6.0));
+  CHECK(shared.delay() == Approx(1.0));
+  CHECK(shared.busy() == Approx(5.0));
+  CHECK(gpu.stats().delay_s == Approx(1.0 + 1.0)); // the routed kernel's 1 s and the own one's
+  CHECK(start == Approx(7.0));
+  CHECK(together == Approx(8.0));
+  CHECK(ranks[1].busy() == Approx(1.0));
 }
 
 TEST_CASE("engine parts: sixteen kernels that each fill an eighth of the SMs take twice one's time")

@@ -241,6 +241,7 @@ json to_json(const PolicyResult& r)
     j["ep_dispatch_s"] = latency(r.ep_dispatch_s);
     j["ep_combine_s"] = latency(r.ep_combine_s);
   }
+  if (r.interference) j["holder_tpot_inflation"] = r.holder_tpot_inflation;
   if (r.partial) {
     j["partial"] = true;
     j["requests_done"] = r.requests;
@@ -265,6 +266,8 @@ PolicyResult policy_result(const json& j)
   r.handoff_wait_s = latency(section(section(j, "prefill"), "handoff_wait_s"));
   r.goodput = goodput(section(j, "goodput"));
   r.expert_parallel = j.contains("ep_dispatch_s");
+  r.interference = j.contains("holder_tpot_inflation");
+  r.holder_tpot_inflation = j.value("holder_tpot_inflation", 1.0);
   r.full_step = j.contains("step_split_s");
   if (r.full_step) {
     const json s = section(j, "step_split_s");

@@ -195,6 +195,12 @@ struct PolicyResult {
   /// tokens' last result back). Written only for such a run.
   bool expert_parallel = false;
   LatencyStats ep_dispatch_s, ep_combine_s;
+  /// engine.interference: the iterations of the requester instances whose GPUs serve calls too,
+  /// summed, over the same less the time those calls' kernels held their own kernels back (its
+  /// busiest rank's): how much longer their steps, and so their requests' TPOT, took for serving.
+  /// 1: none of them served a call while computing. Written only for such a run.
+  bool interference = false;
+  double holder_tpot_inflation = 1;
   /// instances.prefill, per prompt: from the end of its prefill to the last byte of its KV landed
   /// on its requester instance (summary prefill.handoff_wait_s).
   LatencyStats handoff_wait_s;

@@ -77,6 +77,19 @@ PolicyResult Simulation::figures()
   }
   r.ep_dispatch_s = latency_stats(ep_dispatch_);
   r.ep_combine_s = latency_stats(ep_combine_);
+  r.interference = sc_.interference;
+  {
+    double steps = 0, held = 0;
+    for (const auto& in : instances_) {
+      if (std::none_of(in->own.begin(), in->own.end(), [](const OwnCompute& c) { return c.shared(); })) continue;
+      double delay = 0;
+      for (const OwnCompute& c : in->own)
+        delay = std::max(delay, c.delay());
+      steps += in->step_s;
+      held += delay;
+    }
+    if (steps > held && held > 0) r.holder_tpot_inflation = steps / (steps - held);
+  }
   std::vector<topo::GpuId> gpus = sc_.requesters;
   gpus.insert(gpus.end(), sc_.holders.begin(), sc_.holders.end());
   std::sort(gpus.begin(), gpus.end());
@@ -192,8 +205,8 @@ PolicyResult Simulation::results()
   }
   for (const auto& in : instances_)
     for (std::size_t k = 0; k < in->gpus.size(); ++k) {
-      within(in->compute_busy[k], "requester " + sc_.topology->gpu_name(in->gpus[k]));
-      busiest(in->compute_busy[k], [&] { return "requester " + sc_.topology->gpu_name(in->gpus[k]) + " compute"; });
+      within(in->own[k].busy(), "requester " + sc_.topology->gpu_name(in->gpus[k]));
+      busiest(in->own[k].busy(), [&] { return "requester " + sc_.topology->gpu_name(in->gpus[k]) + " compute"; });
     }
   {
     const auto& bytes = net_->link_bytes();
@@ -233,13 +246,20 @@ PolicyResult Simulation::results()
     FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
     if (f == nullptr) core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
     const std::string& pol = policy_name_;
+    // A holder that decodes too: its own compute (own_compute.hpp), by GPU.
+    std::vector<const OwnCompute*> own(sc_.topology->gpu_count(), nullptr);
+    for (const auto& in : instances_)
+      for (std::size_t k = 0; k < in->gpus.size(); ++k)
+        own[in->gpus[k]] = &in->own[k];
     for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
       const ComputeStats& c = holder_compute_[i]->stats();
       const StreamStats& s = holder_streams_[i]->stats();
-      std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d\n", pol.c_str(),
+      const OwnCompute* mine = own[holder_slots_[i]];
+      std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d,%.9g,%.9g\n", pol.c_str(),
                    sc_.topology->gpu_name(holder_slots_[i]).c_str(), static_cast<unsigned long long>(c.kernels),
                    c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent,
-                   static_cast<unsigned long long>(s.copies), s.wait_s, s.max_queue);
+                   static_cast<unsigned long long>(s.copies), s.wait_s, s.max_queue,
+                   mine != nullptr ? mine->busy() : 0.0, mine != nullptr ? mine->delay() : 0.0);
     }
     std::fclose(f);
   }

@@ -133,6 +133,9 @@ struct Scenario {
   bool fetch_blocking = true;
   bool fast_path = true;
   bool check_solver = false; ///< engine.check_solver: every re-solve checked against a whole solve
+  /// engine.interference: a requester GPU that serves calls too shares its compute with them
+  /// (own_compute.hpp).
+  bool interference = false;
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;

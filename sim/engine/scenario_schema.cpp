@@ -185,6 +185,12 @@ const core::Schema kEngineSchema{
      .kind = FieldKind::kBool,
      .def = "true",
      .meaning = "the engine's own incremental max-min sharing; false: every transfer as SimGrid comms (the reference)"},
+    {.key = "interference",
+     .kind = FieldKind::kBool,
+     .def = "false",
+     .meaning = "a requester GPU that also holds chunks (listed among the holders too, or prefilled pools) runs "
+                "its own kernels on the same compute as the calls it serves for others, and each slows the other "
+                "while they overlap; false: they run apart, each at full speed"},
     {.key = "check_solver",
      .kind = FieldKind::kBool,
      .def = "false",

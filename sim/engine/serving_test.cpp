@@ -286,3 +286,57 @@ TEST_CASE("serving step: under tensor parallelism each rank fetches its own GQA 
   CHECK(s["policies"]["fetch"]["decisions"]["fetch"].get<double>() == 1);
   CHECK(s["invariants"]["ok"].get<bool>());
 }
+
+TEST_CASE("serving step: a requester GPU that serves calls shares its compute with them under engine.interference",
+          "[serving]")
+{
+  const auto dir = with_profile();
+  // Two one-GPU instances on node0 decode one step each, both attending the chunk that node0.gpu0
+  // holds: node0.gpu0 (session 0) attends it on its own GPU, node0.gpu1 (session 1) routes its
+  // query there. The routed kernel (8 rows over 2,048 tokens: 32 tiles of the 100 SMs, a share
+  // of 0.32) lands a few microseconds in, while node0.gpu0 runs its own step's tail (its GEMMs,
+  // about 0.1 ms), which fills the GPU. Sharing, the two run at 1 / 1.32 of their speed until the
+  // routed kernel's work w is done: it takes 1.32 w, and node0.gpu0's own tail ends 0.32 w late.
+  const std::string scenario =
+      "name: interference\n" + kSmallModel + "profile: " + (dir / "hand.yaml").string() +
+      "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu0, node0.gpu1], holders: [node0.gpu0]}\n"
+      "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\nengine: {step: full, "
+      "route_protocol: absorbed}\n";
+  const std::string trace = request(0, 0, 0, 0, 32, 1) + request(1, 0, 1, 0, 32, 1);
+  std::filesystem::path apart_dir, shared_dir;
+  const nlohmann::json apart = run(scenario, trace, {"engine.interference=false"}, &apart_dir);
+  const nlohmann::json shared = run(scenario, trace, {"engine.interference=true"}, &shared_dir);
+  // Apart, node0.gpu0's kernels are the routed one alone: its work is w.
+  auto holder = [](const std::filesystem::path& out) {
+    std::ifstream in(out / "holders.csv");
+    std::string header, line;
+    std::getline(in, header);
+    std::getline(in, line);
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      cells.push_back(c);
+    REQUIRE(cells.size() == 13);
+    CHECK(cells[1] == "node0.gpu0");
+    return std::map<std::string, double>{{"kernels", std::stod(cells[2])},
+                                         {"work_s", std::stod(cells[4])},
+                                         {"own_work_s", std::stod(cells[10])},
+                                         {"own_delay_s", std::stod(cells[11])}};
+  };
+  const auto a = holder(apart_dir), s = holder(shared_dir);
+  const double w = a.at("work_s");
+  CHECK(a.at("kernels") == 1);
+  CHECK(a.at("own_delay_s") == 0);
+  CHECK(s.at("own_delay_s") == Approx(0.32 * w).epsilon(1e-6));
+  CHECK(s.at("own_work_s") == Approx(a.at("own_work_s")));
+  CHECK(s.at("work_s") == Approx(w + a.at("own_work_s"))); // its own kernels run on the same compute
+  // The routed call, and so node0.gpu1's step, is 0.32 w longer; node0.gpu0's own step too.
+  CHECK(request_step(shared_dir, 1) - request_step(apart_dir, 1) == Approx(0.32 * w).epsilon(1e-6));
+  CHECK(request_step(shared_dir, 0) - request_step(apart_dir, 0) == Approx(0.32 * w).epsilon(1e-6));
+  // Its steps over the same less the calls' hold on them.
+  const double step0 = request_step(shared_dir, 0);
+  CHECK(shared["policies"]["route"]["holder_tpot_inflation"].get<double>() ==
+        Approx(step0 / (step0 - 0.32 * w)).epsilon(1e-9));
+  CHECK(!apart["policies"]["route"].contains("holder_tpot_inflation"));
+  CHECK(shared["invariants"]["ok"].get<bool>());
+}

@@ -144,8 +144,10 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     in->index = i;
     in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
     in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
-    in->compute_free_at.assign(sc.tp, 0.0);
-    in->compute_busy.assign(sc.tp, 0.0);
+    for (topo::GpuId g : in->gpus) // engine.interference: a GPU that serves calls shares its compute with them
+      in->own.emplace_back(sc.interference && holder_index_of_gpu_[g] >= 0
+                               ? holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[g])].get()
+                               : nullptr);
     instances_.push_back(std::move(in));
   }
   if (sc.grouped())

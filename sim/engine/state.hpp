@@ -1,6 +1,7 @@
 // The simulation's per-request and per-requester state (internal to sim/engine).
 #pragma once
 
+#include "sim/engine/own_compute.hpp"
 #include "sim/engine/simulation.hpp"
 #include "workloads/rng.hpp"
 
@@ -99,8 +100,8 @@ struct Simulation::Instance {
   double host_readback_s = 0; ///< prefill.host_capacity: one chunk read back from its host tier
   int incoming = 0;           ///< instances.prefill: its requests still prefilling or handed off
   std::unordered_set<std::uint64_t> in_flight; ///< cache keys fetched in the background, not landed yet
-  std::vector<double> compute_free_at;         ///< per rank: its splices and re-prefills run one after another
-  std::vector<double> compute_busy;            ///< per rank: time its GPU computed (splices, re-prefills, tails)
+  std::vector<OwnCompute> own; ///< per rank: its GPU's own kernels (tails, experts, splices, re-prefills)
+  double step_s = 0;           ///< its iterations' durations, summed
 };
 
 } // namespace xattn::sim::engine
