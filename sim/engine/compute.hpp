@@ -11,6 +11,7 @@
 
 #include "sim/engine/clock.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -37,6 +38,9 @@ public:
   void submit(double work_s, double share, Callback done);
   const ComputeStats& stats() const { return stats_; }
   int running() const { return static_cast<int>(active_.size()); }
+  /// How many times slower than alone a kernel occupying `share` of the GPU would run if it
+  /// started now, while the kernels running now run: the shares past a full GPU, at least 1.
+  double slowdown(double share) const { return std::max(1.0, shares_ + share); }
 
 private:
   struct Kernel {

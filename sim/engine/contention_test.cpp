@@ -174,3 +174,56 @@ policies: [route]
   CHECK(fast["policies"]["route"]["engine"]["real"].get<int>() == 0); // all solved exactly
   CHECK(slow["policies"]["route"]["engine"]["fluid"].get<int>() == 0);
 }
+
+TEST_CASE("engine: a chunk's copies: an idle call takes the near copy, a loaded holder sends calls to the far one")
+{
+  // Every chunk on two holders (hot-replicated, all of them hot): node0.gpu7, over NVLink from the
+  // requesters of node0, and node2.gpu0, across the spine. The model's 128 query heads fill the
+  // near holder's GPU with a few calls at once.
+  auto scenario = [](const std::string& choice) {
+    return "name: replicas\nmodel: {name: m, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n" +
+           two_leaf_topology(1) +
+           "instances: {requesters: [node0.gpu0-5], holders: [node0.gpu7, node2.gpu0]}\n"
+           "corpus: {chunk_tokens: 2048, placement: hot-replicated, replicas: 2, hot_fraction: 1}\n"
+           "workload: {trace: trace.jsonl}\npolicies: [route]\n"
+           "engine: {route_protocol: absorbed, replica_choice: " +
+           choice + "}\n";
+  };
+  auto kernels = [](const std::filesystem::path& out) {
+    std::map<std::string, double> by_gpu;
+    std::ifstream in(out / "holders.csv");
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');)
+        cells.push_back(c);
+      by_gpu[cells[1]] = std::stod(cells[2]);
+    }
+    return by_gpu;
+  };
+  // One request alone: both choices send its calls to the near copy.
+  for (const char* choice : {"load", "nearest"}) {
+    INFO(choice);
+    std::filesystem::path out;
+    run(scenario(choice), request(0, 0, 0, 0, 32, 4), {}, &out);
+    CHECK(kernels(out)["node0.gpu7"] == 4);
+    CHECK(kernels(out)["node2.gpu0"] == 0);
+  }
+  // Six requesters each decoding 16 requests of 8 contexts, each requester 5 ms after the one
+  // before (in phase, every step would find the holders idle): by load, once the near holder's
+  // kernels overfill it, calls go to the idle far copy; the nearest choice never sends any.
+  std::string t;
+  for (int k = 0; k < 6; ++k)
+    for (int j = 0; j < 16; ++j)
+      t += request(16 * k + j, 5e-3 * k, k, 32 * 8 * (j % 8), 32 * 8, 4);
+  std::filesystem::path by_load, nearest;
+  const nlohmann::json load = run(scenario("load"), t, {}, &by_load);
+  const nlohmann::json near = run(scenario("nearest"), t, {}, &nearest);
+  CHECK(kernels(nearest)["node2.gpu0"] == 0);
+  CHECK(kernels(by_load)["node2.gpu0"] > 0);
+  CHECK(kernels(by_load)["node0.gpu7"] > 0);
+  // Spread over both copies, the calls end sooner.
+  CHECK(step_mean(load, "route") < step_mean(near, "route"));
+}

@@ -82,6 +82,12 @@ struct Plan {
   bool ep_received = false;                   ///< tokens came to this GPU's experts from a peer
 };
 
+/// What the pricing reads of a scenario beside its model and profile.
+inline Options pricing_options(const Scenario& sc)
+{
+  return {sc.transport, sc.what_if.collapsed_response, sc.corpus.position_aligned};
+}
+
 // What the policy may read about one need: its closed-form price on its path and the reuse
 // estimates. Priced only when the policy asks.
 class NeedView final : public policy::Need
@@ -193,7 +199,7 @@ struct IterationSteps {
   /// message leaves once its sender posted it through `transport` (posting.hpp).
   void send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const Flow& f, Seconds tail, core::Transport transport,
             Callback done) const;
-  Options options() const { return {sc().transport, sc().what_if.collapsed_response, sc().corpus.position_aligned}; }
+  Options options() const { return iteration::pricing_options(sc()); }
   ExchangePrice price(const iteration::Exchange& e, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);

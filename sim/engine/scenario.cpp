@@ -348,6 +348,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.fast_path = eng.boolean("fast_path");
   sc.check_solver = eng.boolean("check_solver");
   sc.interference = eng.boolean("interference");
+  sc.replica_by_load = eng.choice("replica_choice") == "load";
   sc.requester_nics_node = eng.choice("requester_nics") == "node";
   if (sc.requester_nics_node && sc.topology && !sc.topology->can_stripe()) {
     // Striping relays over NVLink to another NIC of the node: without them it would do nothing.

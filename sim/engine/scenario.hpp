@@ -136,6 +136,8 @@ struct Scenario {
   /// engine.interference: a requester GPU that serves calls too shares its compute with them
   /// (own_compute.hpp).
   bool interference = false;
+  /// engine.replica_choice: a chunk's copy by the call's expected end (load), or the nearest.
+  bool replica_by_load = true;
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;

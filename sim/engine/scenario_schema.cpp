@@ -185,6 +185,13 @@ const core::Schema kEngineSchema{
      .kind = FieldKind::kBool,
      .def = "true",
      .meaning = "the engine's own incremental max-min sharing; false: every transfer as SimGrid comms (the reference)"},
+    {.key = "replica_choice",
+     .kind = FieldKind::kChoice,
+     .def = "load",
+     .meaning = "which copy of a chunk placed on several holders (corpus.placement hot-replicated) a call goes to: "
+                "load, the one whose routed call would end first now (idle on its path, plus what the kernels "
+                "running on that holder slow its kernel by); nearest, the nearest by fabric class",
+     .choices = "load|nearest"},
     {.key = "interference",
      .kind = FieldKind::kBool,
      .def = "false",

@@ -320,12 +320,30 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
   thread_local std::vector<int> options;
   pl.holders_of(chunk, options);
   XATTN_CHECK(!options.empty(), "a chunk has no holder");
-  // The nearest replica (fabric class order), the primary among equals.
   const topo::GpuId me = instances_[inst]->gpus[0];
   int best = options[0];
-  auto rank = [&](int h) { return static_cast<int>(sc_.topology->fabric_class(me, sc_.holders[h * sc_.tp])); };
-  for (int h : options)
-    if (rank(h) < rank(best)) best = h;
+  if (!sc_.replica_by_load) { // the nearest replica (fabric class order), the primary among equals
+    auto rank = [&](int h) { return static_cast<int>(sc_.topology->fabric_class(me, sc_.holders[h * sc_.tp])); };
+    for (int h : options)
+      if (rank(h) < rank(best)) best = h;
+    return best;
+  }
+  // The replica whose routed call would end first if sent now: one request's call to the whole
+  // chunk (one layer), idle on its path, plus what the kernels running on that holder slow its
+  // kernel by (processor sharing, compute.hpp); the primary among equals. Every policy's calls and
+  // fetches of the chunk go there this step.
+  const ModelSpec& m = sc_.model;
+  const double rows = static_cast<double>(m.heads) / sc_.tp, tokens = static_cast<double>(sc_.corpus.chunk_tokens);
+  const ExchangeShape shape{rows, tokens, tokens * rows, 1, sc_.selection.sparse};
+  double least = std::numeric_limits<double>::infinity();
+  for (int h : options) {
+    const topo::GpuId gpu = sc_.holders[h * sc_.tp];
+    const ExchangePrice x =
+        price_exchange(m, sc_.profile, shape, path_cost(me, gpu), path_cost(gpu, me), iteration::pricing_options(sc_));
+    const ComputeUnit& unit = *holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[gpu])];
+    const double end = x.idle().value() + x.kernel.work.value() * (unit.slowdown(x.kernel.share) - 1);
+    if (end < least) least = end, best = h;
+  }
   return best;
 }
 
