@@ -77,6 +77,14 @@ public:
   const StreamStats& stats() const { return stats_; }
   /// Copies waiting for a free stream now.
   int waiting() const { return static_cast<int>(waiting_.size()); }
+  /// How many copies' time a copy asked for now, after `more` others, waits for a stream, the
+  /// streams sharing what is ahead of it: (copying + waiting + more + 1 - streams) / streams, or 0
+  /// where a stream is left for it.
+  double ahead(int more = 0) const
+  {
+    const int queued = streams_ - free_ + static_cast<int>(waiting_.size()) + more;
+    return std::max(0.0, static_cast<double>(queued + 1 - streams_) / streams_);
+  }
 
 private:
   struct Waiter {

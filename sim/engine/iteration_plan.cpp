@@ -23,6 +23,16 @@ CallCost NeedView::price() const
   return c;
 }
 
+policy::Load NeedView::load() const
+{
+  // The share of the GPU this one call's routed kernel would take on its holder.
+  const Scenario& sc = sim_.scenario();
+  const ExchangeShape one{shape_.rows, shape_.tokens, shape_.tokens * shape_.rows, 1, shape_.sparse};
+  const ExchangePrice x = price_exchange(sc.model, sc.profile, one, sim_.path_cost(in_.gpus[0], holder_),
+                                         sim_.path_cost(holder_, in_.gpus[0]), pricing_options(sc));
+  return sim_.load_around(in_, holder_, x.kernel.share, copies_);
+}
+
 double NeedView::expected_reuse() const
 {
   return sim_.reuse_estimate(in_, q_, chunk_, false);
@@ -153,7 +163,9 @@ void IterationSteps::build()
                           {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
                            span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0, sc().ep},
                           holder_gpu(h, 0),
-                          planned_serial};
+                          planned_serial,
+                          static_cast<int>(std::count_if(plan->moves.begin(), plan->moves.end(),
+                                                         [h](const Move& m) { return m.holder == h && !m.prefill; }))};
       // The call goes to the holder this step (routed, or served there while its chunk is fetched).
       auto route = [&] {
         const void* owner = sc().what_if.batching ? nullptr : q;

@@ -94,10 +94,11 @@ class NeedView final : public policy::Need
 {
 public:
   /// `queued`: the requester GPU's work already planned this step before a new splice or
-  /// re-prefill could start (the iteration's own, serial), s.
+  /// re-prefill could start (the iteration's own, serial), s. `copies`: the fetches from this
+  /// holder this step has already planned (they ask for its copy streams at once).
   NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
-           CallShape shape, topo::GpuId holder, double queued)
-      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued)
+           CallShape shape, topo::GpuId holder, double queued, int copies)
+      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued), copies_(copies)
   {
   }
   int instance() const override { return in_.index; }
@@ -105,6 +106,7 @@ public:
   CallCost price() const override;
   double expected_reuse() const override;
   double true_reuse() const override;
+  policy::Load load() const override;
 
 private:
   Simulation& sim_;
@@ -114,6 +116,7 @@ private:
   CallShape shape_;
   topo::GpuId holder_;
   double queued_;
+  int copies_;
 };
 
 // The time now when a timeline records it, else nothing read: without one, its hooks cost the

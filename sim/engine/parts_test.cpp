@@ -139,6 +139,31 @@ TEST_CASE("engine parts: a GPU's own kernels run one after another, alone or on 
   CHECK(ranks[1].busy() == Approx(1.0));
 }
 
+TEST_CASE("engine parts: what a policy reads of a holder's load: its kernels' slowdown, its copy streams' queue")
+{
+  auto e = make_engine();
+  one_host();
+  ComputeUnit gpu;
+  StreamPool streams(2);
+  std::vector<double> seen;
+  after(0.0, [&] {
+    seen.push_back(gpu.slowdown(0.25)); // idle: it has the GPU to itself
+    gpu.submit(1.0, 0.5, [] {});
+    gpu.submit(1.0, 0.5, [] {});
+    seen.push_back(gpu.slowdown(0.25)); // shares 1 + 0.25: 1.25 times slower
+    seen.push_back(streams.ahead());    // both streams free
+    streams.acquire([] {});
+    seen.push_back(streams.ahead());  // one free
+    seen.push_back(streams.ahead(1)); // after one more planned: none free, 1 copy ahead over 2 streams
+    streams.acquire([] {});
+    streams.acquire([] {});           // waits
+    seen.push_back(streams.ahead());  // 2 copying + 1 waiting: 2 ahead of a new one, over 2 streams
+    seen.push_back(streams.ahead(2)); // and 2 more planned: 4 over 2
+  });
+  e->run();
+  CHECK(seen == std::vector<double>{1.0, 1.25, 0.0, 0.0, 0.5, 1.0, 2.0});
+}
+
 TEST_CASE("engine parts: sixteen kernels that each fill an eighth of the SMs take twice one's time")
 {
   auto e = make_engine();

@@ -28,8 +28,10 @@ struct Pair {
 // Three transfers of 6.25 MB at t = 0 from leaf 0 to leaf 1 of topo::test::small() under `routing`
 // (each from its own NIC to its own NIC: only the trunks can hold them back), their ends. Trunks
 // are 6.25 GB/s per spine (12.5 GB/s per leaf under adaptive), a NIC 25 GB/s, one thread block
-// 25 GB/s, no latency.
-std::vector<double> three_transfers(const std::string& routing, const std::array<Pair, 3>& pairs)
+// 25 GB/s, no latency. `busy`, if given: each pair's busiest link (Network::busiest) at 0.5 ms,
+// while all three move, then at 10 ms, once they all ended.
+std::vector<double> three_transfers(const std::string& routing, const std::array<Pair, 3>& pairs,
+                                    std::vector<Network::Busy>* busy = nullptr)
 {
   int argc = 2;
   const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
@@ -48,6 +50,12 @@ std::vector<double> three_transfers(const std::string& routing, const std::array
       net.transfer(pairs[i].src, pairs[i].dst, 6.25e6, sim::Flow{core::BytesPerSec(25e9), 1.0, false, 1}, 0.0,
                    [&ends, i] { ends[i] = now(); });
   });
+  if (busy != nullptr)
+    for (double t : {0.5e-3, 10e-3})
+      after(t, [&net, &pairs, busy] {
+        for (const Pair& p : pairs)
+          busy->push_back(net.busiest(p.src, p.dst));
+      });
   engine.run();
   return ends;
 }
@@ -99,28 +107,48 @@ double routed_step(const std::string& routing, const std::string& holders)
 
 // Trunks of 6.25 GB/s per spine, 12.5 GB/s per leaf. Pinned: every pair of the two leaves on spine
 // (0 + 1) % 2, the three share 6.25 GB/s: 6.25 MB each at 2.08 GB/s, 3 ms.
+// What a policy reads of the path meanwhile (policy::Load): its busiest link is that trunk, full,
+// with the three flows; once they ended, nothing.
+void check_busy(const std::vector<Network::Busy>& busy, const std::array<int, 3>& flows)
+{
+  REQUIRE(busy.size() == 6);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("pair " << i);
+    CHECK(busy[i].share == Approx(1).epsilon(1e-9));
+    CHECK(busy[i].flows == flows[i]);
+    CHECK(busy[3 + i].share == 0);
+    CHECK(busy[3 + i].flows == 0);
+  }
+}
+
 TEST_CASE("routing: pinned sends three transfers between two leaves over one spine")
 {
   const std::array<Pair, 3> pairs = colliding();
-  for (double end : three_transfers("pinned", pairs))
+  std::vector<Network::Busy> busy;
+  for (double end : three_transfers("pinned", pairs, &busy))
     CHECK(end == Approx(3e-3).epsilon(1e-9));
+  check_busy(busy, {3, 3, 3});
 }
 
 // Ecmp: the two that hash onto one spine share its 6.25 GB/s (2 ms); the third runs alone on the
 // other (1 ms).
 TEST_CASE("routing: ecmp shares a spine between the pairs that hash onto it, and only them")
 {
-  const std::vector<double> ends = three_transfers("ecmp", colliding());
+  std::vector<Network::Busy> busy;
+  const std::vector<double> ends = three_transfers("ecmp", colliding(), &busy);
   CHECK(ends[0] == Approx(2e-3).epsilon(1e-9));
   CHECK(ends[1] == Approx(2e-3).epsilon(1e-9));
   CHECK(ends[2] == Approx(1e-3).epsilon(1e-9));
+  check_busy(busy, {2, 2, 1}); // the third fills its spine's trunk alone (25 GB/s NIC, 6.25 GB/s trunk)
 }
 
 // Adaptive: all three spread over both spines, 12.5 GB/s shared three ways: 1.5 ms.
 TEST_CASE("routing: adaptive spreads three transfers between two leaves over every spine")
 {
-  for (double end : three_transfers("adaptive", colliding()))
+  std::vector<Network::Busy> busy;
+  for (double end : three_transfers("adaptive", colliding(), &busy))
     CHECK(end == Approx(1.5e-3).epsilon(1e-9));
+  check_busy(busy, {3, 3, 3});
 }
 
 // Holders one leaf away. Each step's query (147,456 B, one thread block: 25 GB/s) and answer cross

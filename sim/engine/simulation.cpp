@@ -308,6 +308,19 @@ PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
   return net_->path_cost(from, to); // relayed where the requester stripes
 }
 
+policy::Load Simulation::load_around(const Instance& in, topo::GpuId holder, double share, int copies)
+{
+  policy::Load l;
+  l.route_slowdown = holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[holder])]->slowdown(share);
+  const topo::GpuId me = in.gpus[0];
+  Network::Busy out = net_->busiest(me, holder), back = net_->busiest(holder, me);
+  if (back.share > out.share || (back.share == out.share && back.flows > out.flows)) out = back;
+  l.path_busy = out.share;
+  l.path_flows = out.flows;
+  l.fetch_queue = holder_streams_[static_cast<std::size_t>(holder_index_of_gpu_[holder])]->ahead(copies);
+  return l;
+}
+
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
 {
   if (kv_pool_) { // where it was prefilled, here first (pinned while this request is served)

@@ -21,6 +21,21 @@
 namespace xattn::sim::policy
 {
 
+/// What a live scheduler sees of the system now around one need: nothing from the future.
+struct Load {
+  /// How many times slower than alone this call's routed kernel would run if it started on its
+  /// holder now: the shares of the kernels running there, and its own, past a full GPU (1: room).
+  double route_slowdown = 1;
+  /// The busiest link between the requester and the holder, either way: the rates of the flows on
+  /// it now over its capacity (0 idle, 1 full), and how many flows there are.
+  double path_busy = 0;
+  int path_flows = 0;
+  /// How many copies' time a fetch from this holder would wait for one of its copy streams: the
+  /// copies running, waiting and planned this step before it, past the streams, over the streams
+  /// (0: a stream is left for it).
+  double fetch_queue = 0;
+};
+
 /// One chunk one request's step needs, on a remote holder, not in the requester's cache.
 class Need
 {
@@ -40,6 +55,8 @@ public:
   /// The same from the trace's future (the live requests' true remaining steps and the reads of
   /// the requests yet to arrive on this requester): only an offline policy may read it.
   virtual double true_reuse() const = 0;
+  /// What the system looks like now around this need (read only when a policy asks).
+  virtual Load load() const = 0;
 };
 
 class Policy

@@ -29,6 +29,7 @@ public:
   CallCost price() const override { return c_; }
   double expected_reuse() const override { return 0; }
   double true_reuse() const override { return 0; }
+  policy::Load load() const override { return {}; }
 
 private:
   int inst_;
