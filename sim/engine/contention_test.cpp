@@ -189,20 +189,7 @@ TEST_CASE("engine: a chunk's copies: an idle call takes the near copy, a loaded 
            "engine: {route_protocol: absorbed, replica_choice: " +
            choice + "}\n";
   };
-  auto kernels = [](const std::filesystem::path& out) {
-    std::map<std::string, double> by_gpu;
-    std::ifstream in(out / "holders.csv");
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::vector<std::string> cells;
-      std::stringstream ss(line);
-      for (std::string c; std::getline(ss, c, ',');)
-        cells.push_back(c);
-      by_gpu[cells[1]] = std::stod(cells[2]);
-    }
-    return by_gpu;
-  };
+  auto kernels = [](const std::filesystem::path& out) { return csv_column(out / "holders.csv", "gpu", "kernels"); };
   // One request alone: both choices send its calls to the near copy.
   for (const char* choice : {"load", "nearest"}) {
     INFO(choice);

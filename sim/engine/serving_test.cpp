@@ -38,21 +38,12 @@ std::filesystem::path with_profile()
   return dir;
 }
 
-// The mean step of request `id` in a run's requests.csv.
+// The mean step of request `id` in a run's requests.csv (policy route).
 double request_step(const std::filesystem::path& out, int id)
 {
-  std::ifstream in(out / "requests.csv");
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');)
-      cells.push_back(c);
-    if (cells.size() > 9 && std::stoi(cells[1]) == id) return std::stod(cells[9]);
-  }
-  FAIL("request " << id << " not in requests.csv");
-  return 0;
+  const auto steps = requests_column(out, "route", "mean_step_s");
+  REQUIRE(steps.contains(static_cast<std::uint64_t>(id)));
+  return steps.at(static_cast<std::uint64_t>(id));
 }
 } // namespace
 
@@ -308,20 +299,10 @@ TEST_CASE("serving step: a requester GPU that serves calls shares its compute wi
   const nlohmann::json shared = run(scenario, trace, {"engine.interference=true"}, &shared_dir);
   // Apart, node0.gpu0's kernels are the routed one alone: its work is w.
   auto holder = [](const std::filesystem::path& out) {
-    std::ifstream in(out / "holders.csv");
-    std::string header, line;
-    std::getline(in, header);
-    std::getline(in, line);
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');)
-      cells.push_back(c);
-    REQUIRE(cells.size() == 13);
-    CHECK(cells[1] == "node0.gpu0");
-    return std::map<std::string, double>{{"kernels", std::stod(cells[2])},
-                                         {"work_s", std::stod(cells[4])},
-                                         {"own_work_s", std::stod(cells[10])},
-                                         {"own_delay_s", std::stod(cells[11])}};
+    std::map<std::string, double> figures;
+    for (const char* column : {"kernels", "work_s", "own_work_s", "own_delay_s"})
+      figures[column] = csv_column(out / "holders.csv", "gpu", column).at("node0.gpu0");
+    return figures;
   };
   const auto a = holder(apart_dir), s = holder(shared_dir);
   const double w = a.at("work_s");

@@ -97,29 +97,58 @@ inline std::string request(int id, double t, int session, int first_block, int n
          ",\"out\":" + std::to_string(out) + "}\n";
 }
 
+/// A CSV file a run wrote (no quoted cells): its header's names and its rows' cells.
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::size_t col(const std::string& name) const
+  {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE(it != header.end());
+    return static_cast<std::size_t>(it - header.begin());
+  }
+};
+inline Csv read_csv(const std::filesystem::path& file)
+{
+  std::ifstream in(file);
+  REQUIRE(in);
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream s(line);
+    for (std::string c; std::getline(s, c, ',');)
+      out.push_back(c);
+    return out;
+  };
+  Csv csv;
+  std::string line;
+  std::getline(in, line);
+  csv.header = cells(line);
+  while (std::getline(in, line))
+    csv.rows.push_back(cells(line));
+  return csv;
+}
+
+/// One column of a run's CSV by the text of another: csv_column(out / "holders.csv", "gpu", "kernels").
+inline std::map<std::string, double> csv_column(const std::filesystem::path& file, const std::string& key,
+                                                const std::string& column)
+{
+  const Csv csv = read_csv(file);
+  const std::size_t k = csv.col(key), c = csv.col(column);
+  std::map<std::string, double> values;
+  for (const auto& row : csv.rows)
+    values[row.at(k)] = std::stod(row.at(c));
+  return values;
+}
+
 /// One column of a run's requests.csv (`policy`'s rows), by request id.
 inline std::map<std::uint64_t, double> requests_column(const std::filesystem::path& out, const std::string& policy,
                                                        const std::string& column)
 {
-  std::ifstream in(out / "requests.csv");
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  for (std::stringstream h(line); std::getline(h, line, ',');)
-    header.push_back(line);
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    REQUIRE(it != header.end());
-    return static_cast<std::size_t>(it - header.begin());
-  };
-  const std::size_t c = col(column), id = col("request"), pol = col("policy");
+  const Csv csv = read_csv(out / "requests.csv");
+  const std::size_t c = csv.col(column), id = csv.col("request"), pol = csv.col("policy");
   std::map<std::uint64_t, double> values;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    for (std::stringstream s(line); std::getline(s, line, ',');)
-      cells.push_back(line);
-    if (cells.at(pol) == policy) values[std::stoull(cells.at(id))] = std::stod(cells.at(c));
-  }
+  for (const auto& row : csv.rows)
+    if (row.at(pol) == policy) values[std::stoull(row.at(id))] = std::stod(row.at(c));
   return values;
 }
 

@@ -2,6 +2,7 @@
 // would see, against the plain predicate's; and through the engine.
 #include "sim/engine/test_util.hpp"
 #include "sim/policy/policy.hpp"
+#include "sim/policy/test_need.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,27 +15,25 @@ namespace
 
 // A need priced by hand: a route of `transfer` + `compute`, a fetch of `moved` + `splice`, a
 // re-prefill far dearer; no reuse; the load given.
-class LoadedNeed final : public policy::Need
+class LoadedNeed final : public policy::test::PricedNeed
 {
 public:
-  LoadedNeed(double transfer, double compute, double moved, double splice, policy::Load load) : load_(load)
+  LoadedNeed(double transfer, double compute, double moved, double splice, const policy::Load& load)
+      : PricedNeed(0, 0, prices(transfer, compute, moved, splice), load)
   {
-    c_.route.transfer = core::Seconds(transfer);
-    c_.route.compute = core::Seconds(compute);
-    c_.fetch.transfer = core::Seconds(moved);
-    c_.fetch.splice = core::Seconds(splice);
-    c_.local.prefill = core::Seconds(100);
   }
-  int instance() const override { return 0; }
-  std::uint64_t chunk() const override { return 0; }
-  CallCost price() const override { return c_; }
-  double expected_reuse() const override { return 0; }
-  double true_reuse() const override { return 0; }
-  policy::Load load() const override { return load_; }
 
 private:
-  CallCost c_;
-  policy::Load load_;
+  static CallCost prices(double transfer, double compute, double moved, double splice)
+  {
+    CallCost c;
+    c.route.transfer = core::Seconds(transfer);
+    c.route.compute = core::Seconds(compute);
+    c.fetch.transfer = core::Seconds(moved);
+    c.fetch.splice = core::Seconds(splice);
+    c.local.prefill = core::Seconds(100);
+    return c;
+  }
 };
 
 Primitive decide(const char* policy, const policy::Need& n)

@@ -2,6 +2,7 @@
 // on the sequence built to hurt it most, through the engine.
 #include "sim/engine/test_util.hpp"
 #include "sim/policy/policy.hpp"
+#include "sim/policy/test_need.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,26 +16,20 @@ namespace
 {
 
 // A need with prices set by hand: route r, fetch f, local l per call.
-class HandNeed final : public policy::Need
+class HandNeed final : public policy::test::PricedNeed
 {
 public:
-  HandNeed(int inst, std::uint64_t chunk, double r, double f, double l) : inst_(inst), chunk_(chunk)
-  {
-    c_.route.transfer = core::Seconds(r);
-    c_.fetch.transfer = core::Seconds(f);
-    c_.local.prefill = core::Seconds(l);
-  }
-  int instance() const override { return inst_; }
-  std::uint64_t chunk() const override { return chunk_; }
-  CallCost price() const override { return c_; }
-  double expected_reuse() const override { return 0; }
-  double true_reuse() const override { return 0; }
-  policy::Load load() const override { return {}; }
+  HandNeed(int inst, std::uint64_t chunk, double r, double f, double l) : PricedNeed(inst, chunk, prices(r, f, l)) {}
 
 private:
-  int inst_;
-  std::uint64_t chunk_;
-  CallCost c_;
+  static CallCost prices(double r, double f, double l)
+  {
+    CallCost c;
+    c.route.transfer = core::Seconds(r);
+    c.fetch.transfer = core::Seconds(f);
+    c.local.prefill = core::Seconds(l);
+    return c;
+  }
 };
 
 std::unique_ptr<policy::Policy> ski()
