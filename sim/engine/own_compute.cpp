@@ -45,21 +45,23 @@ void OwnCompute::start_next()
   });
 }
 
-double OwnCompute::together_start(std::span<const OwnCompute> ranks)
+double OwnCompute::wait_of(std::span<const OwnCompute> ranks, double t)
 {
-  const double t = now();
   double wait = 0;
   for (const OwnCompute& r : ranks)
     wait = std::max(wait, r.free_at_ - t);
-  return t + wait;
+  return wait;
+}
+
+double OwnCompute::together_start(std::span<const OwnCompute> ranks)
+{
+  return now() + wait_of(ranks, now());
 }
 
 void OwnCompute::run_together(std::span<OwnCompute> ranks, double work, Callback done)
 {
   const double t = now();
-  double wait = 0;
-  for (const OwnCompute& r : ranks)
-    wait = std::max(wait, r.free_at_ - t);
+  const double wait = wait_of(ranks, t);
   const bool shared = std::any_of(ranks.begin(), ranks.end(), [](const OwnCompute& r) { return r.shared(); });
   if (!shared) {
     for (OwnCompute& r : ranks) {

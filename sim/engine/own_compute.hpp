@@ -23,6 +23,8 @@ public:
   explicit OwnCompute(ComputeUnit* shared = nullptr) : shared_(shared) {}
   OwnCompute(const OwnCompute&) = delete;
   OwnCompute& operator=(const OwnCompute&) = delete;
+  // Movable only before its first kernel: a kernel on a shared GPU ends in a callback that holds
+  // `this`.
   OwnCompute(OwnCompute&&) = default;
   OwnCompute& operator=(OwnCompute&&) = default;
 
@@ -52,6 +54,8 @@ private:
     Callback done;
   };
   void start_next();
+  /// How long after `t` the busiest of `ranks` has its queue empty, at full speed.
+  static double wait_of(std::span<const OwnCompute> ranks, double t);
 
   ComputeUnit* shared_ = nullptr;
   double free_at_ = 0, busy_ = 0, delay_ = 0;
