@@ -79,7 +79,7 @@ void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, C
   Simulation& sim = *x->sim;
   const double pairs = x->pairs_of(owner, owner == r ? t : r);
   sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
-              pairs, x->layers, static_cast<int>(std::max(1L, std::lround(pairs))), op, std::move(then));
+              pairs, x->layers, std::max(1, static_cast<int>(pairs + 0.5)), op, std::move(then)); // pairs >= 0
 }
 
 void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op,

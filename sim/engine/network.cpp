@@ -222,7 +222,7 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   // link, and a link-bound one as one flow per stream; whole bytes each, so at most one per byte.
   // Here they are one flow of that weight: equal flows on one path get equal rates.
   const double alone = flow.rate.value() / flow.factor;
-  const double subs = std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.flows));
+  const double subs = leg.flows == 1 ? 1.0 : std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.flows));
   Fluid& f = fluid_[id];
   f.weight = subs;
   f.cap = leg.link_bound ? alone : alone * subs / leg.flows;
