@@ -183,7 +183,7 @@ void IterationSteps::launch_move(int op, int rank, double L)
     static bool overlap = false; // the fault, from its pass on: every re-prefill starts at once
     overlap = overlap || XATTN_FAULT(kPrefillOverlap);
     OwnCompute& gpu = instance().own[rank];
-    const double begin = overlap ? now() : std::max(now(), gpu.free_at());
+    const double begin = overlap ? now() : gpu.next_start();
     auto done = [self, tl, op, rank, start, begin]() mutable {
       if (tl != nullptr) {
         const CallRef c = self.call_ref(self.move_op(op), rank);
@@ -248,7 +248,7 @@ void IterationSteps::shard_landed(int op, int rank, Seconds work, double start, 
 void IterationSteps::splice(int op, int rank, Seconds work, double start, Bytes bytes)
 {
   OwnCompute& gpu = instance().own[rank];
-  const double begin = std::max(now(), gpu.free_at());
+  const double begin = gpu.next_start();
   IterationSteps self = *this;
   Timeline* tl = timeline();
   gpu.run(work.value(), [self, tl, op, rank, start, begin, bytes]() mutable {

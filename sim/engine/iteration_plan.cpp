@@ -25,12 +25,9 @@ CallCost NeedView::price() const
 
 policy::Load NeedView::load() const
 {
-  // The share of the GPU this one call's routed kernel would take on its holder.
-  const Scenario& sc = sim_.scenario();
-  const ExchangeShape one{shape_.rows, shape_.tokens, shape_.tokens * shape_.rows, 1, shape_.sparse};
-  const ExchangePrice x = price_exchange(sc.model, sc.profile, one, sim_.path_cost(in_.gpus[0], holder_),
-                                         sim_.path_cost(holder_, in_.gpus[0]), pricing_options(sc));
-  return sim_.load_around(in_, holder_, x.kernel.share, copies_);
+  const auto copies = std::count_if(planned_.begin(), planned_.end(),
+                                    [this](const Move& m) { return m.holder == holder_index_ && !m.prefill; });
+  return sim_.load_around(in_, holder_, shape_.rows, shape_.tokens, static_cast<int>(copies));
 }
 
 double NeedView::expected_reuse() const
@@ -164,8 +161,8 @@ void IterationSteps::build()
                            span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0, sc().ep},
                           holder_gpu(h, 0),
                           planned_serial,
-                          static_cast<int>(std::count_if(plan->moves.begin(), plan->moves.end(),
-                                                         [h](const Move& m) { return m.holder == h && !m.prefill; }))};
+                          plan->moves,
+                          h};
       // The call goes to the holder this step (routed, or served there while its chunk is fetched).
       auto route = [&] {
         const void* owner = sc().what_if.batching ? nullptr : q;

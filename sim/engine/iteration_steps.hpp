@@ -94,11 +94,13 @@ class NeedView final : public policy::Need
 {
 public:
   /// `queued`: the requester GPU's work already planned this step before a new splice or
-  /// re-prefill could start (the iteration's own, serial), s. `copies`: the fetches from this
-  /// holder this step has already planned (they ask for its copy streams at once).
+  /// re-prefill could start (the iteration's own, serial), s. `planned`: the moves this step has
+  /// planned so far, and `holder_index` the holder instance of `holder` (load() counts the fetches
+  /// from it among them: they ask for its copy streams at once).
   NeedView(Simulation& sim, const Simulation::Instance& in, const Simulation::Active& q, std::uint64_t chunk,
-           CallShape shape, topo::GpuId holder, double queued, int copies)
-      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued), copies_(copies)
+           CallShape shape, topo::GpuId holder, double queued, const std::vector<Move>& planned, int holder_index)
+      : sim_(sim), in_(in), q_(q), chunk_(chunk), shape_(shape), holder_(holder), queued_(queued), planned_(planned),
+        holder_index_(holder_index)
   {
   }
   int instance() const override { return in_.index; }
@@ -116,7 +118,8 @@ private:
   CallShape shape_;
   topo::GpuId holder_;
   double queued_;
-  int copies_;
+  const std::vector<Move>& planned_;
+  int holder_index_;
 };
 
 // The time now when a timeline records it, else nothing read: without one, its hooks cost the

@@ -111,20 +111,22 @@ sim::PathCost Network::path_cost(GpuId src, GpuId dst)
   return known(src, dst).cost;
 }
 
-Network::Busy Network::busiest(GpuId src, GpuId dst)
+Network::Busy Network::busiest(GpuId a, GpuId b)
 {
-  const CachedPath route = known(src, dst).route;
-  Busy b;
-  for (std::uint32_t k = 0; k < route.hops; ++k) {
-    const std::uint32_t r = route_links_[route.begin + k];
-    const Resource& res = resources_[r];
-    // Only a link that can bind keeps its rates' sum up to date; the others' flows cannot fill them.
-    const double used = look_[r].binds ? res.used : std::min(res.capsum, res.capacity);
-    const double share = res.capacity > 0 ? std::min(1.0, used / res.capacity) : 0.0;
-    const int flows = static_cast<int>(res.legs.size());
-    if (share > b.share || (share == b.share && flows > b.flows)) b = {share, flows};
+  Busy most;
+  for (const auto& [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
+    const CachedPath route = known(src, dst).route;
+    for (std::uint32_t k = 0; k < route.hops; ++k) {
+      const std::uint32_t r = route_links_[route.begin + k];
+      const Resource& res = resources_[r];
+      // Only a link that can bind keeps its rates' sum up to date; the others' flows cannot fill them.
+      const double used = look_[r].binds ? res.used : std::min(res.capsum, res.capacity);
+      const double share = res.capacity > 0 ? std::min(1.0, used / res.capacity) : 0.0;
+      const int flows = static_cast<int>(res.legs.size());
+      if (share > most.share || (share == most.share && flows > most.flows)) most = {share, flows};
+    }
   }
-  return b;
+  return most;
 }
 
 void Network::moved_bytes(std::vector<double>& out) const

@@ -86,15 +86,15 @@ public:
   /// The route between two GPUs as the cost model sees it (cached; relayed where one end stripes).
   sim::PathCost path_cost(GpuId src, GpuId dst);
 
-  /// The busiest link direction on the route from `src` to `dst` now, as the engine's own solver
-  /// holds it: its flows' rates over its capacity (a link its flows' caps cannot fill: their caps,
-  /// at most), and how many flows cross it. Nothing on the SimGrid reference path (its flows are
-  /// SimGrid's).
+  /// The busiest link direction on the routes between GPUs `a` and `b`, either way, now, as the
+  /// engine's own solver holds it: its flows' rates over its capacity (a link its flows' caps
+  /// cannot fill: their caps, at most), and how many flows cross it (the more of them among
+  /// equals). Nothing on the SimGrid reference path (its flows are SimGrid's).
   struct Busy {
     double share = 0;
     int flows = 0;
   };
-  Busy busiest(GpuId src, GpuId dst);
+  Busy busiest(GpuId a, GpuId b);
 
   const NetworkStats& stats() const { return stats_; }
   /// Bytes carried per link direction (index link * 2 + direction: 0 up, 1 down).

@@ -12,7 +12,7 @@ namespace xattn::sim::engine
 void OwnCompute::run(double work, Callback done)
 {
   XATTN_CHECK(work >= 0, "a GPU's own kernel takes a non-negative time");
-  const double begin = std::max(now(), free_at_);
+  const double begin = next_start();
   free_at_ = begin + work;
   busy_ += work;
   if (shared_ == nullptr) {

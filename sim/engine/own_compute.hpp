@@ -9,6 +9,7 @@
 #include "sim/engine/clock.hpp"
 #include "sim/engine/compute.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <span>
 
@@ -42,6 +43,8 @@ public:
 
   /// When the kernels queued so far end at full speed (sharing: at least then).
   double free_at() const { return free_at_; }
+  /// When a kernel run now starts at full speed (sharing: at least then).
+  double next_start() const { return std::max(now(), free_at_); }
   /// The full-speed time of the kernels run, s.
   double busy() const { return busy_; }
   /// Sharing: how much longer its kernels took than at full speed, summed, s.

@@ -308,17 +308,21 @@ PathCost Simulation::path_cost(topo::GpuId from, topo::GpuId to)
   return net_->path_cost(from, to); // relayed where the requester stripes
 }
 
-policy::Load Simulation::load_around(const Instance& in, topo::GpuId holder, double share, int copies)
+ExchangePrice Simulation::one_call(topo::GpuId me, topo::GpuId holder, double rows, double tokens)
 {
-  policy::Load l;
-  l.route_slowdown = holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[holder])]->slowdown(share);
-  const topo::GpuId me = in.gpus[0];
-  Network::Busy out = net_->busiest(me, holder), back = net_->busiest(holder, me);
-  if (back.share > out.share || (back.share == out.share && back.flows > out.flows)) out = back;
-  l.path_busy = out.share;
-  l.path_flows = out.flows;
-  l.fetch_queue = holder_streams_[static_cast<std::size_t>(holder_index_of_gpu_[holder])]->ahead(copies);
-  return l;
+  const ExchangeShape one{rows, tokens, tokens * rows, 1, sc_.selection.sparse};
+  return price_exchange(sc_.model, sc_.profile, one, path_cost(me, holder), path_cost(holder, me),
+                        iteration::pricing_options(sc_));
+}
+
+policy::Load Simulation::load_around(const Instance& in, topo::GpuId holder, double rows, double tokens, int copies)
+{
+  const auto slot = static_cast<std::size_t>(holder_index_of_gpu_[holder]);
+  const Network::Busy path = net_->busiest(in.gpus[0], holder);
+  return {.route_slowdown = holder_compute_[slot]->slowdown(one_call(in.gpus[0], holder, rows, tokens).kernel.share),
+          .path_busy = path.share,
+          .path_flows = path.flows,
+          .fetch_queue = holder_streams_[slot]->ahead(copies)};
 }
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
@@ -345,14 +349,11 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
   // chunk (one layer), idle on its path, plus what the kernels running on that holder slow its
   // kernel by (processor sharing, compute.hpp); the primary among equals. Every policy's calls and
   // fetches of the chunk go there this step.
-  const ModelSpec& m = sc_.model;
-  const double rows = static_cast<double>(m.heads) / sc_.tp, tokens = static_cast<double>(sc_.corpus.chunk_tokens);
-  const ExchangeShape shape{rows, tokens, tokens * rows, 1, sc_.selection.sparse};
+  const double rows = static_cast<double>(sc_.model.heads) / sc_.tp;
   double least = std::numeric_limits<double>::infinity();
   for (int h : options) {
     const topo::GpuId gpu = sc_.holders[h * sc_.tp];
-    const ExchangePrice x =
-        price_exchange(m, sc_.profile, shape, path_cost(me, gpu), path_cost(gpu, me), iteration::pricing_options(sc_));
+    const ExchangePrice x = one_call(me, gpu, rows, static_cast<double>(sc_.corpus.chunk_tokens));
     const ComputeUnit& unit = *holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[gpu])];
     const double end = x.idle().value() + x.kernel.work.value() * (unit.slowdown(x.kernel.share) - 1);
     if (end < least) least = end, best = h;

@@ -86,10 +86,12 @@ public:
   double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
   /// The path between two GPUs as the cost model sees it (relayed where the requester stripes).
   PathCost path_cost(topo::GpuId from, topo::GpuId to);
-  /// What a policy sees now around a call from instance `in` to holder GPU `holder` whose routed
-  /// kernel would take `share` of that GPU, with `copies` fetches from it planned this step and
-  /// not asked for yet (policy::Need::load).
-  policy::Load load_around(const Instance& in, topo::GpuId holder, double share, int copies);
+  /// One request's routed call from GPU `me` to holder GPU `holder`, one layer: `rows` query rows
+  /// over `tokens` cached tokens, as the pricing gives it.
+  ExchangePrice one_call(topo::GpuId me, topo::GpuId holder, double rows, double tokens);
+  /// What a policy sees now around such a call from instance `in` to `holder`, with `copies`
+  /// fetches from it planned this step and not asked for yet (policy::Need::load).
+  policy::Load load_around(const Instance& in, topo::GpuId holder, double rows, double tokens, int copies);
 
 private:
   friend struct IterationRunner;

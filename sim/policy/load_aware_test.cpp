@@ -15,26 +15,17 @@ namespace
 
 // A need priced by hand: a route of `transfer` + `compute`, a fetch of `moved` + `splice`, a
 // re-prefill far dearer; no reuse; the load given.
-class LoadedNeed final : public policy::test::PricedNeed
+policy::test::PricedNeed loaded_need(double transfer, double compute, double moved, double splice,
+                                     const policy::Load& load)
 {
-public:
-  LoadedNeed(double transfer, double compute, double moved, double splice, const policy::Load& load)
-      : PricedNeed(0, 0, prices(transfer, compute, moved, splice), load)
-  {
-  }
-
-private:
-  static CallCost prices(double transfer, double compute, double moved, double splice)
-  {
-    CallCost c;
-    c.route.transfer = core::Seconds(transfer);
-    c.route.compute = core::Seconds(compute);
-    c.fetch.transfer = core::Seconds(moved);
-    c.fetch.splice = core::Seconds(splice);
-    c.local.prefill = core::Seconds(100);
-    return c;
-  }
-};
+  CallCost c;
+  c.route.transfer = core::Seconds(transfer);
+  c.route.compute = core::Seconds(compute);
+  c.fetch.transfer = core::Seconds(moved);
+  c.fetch.splice = core::Seconds(splice);
+  c.local.prefill = core::Seconds(100);
+  return {0, 0, c, load};
+}
 
 Primitive decide(const char* policy, const policy::Need& n)
 {
@@ -47,33 +38,33 @@ TEST_CASE("load-aware: the predicate's prices with the holder's kernels and the 
 {
   // Idle: it decides as the predicate. A route of 0.1 + 0.5 = 0.6 s against a fetch of
   // 0.3 + 0.2 = 0.5 s: both fetch.
-  const LoadedNeed idle(0.1, 0.5, 0.3, 0.2, {});
+  const auto idle = loaded_need(0.1, 0.5, 0.3, 0.2, {});
   CHECK(decide("predicate", idle) == Primitive::kFetch);
   CHECK(decide("load-aware", idle) == Primitive::kFetch);
   // A fetch of 0.6 + 0.2 = 0.8 s against the same route (0.6 s): both route; with the holder's
   // GPU overfilled 1.5 times the routed kernel takes 0.75 s, the route 0.85 s: the load-aware one
   // fetches, the predicate does not see it.
   const policy::Load busy_holder{.route_slowdown = 1.5};
-  const LoadedNeed queued(0.1, 0.5, 0.6, 0.2, busy_holder);
+  const auto queued = loaded_need(0.1, 0.5, 0.6, 0.2, busy_holder);
   CHECK(decide("predicate", queued) == Primitive::kRoute);
   CHECK(decide("load-aware", queued) == Primitive::kFetch);
   // Half the path's busiest link in use by one flow: a newcomer gets max(1 - 0.5, 1/2) of it, so
   // both transfers take twice as long: route 0.2 + 0.5 = 0.7 s, fetch 0.6 + 0.2 = 0.8 s. The
   // fetch that won idle (0.5 s against 0.6 s) now loses: the route moves less over the busy link.
-  const LoadedNeed half(0.1, 0.5, 0.3, 0.2, {.path_busy = 0.5, .path_flows = 1});
+  const auto half = loaded_need(0.1, 0.5, 0.3, 0.2, {.path_busy = 0.5, .path_flows = 1});
   CHECK(decide("predicate", half) == Primitive::kFetch);
   CHECK(decide("load-aware", half) == Primitive::kRoute);
   // A full link of three flows: a newcomer gets a quarter (an equal share), four times as long:
   // route 0.4 + 0.5 = 0.9 s, fetch 1.2 + 0.2 = 1.4 s.
-  const LoadedNeed full(0.1, 0.5, 0.3, 0.2, {.path_busy = 1, .path_flows = 3});
+  const auto full = loaded_need(0.1, 0.5, 0.3, 0.2, {.path_busy = 1, .path_flows = 3});
   CHECK(decide("load-aware", full) == Primitive::kRoute);
   // A lightly used link leaves its free capacity: 90% free, route 0.1 / 0.9 + 0.5 = 0.611 s,
   // fetch 0.3 / 0.9 + 0.2 = 0.533 s: it still fetches.
-  const LoadedNeed light(0.1, 0.5, 0.3, 0.2, {.path_busy = 0.1, .path_flows = 9});
+  const auto light = loaded_need(0.1, 0.5, 0.3, 0.2, {.path_busy = 0.1, .path_flows = 9});
   CHECK(decide("load-aware", light) == Primitive::kFetch);
   // The holder's copy streams all taken, one copy's time ahead of it per stream: the fetch waits
   // one transfer's time before its own, 0.3 + 0.3 + 0.2 = 0.8 s against the route's 0.6 s.
-  const LoadedNeed copies(0.1, 0.5, 0.3, 0.2, {.fetch_queue = 1});
+  const auto copies = loaded_need(0.1, 0.5, 0.3, 0.2, {.fetch_queue = 1});
   CHECK(decide("predicate", copies) == Primitive::kFetch);
   CHECK(decide("load-aware", copies) == Primitive::kRoute);
 }

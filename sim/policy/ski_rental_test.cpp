@@ -16,21 +16,14 @@ namespace
 {
 
 // A need with prices set by hand: route r, fetch f, local l per call.
-class HandNeed final : public policy::test::PricedNeed
+policy::test::PricedNeed hand_need(int inst, std::uint64_t chunk, double r, double f, double l)
 {
-public:
-  HandNeed(int inst, std::uint64_t chunk, double r, double f, double l) : PricedNeed(inst, chunk, prices(r, f, l)) {}
-
-private:
-  static CallCost prices(double r, double f, double l)
-  {
-    CallCost c;
-    c.route.transfer = core::Seconds(r);
-    c.fetch.transfer = core::Seconds(f);
-    c.local.prefill = core::Seconds(l);
-    return c;
-  }
-};
+  CallCost c;
+  c.route.transfer = core::Seconds(r);
+  c.fetch.transfer = core::Seconds(f);
+  c.local.prefill = core::Seconds(l);
+  return {inst, chunk, c};
+}
 
 std::unique_ptr<policy::Policy> ski()
 {
@@ -43,7 +36,7 @@ TEST_CASE("ski-rental: routes while the spent routing cost stays within the fetc
 {
   auto p = ski();
   // r = 1, f = 3.5: after three routes (3 spent), a fourth would reach 4 > 3.5: fetch.
-  const HandNeed a(0, 7, 1.0, 3.5, 10.0);
+  const auto a = hand_need(0, 7, 1.0, 3.5, 10.0);
   CHECK(p->decide(a) == Primitive::kRoute);
   CHECK(p->decide(a) == Primitive::kRoute);
   CHECK(p->decide(a) == Primitive::kRoute);
@@ -51,17 +44,17 @@ TEST_CASE("ski-rental: routes while the spent routing cost stays within the fetc
   // Bought: if the cache drops the chunk, renting starts over.
   CHECK(p->decide(a) == Primitive::kRoute);
   // Each requester and each chunk keeps its own account.
-  CHECK(p->decide(HandNeed(1, 7, 1.0, 3.5, 10.0)) == Primitive::kRoute);
-  CHECK(p->decide(HandNeed(0, 8, 1.0, 3.5, 10.0)) == Primitive::kRoute);
+  CHECK(p->decide(hand_need(1, 7, 1.0, 3.5, 10.0)) == Primitive::kRoute);
+  CHECK(p->decide(hand_need(0, 8, 1.0, 3.5, 10.0)) == Primitive::kRoute);
   // Exactly at the fetch's cost it still routes (3 + 1 = 4 is not more than 4).
   auto q = ski();
-  const HandNeed b(0, 1, 1.0, 4.0, 10.0);
+  const auto b = hand_need(0, 1, 1.0, 4.0, 10.0);
   for (int i = 0; i < 4; ++i)
     CHECK(q->decide(b) == Primitive::kRoute);
   CHECK(q->decide(b) == Primitive::kFetch);
   // When re-prefilling is the cheaper purchase, it buys that.
   auto l = ski();
-  const HandNeed c(0, 1, 1.0, 9.0, 1.5);
+  const auto c = hand_need(0, 1, 1.0, 9.0, 1.5);
   CHECK(l->decide(c) == Primitive::kRoute);
   CHECK(l->decide(c) == Primitive::kLocal);
 }

@@ -9,7 +9,7 @@
 namespace xattn::sim::policy::test
 {
 
-class PricedNeed : public Need
+class PricedNeed final : public Need
 {
 public:
   PricedNeed(int inst, std::uint64_t chunk, const CallCost& prices, const Load& load = {})
