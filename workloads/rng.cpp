@@ -16,12 +16,6 @@ std::uint64_t splitmix64(std::uint64_t& x)
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-__extension__ typedef unsigned __int128 u128; // GCC and Clang: a 64x64 -> 128 bit multiply
-
-std::uint64_t rotl(std::uint64_t x, int k)
-{
-  return (x << k) | (x >> (64 - k));
-}
 } // namespace
 
 Rng::Rng(std::uint64_t seed)
@@ -34,39 +28,6 @@ Rng Rng::derive(std::uint64_t seed, std::uint64_t stream)
 {
   std::uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ULL);
   return Rng(splitmix64(x) ^ stream);
-}
-
-std::uint64_t Rng::next()
-{
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Rng::uniform()
-{
-  return static_cast<double>(next() >> 11) * 0x1.0p-53;
-}
-
-std::uint64_t Rng::below(std::uint64_t n)
-{
-  XATTN_CHECK(n > 0, "Rng::below needs a positive bound");
-  u128 m = static_cast<u128>(next()) * n;
-  auto low = static_cast<std::uint64_t>(m);
-  if (low < n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    while (low < threshold) {
-      m = static_cast<u128>(next()) * n;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
 }
 
 double Rng::exponential(double mean)

@@ -2,6 +2,9 @@
 // platform and standard library (std:: distributions are not portable across libstdc++ versions).
 #pragma once
 
+#include "sim/core/check.hpp"
+
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +35,41 @@ public:
 private:
   std::uint64_t s_[4];
 };
+
+// The draws every step takes, inline (a step's block selection takes thousands).
+inline std::uint64_t Rng::next()
+{
+  const std::uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = std::rotl(s_[3], 45);
+  return result;
+}
+
+inline double Rng::uniform()
+{
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
+
+inline std::uint64_t Rng::below(std::uint64_t n)
+{
+  XATTN_CHECK(n > 0, "Rng::below needs a positive bound");
+  __extension__ using u128 = unsigned __int128; // GCC and Clang: a 64x64 -> 128 bit multiply
+  u128 m = static_cast<u128>(next()) * n;
+  auto low = static_cast<std::uint64_t>(m);
+  if (low < n) {
+    const std::uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m = static_cast<u128>(next()) * n;
+      low = static_cast<std::uint64_t>(m);
+    }
+  }
+  return static_cast<std::uint64_t>(m >> 64);
+}
 
 /// Zipf(s) over ranks 0..n-1: P(rank r) ∝ 1 / (r+1)^s. Exact inverse-CDF table (n doubles) and a
 /// binary search per draw; memory is O(n), independent of how many draws are taken.

@@ -2,6 +2,7 @@
 #include "sim/core/yaml.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace xattn::workloads
@@ -95,14 +96,24 @@ Selector::Selector(const SelectionConfig& config, std::span<const std::uint64_t>
   take_ = cfg_.sparse ? static_cast<std::size_t>((cfg_.top_k_tokens + bt - 1) / bt) : context.size();
   take_ = std::min(take_, context.size());
   window_ = std::min(context.size(), static_cast<std::size_t>((cfg_.recent_window_tokens + bt - 1) / bt));
-  if (is_hot && take_ < context.size())
+  if (take_ == context.size()) return; // dense, or a context no longer than a top-k: nothing is drawn
+  if (is_hot)
     for (std::size_t i = 0; i < context.size(); ++i)
       if (is_hot(context[i])) hot_positions_.push_back(static_cast<std::uint32_t>(i));
+  n_recent_ = std::min(window_, static_cast<std::size_t>(std::llround(cfg_.recent_fraction * take_)));
+  n_hot_ = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
+  kind_.assign(context.size(), kSpread);
+  for (std::uint32_t pos : hot_positions_)
+    kind_[pos] = kHot;
+  std::fill(kind_.end() - static_cast<std::ptrdiff_t>(window_), kind_.end(), kRecent);
+  chosen_mark_.assign(context.size(), 0);
+  dropped_mark_.assign(context.size(), 0);
 }
 
 bool Selector::pick(std::uint64_t pos)
 {
-  if (std::find(chosen_.begin(), chosen_.end(), pos) != chosen_.end()) return false;
+  if (chosen_mark_[pos] == stamp_) return false;
+  chosen_mark_[pos] = stamp_;
   chosen_.push_back(static_cast<std::uint32_t>(pos));
   return true;
 }
@@ -185,27 +196,30 @@ double Selector::expected_union(int layers) const
 
 void Selector::draw(Rng& rng, std::span<const std::uint32_t> from, double p, bool exclusive)
 {
+  if (++stamp_ == 0) { // the marks' stamps wrapped: every mark is stale
+    std::fill(chosen_mark_.begin(), chosen_mark_.end(), 0);
+    std::fill(dropped_mark_.begin(), dropped_mark_.end(), 0);
+    stamp_ = 1;
+  }
   chosen_.clear();
   kept_.clear();
-  dropped_.clear();
   for (std::uint32_t pos : from)
     if (rng.uniform() < p)
       kept_.push_back(pos);
     else if (exclusive)
-      dropped_.push_back(pos);
-  const auto n_recent = std::min(window_, static_cast<std::size_t>(std::llround(cfg_.recent_fraction * take_)));
-  const auto n_hot = std::min(hot_positions_.size(), static_cast<std::size_t>(std::llround(cfg_.hot_fraction * take_)));
+      dropped_mark_[pos] = stamp_;
   const std::size_t first_recent = context_.size() - window_;
-  // The kept blocks by kind, classed once: recent first, then hot, then spread (kept_'s order
-  // within each kind).
-  const auto spread_from = std::stable_partition(kept_.begin(), kept_.end(), [&](std::uint32_t pos) {
-    return pos >= first_recent || std::binary_search(hot_positions_.begin(), hot_positions_.end(), pos);
-  });
-  const auto hot_from =
-      std::stable_partition(kept_.begin(), spread_from, [&](std::uint32_t pos) { return pos >= first_recent; });
-  auto dropped = [&](std::uint64_t pos) {
-    return std::find(dropped_.begin(), dropped_.end(), static_cast<std::uint32_t>(pos)) != dropped_.end();
-  };
+  // The kept blocks by kind: recent first, then hot, then spread (kept_'s order within each kind).
+  by_kind_.clear();
+  std::array<std::size_t, 3> kind_end{};
+  for (Kind k : {kRecent, kHot, kSpread}) {
+    for (std::uint32_t pos : kept_)
+      if (kind_[pos] == k) by_kind_.push_back(pos);
+    kind_end[k] = by_kind_.size();
+  }
+  const auto hot_from = by_kind_.begin() + static_cast<std::ptrdiff_t>(kind_end[kRecent]);
+  const auto spread_from = by_kind_.begin() + static_cast<std::ptrdiff_t>(kind_end[kHot]);
+  auto dropped = [&](std::uint64_t pos) { return dropped_mark_[pos] == stamp_; };
   // The kept blocks in [first, last), until chosen_ holds `upto`.
   auto keep = [&](auto first, auto last, std::size_t upto) {
     for (auto it = first; it != last && chosen_.size() < upto; ++it)
@@ -224,14 +238,15 @@ void Selector::draw(Rng& rng, std::span<const std::uint32_t> from, double p, boo
       for (std::size_t i = 0; chosen_.size() < upto && i < pool; ++i)
         if (pass == 1 || !dropped(position(i))) pick(position(i));
   };
-  keep(kept_.begin(), hot_from, n_recent);
-  from_pool(n_recent, window_, [&](std::uint64_t i) { return first_recent + i; });
+  keep(by_kind_.begin(), hot_from, n_recent_);
+  from_pool(n_recent_, window_, [&](std::uint64_t i) { return first_recent + i; });
   if (!hot_positions_.empty()) {
-    const std::size_t upto = std::min(n_hot + chosen_.size(), take_);
+    const std::size_t upto = std::min(n_hot_ + chosen_.size(), take_);
     keep(hot_from, spread_from, upto);
     from_pool(upto, hot_positions_.size(), [&](std::uint64_t i) { return hot_positions_[i]; });
   }
-  keep(kept_.begin(), kept_.end(), take_); // spread: any kept block not taken yet (a spread draw may fall anywhere)
+  keep(by_kind_.begin(), by_kind_.end(),
+       take_); // spread: any kept block not taken yet (a spread draw may fall anywhere)
   from_pool(take_, context_.size(), [](std::uint64_t i) { return i; });
 }
 

@@ -74,7 +74,7 @@ public:
   double expected_union(int layers) const;
 
 private:
-  bool pick(std::uint64_t pos);
+  bool pick(std::uint64_t pos); ///< false: chosen already this draw
   /// One top-k draw into chosen_ (positions, unsorted), keeping each block of `from` with
   /// probability `p` (with `exclusive`, the others are not selected again). For each kind of block
   /// (recent, hot, spread) in turn, its share comes first from the kept blocks of that kind, then
@@ -84,8 +84,16 @@ private:
   std::span<const std::uint64_t> context_;
   std::vector<std::uint32_t> hot_positions_;
   std::size_t take_ = 0, window_ = 0;
+  std::size_t n_recent_ = 0, n_hot_ = 0; ///< a draw's blocks from the recent window and from the hot blocks
+  // By context position (sparse only): its kind (kRecent, kHot, kSpread, the first that applies),
+  // and the draw that chose it, or dropped it from the step before (== stamp_: this one). A draw
+  // asks for every candidate whether it was chosen or dropped: a mark, not a search.
+  enum Kind : std::uint8_t { kRecent, kHot, kSpread };
+  std::vector<Kind> kind_;
+  std::vector<std::uint32_t> chosen_mark_, dropped_mark_;
+  std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> chosen_;
-  std::vector<std::uint32_t> kept_, dropped_; // draw's scratch: the step before's blocks kept and not
+  std::vector<std::uint32_t> kept_, by_kind_; // draw's scratch: the step before's blocks kept, and by kind
   // select_layers' scratch: one layer's positions; by context position, the layers that chose it.
   std::vector<std::uint32_t> layer_, count_;
   // The step before's base selection (select(): its selection), take_ positions (empty before the

@@ -63,6 +63,7 @@ struct Queue {
   /// SimGrid's timer at the earliest live date, unless it is there already.
   void arm()
   {
+    if (clock_detail::own) return; // run_events() runs the queue
     drop_dead();
     if (heap.empty()) return; // an armed timer left behind finds nothing due, and stops
     const double date = heap.front().date;
@@ -107,6 +108,21 @@ Queue& queue()
   return q;
 }
 } // namespace
+
+void run_events()
+{
+  Queue& q = queue();
+  if (q.armed != nullptr) {
+    q.armed->remove();
+    q.armed = nullptr;
+  }
+  clock_detail::date = now();
+  clock_detail::own = true;
+  for (q.drop_dead(); !q.heap.empty(); q.drop_dead()) {
+    clock_detail::date = q.heap.front().date;
+    q.run_due();
+  }
+}
 
 TimerHandle at(double date, Callback fn)
 {

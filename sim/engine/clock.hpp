@@ -1,9 +1,11 @@
-// Events on SimGrid's clock. The engine keeps its own queue of dated callbacks (a binary heap,
-// same-date events in the order they were scheduled) and holds one SimGrid kernel timer, at the
-// earliest date: SimGrid advances the clock and interleaves its own comms (engine.fast_path
-// false), while a date's events run in one pass without a SimGrid timer, allocation and main-loop
-// round each (docs/architecture.md, "Speed"). One simulation per process: the queue is the
-// process's.
+// Events on SimGrid's clock, or on the queue's own. The engine keeps its own queue of dated
+// callbacks (a binary heap, same-date events in the order they were scheduled). Where SimGrid
+// moves comms (engine.fast_path false) the queue holds one SimGrid kernel timer, at the earliest
+// date: SimGrid advances the clock and interleaves its comms, while a date's events run in one
+// pass without a SimGrid timer, allocation and main-loop round each. Where it moves nothing,
+// run_events() runs the queue itself, with no SimGrid timer nor main-loop round at all, and now()
+// reads the queue's clock (docs/architecture.md, "Speed"). One simulation per process: the queue
+// and its clock are the process's.
 #pragma once
 
 #include "sim/engine/callback.hpp"
@@ -19,10 +21,22 @@
 namespace xattn::sim::engine
 {
 
+namespace clock_detail
+{
+inline bool own = false; ///< run_events() runs the queue: now() is `date`
+inline double date = 0;
+} // namespace clock_detail
+
 inline double now()
 {
-  return simgrid::s4u::Engine::get_clock();
+  return clock_detail::own ? clock_detail::date : simgrid::s4u::Engine::get_clock();
 }
+
+/// Runs every event in date order, those they schedule included, until none is left, on the
+/// queue's own clock from SimGrid's date now, without SimGrid: for a run that hands SimGrid no
+/// activity (its clock would only follow the queue's). From then on now() reads that clock; at the
+/// end it is the last event's date.
+void run_events();
 
 /// A scheduled event, to cancel it or read its date; null by default and once it ran or was
 /// cancelled.

@@ -71,4 +71,30 @@ TEST_CASE("clock: a cancelled event never runs, its handle is null, and its date
   CHECK(now() == 3.0);
 }
 
+TEST_CASE("clock: run_events runs the queue on its own clock: the same order and dates, SimGrid's clock left alone")
+{
+  int argc = 2;
+  const char* argv[] = {"test", "--log=root.thresh:critical", nullptr};
+  simgrid::s4u::Engine engine(&argc, const_cast<char**>(argv));
+  one_host();
+  std::vector<std::string> ran;
+  auto note = [&](const std::string& what) { ran.push_back(what + "@" + std::to_string(now())); };
+  after(2.0, [&] { note("c"); });
+  TimerHandle dropped = after(1.5, [&] { note("cancelled"); });
+  after(1.0, [&] {
+    note("a");
+    after(0.0, [&] { note("a-now"); });
+    after(0.5, [&] { note("a-later"); });
+    cancel(dropped);
+  });
+  at(0.25, [&] { note("first"); });
+  run_events();
+  CHECK(ran ==
+        std::vector<std::string>{"first@0.250000", "a@1.000000", "a-now@1.000000", "a-later@1.500000", "c@2.000000"});
+  CHECK(now() == 2.0); // the last event's date
+  CHECK(simgrid::s4u::Engine::get_clock() == 0.0);
+  engine.run(); // the SimGrid timer armed before run_events is gone: nothing runs twice
+  CHECK(ran.size() == 5);
+}
+
 } // namespace xattn::sim::engine

@@ -189,7 +189,8 @@ Outcome in_child(const std::vector<std::vector<Transfer>>& sets, bool fast, cons
 
 } // namespace
 
-TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-6, under every routing mode")
+TEST_CASE("network: 600 random coupled sets end when SimGrid's comms end, to 1e-6, under every routing mode",
+          "[integration]") // six SimGrid runs: seconds
 {
   const auto sets = random_sets(600, 20261201);
   for (const auto& [routing, mode] : topo::kRoutings) {
