@@ -52,12 +52,12 @@ def cell(rows, topology, holders, policy):
     raise KeyError("no sweep row for %s %s %s" % (topology, holders, policy))
 
 
-def pick(rows, name, policy, column):
-    """A sweep's figure for the point of that `name` (the scenario key) and policy."""
+def pick(rows, name, policy, column, key="name"):
+    """A sweep's figure for the point whose `key` (by default the scenario's name) is `name`, and policy."""
     for r in rows:
-        if r["name"] == name and r["policy"] == policy:
+        if r[key] == name and r["policy"] == policy:
             return float(r[column])
-    raise KeyError("no sweep row for %s %s" % (name, policy))
+    raise KeyError("no sweep row for %s %s %s" % (key, name, policy))
 
 
 def planned(plan, knobs):

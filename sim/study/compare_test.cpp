@@ -82,7 +82,7 @@ TEST_CASE("study: an ensemble sweep's table carries each compared figure's 5% an
   CHECK_THAT(header, Catch::Contains(",ttft_s_mean_p5,ttft_s_mean_p95,tpot_s_mean_p5,tpot_s_mean_p95,"
                                      "step_latency_s_mean_p5,step_latency_s_mean_p95,goodput_share_p5,"
                                      "goodput_share_p95,goodput_requests_per_s_p5,goodput_requests_per_s_p95,"
-                                     "simulated_time_s,invariants_ok"));
+                                     "overloaded,simulated_time_s,invariants_ok"));
   // Only the step's spread was written: TTFT's and TPOT's cells are empty, the step's 10 and 20 ms.
   CHECK_THAT(row, Catch::Contains(",,,,,0.01,0.02,,,,,"));
   fs::remove_all(dir);

@@ -98,6 +98,10 @@ def main(d):
     if meta["kind"] == "sweep":
         figs.append(("Capacity curve: p99 step latency along the sweep", "capacity.csv",
                      report_sweep.capacity(d, meta, rd)))
+        for column in ("tpot_mean_s", "tpot_p99_s"):
+            what, csv_name, _ = report_sweep.ALONG[column]
+            figs.append(("The " + what + " along the sweep, per policy", csv_name,
+                         report_sweep.along(d, meta, rd, column)))
     figs += [
         ("Step latency per policy" + pooled + ": each request's mean step latency, weighted by its steps" +
          (", against the exact step latency quantiles" if len(dirs) == 1 else ""), "step_cdf.csv",

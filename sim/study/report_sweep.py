@@ -1,7 +1,9 @@
-"""The capacity curve of a sweep (sim/study/report.py): p99 step latency against the sweep's first
-key, one panel per value of the other keys, one colour per policy (report_style.POLICY). A numeric
-key is an axis (markers joined by lines); a categorical one (topologies, holder lists) is a row of
-categories with markers side by side per policy and no lines between them."""
+"""A sweep's figures along its first key (sim/study/report.py): p99 step latency (the capacity
+curve), mean and p99 TPOT, one panel per value of the other keys, one colour per policy
+(report_style.POLICY). A numeric key is an axis (markers joined by lines); a categorical one
+(topologies, holder lists) is a row of categories with markers side by side per policy and no lines
+between them. Bars span the seeds (fastest to slowest), or under an ensemble sweep, for a figure
+the ensemble reports, its 5% to 95% over the members."""
 import json
 import math
 import os
@@ -31,7 +33,21 @@ def _plan_sizes(d, key):
     return {e[key]: e["size"] for e in p["evaluations"] if key in e}
 
 
+# The figures along a sweep: results.csv's column, what it is, the CSV written, and its ensemble
+# columns' stem where an ensemble sweep reports it (sim/study/table.cpp).
+ALONG = {
+    "step_p99_s": ("p99 step latency", "capacity.csv", None),
+    "tpot_mean_s": ("mean TPOT", "tpot_mean.csv", "tpot_s_mean"),
+    "tpot_p99_s": ("p99 TPOT", "tpot_p99.csv", None),
+}
+
+
 def capacity(d, meta, rd):
+    return along(d, meta, rd, "step_p99_s")
+
+
+def along(d, meta, rd, column):
+    what, csv_name, ensemble = ALONG[column]
     rows = read_csv(os.path.join(d, "results.csv"))
     keys = [k for k in meta.get("keys", []) if rows and k in rows[0]]
     x_key = keys[0] if keys else "point"
@@ -41,16 +57,34 @@ def capacity(d, meta, rd):
     if sizes:  # a plan's sizes in their order (its GPU lists sort as text otherwise)
         order.sort(key=lambda x: sizes.get(x, math.inf))
     numeric = all(_number(x) is not None for x in order)
+    banded = ensemble is not None and rows and (ensemble + "_p5") in rows[0] and all(
+        _number(r[ensemble + "_p5"]) is not None for r in rows)
     acc = defaultdict(list)
+    band = defaultdict(list)
+    over = set()  # points where the policy did not keep up with the load (under some seed): hollow
     for r in rows:
         facet = ", ".join("%s = %s" % (k, r[k]) for k in facet_keys)
-        acc[(facet, r["policy"], r[x_key])].append(float(r["step_p99_s"]))
+        acc[(facet, r["policy"], r[x_key])].append(float(r[column]))
+        if r.get("overloaded") == "true":
+            over.add((facet, r["policy"], r[x_key]))
+        if banded:
+            band[(facet, r["policy"], r[x_key])] += [float(r[ensemble + "_p5"]), float(r[ensemble + "_p95"])]
     facets = list(dict.fromkeys(f for f, _, _ in acc))
     pols = policy_order(p for _, p, _ in acc)
-    out = [[p, f, x, sum(acc[(f, p, x)]) / len(acc[(f, p, x)]), min(acc[(f, p, x)]), max(acc[(f, p, x)]),
-            len(acc[(f, p, x)])] for f in facets for p in pols for x in order if (f, p, x) in acc]
-    write_csv(os.path.join(rd, "capacity.csv"), ["policy", "panel", x_key, "step_p99_s_mean", "min", "max", "seeds"],
-              out)
+    # Each point: the mean over seeds, and its bar (the ensemble's 5% to 95% where banded, else the
+    # seeds' span).
+    spread = band if banded else acc
+    out = []
+    for f in facets:
+        for p in pols:
+            for x in order:
+                if (f, p, x) in acc:
+                    v = acc[(f, p, x)]
+                    mean = sum(v) / len(v)
+                    out.append([p, f, x, mean, min(spread[(f, p, x)] + [mean]), max(spread[(f, p, x)] + [mean]),
+                                len(v), (f, p, x) in over])
+    write_csv(os.path.join(rd, csv_name),
+              ["policy", "panel", x_key, column + "_mean", "low", "high", "seeds", "overloaded"], out)
     ncols = 1 if len(facets) == 1 else (2 if len(facets) in (2, 4) else 3)
     nrows = math.ceil(len(facets) / ncols)
     fig, axes, lax = figure_with_legend(nrows, ncols, height=2.6 + 4.4 * nrows, legend_in=0.8, sharey=True)
@@ -71,6 +105,9 @@ def capacity(d, meta, rd):
                 style = {"marker": "o", "ls": "none"}
             ax.errorbar(xs, [r[3] for r in pts], yerr=[[r[3] - r[4] for r in pts], [r[5] - r[3] for r in pts]],
                         capsize=4, ms=8, color=colour(p), label=p, **style)
+            hollow = [(x, r[3]) for x, r in zip(xs, pts) if r[7]]
+            if hollow:  # a growing queue's latency: drawn, not ranked
+                ax.plot(*zip(*hollow), ls="none", marker="o", ms=8, mfc="white", mec=colour(p), mew=2, zorder=3)
         if numeric:
             if log_x:
                 ax.set_xscale("log")
@@ -90,13 +127,17 @@ def capacity(d, meta, rd):
         if f:
             ax.set_title(wrap(f, 90 // ncols), fontsize=11)
         if i % ncols == 0:
-            ax.set_ylabel("p99 step latency (log scale)")
+            ax.set_ylabel(what + " (log scale)")
     for k in range(len(facets), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)
     axes[0][0].set_ylim(*log_limits([v for r in out for v in (r[4], r[5])]))
     seeds = max(r[6] for r in out)
-    fig.suptitle("p99 step latency along the sweep" + (": mean over seeds, bars from the fastest to the slowest seed"
-                                                       if seeds > 1 else " (one seed per point)"), x=0.01, ha="left")
+    notes = (["mean over seeds"] if seeds > 1 else []) + (
+        ["bars from the members' 5% to 95% (an ensemble of profile draws; under 20 members, the least and the most)"]
+        if banded else ["bars from the fastest to the slowest seed"] if seeds > 1 else []) + (
+        ["hollow: did not keep up with the load (a growing queue's figure, not ranked)"] if over else [])
+    fig.suptitle(wrap(what + " along the sweep" + (": " + "; ".join(notes) if notes else " (one seed per point)"), 90),
+                 x=0.01, ha="left")
     lax.legend(*axes[0][0].get_legend_handles_labels(), title="policy", loc="center", ncol=len(pols))
     return png(fig)
 

@@ -145,9 +145,22 @@ policies: [route, predicate]
 YAML
 "$xattn" sweep "$work/sweep.yaml" --out "$work/sweep" --quiet --report
 simgs=$(grep -o "data:image/png;base64," "$work/sweep/report.html" | wc -l)
-# capacity, step latency, decisions, links and holders per point (2 each), the two maps
-[ "$simgs" -eq 9 ] || { echo "FAIL: expected 9 plots in the sweep report, got $simgs"; exit 1; }
+# capacity, mean and p99 TPOT, step latency, decisions, links and holders per point (2 each), the two maps
+[ "$simgs" -eq 11 ] || { echo "FAIL: expected 11 plots in the sweep report, got $simgs"; exit 1; }
 [ "$(wc -l <"$work/sweep/report/capacity.csv")" -eq 5 ] || { echo "FAIL: capacity.csv should hold 2 policies x 2 points"; exit 1; }
+# The TPOT curves are the table's figures, one seed each: the point itself, its bar of no width.
+/usr/bin/python3 - "$work/sweep" <<'PY'
+import csv, sys
+d = sys.argv[1]
+table = {(r["policy"], r["engine.max_batch"]): r for r in csv.DictReader(open(d + "/results.csv"))}
+for column, name in (("tpot_mean_s", "tpot_mean.csv"), ("tpot_p99_s", "tpot_p99.csv")):
+    rows = list(csv.DictReader(open(d + "/report/" + name)))
+    assert len(rows) == 4, "%s: %d rows, expected 2 policies x 2 points" % (name, len(rows))
+    for r in rows:
+        want = float(table[(r["policy"], r["engine.max_batch"])][column])
+        got = [float(r[k]) for k in (column + "_mean", "low", "high")]
+        assert got == [want] * 3, "%s %s %s: %s, the table has %g" % (name, r["policy"], r["engine.max_batch"], got, want)
+PY
 # Both points share a seed: the page opens with the sweep's comparison of them.
 grep -q "comparison of the points of sweep tiny" "$work/sweep/report.html" ||
   { echo "FAIL: the sweep report does not show comparison.txt"; exit 1; }

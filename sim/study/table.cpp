@@ -90,7 +90,7 @@ Table gather(const Manifest& m, const std::string& dir)
   if (m.ensemble > 0)
     for (const char* figure : kComparedFigures)
       out << "," << ensemble_column(figure) << "_p5," << ensemble_column(figure) << "_p95";
-  out << ",simulated_time_s,invariants_ok\n";
+  out << ",overloaded,simulated_time_s,invariants_ok\n";
 
   for (const ManifestPoint& p : m.points) {
     const std::optional<engine::RunResult> read = point_result(dir, p.id);
@@ -119,6 +119,7 @@ Table gather(const Manifest& m, const std::string& dir)
           const engine::Spread* sp = s.ensemble ? s.ensemble->spread(policy, figure) : nullptr;
           out << "," << (sp ? number(sp->p5) : "") << "," << (sp ? number(sp->p95) : "");
         }
+      out << "," << (fig.load.overloaded ? "true" : "false"); // its latencies a growing queue's: not ranked
       out << "," << number(fig.simulated_time_s);
       out << "," << (fig.invariants.ok ? "true" : "false") << "\n";
       ++t.rows;

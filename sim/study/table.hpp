@@ -5,7 +5,8 @@
 // named by its first word), goodput_share, goodput_requests_per_s, wire_bytes,
 // wire_bytes_<fabric class> (same-gpu, nvlink, pcie, ib-same-leaf, ib-spine),
 // decisions_{route,fetch,local,cached,same_gpu}, under an ensemble sweep each compared figure's
-// 5% and 95% (kComparedFigures, compare.hpp), simulated_time_s, invariants_ok.
+// 5% and 95% (kComparedFigures, compare.hpp), overloaded (true where the policy did not keep up
+// with the load: its latencies are a growing queue's, not ranked), simulated_time_s, invariants_ok.
 // Numbers are copied from each point's summary.json as JSON writes them (shortest round trip), so
 // two back ends that ran the same points give byte-identical tables.
 #pragma once

@@ -23,7 +23,8 @@ std::string policy(int steps, double p99, int route)
          ", \"max\": 1.5}, \"request_latency_s\": {\"mean\": 2, \"p50\": 2, \"p90\": 3, \"p99\": 4, \"max\": 5},"
          " \"wire_bytes\": 1000, \"wire_bytes_by_fabric\": {\"ib-spine\": 600, \"ib-same-leaf\": 400},"
          " \"decisions\": {\"route\": " +
-         std::to_string(route) + ", \"fetch\": 0, \"local\": 1}, \"simulated_time_s\": 9}";
+         std::to_string(route) + ", \"fetch\": 0, \"local\": 1}, \"simulated_time_s\": 9, \"load\": {\"overloaded\": " +
+         (route > 0 ? "true" : "false") + "}}";
 }
 } // namespace
 
@@ -60,14 +61,14 @@ TEST_CASE("study: the tidy table has one row per complete point and policy, miss
   CHECK(header.find(",ttft_mean_s,") != std::string::npos);
   CHECK(header.find(",itl_p99_s,") != std::string::npos);
   CHECK(header.find(",e2e_max_s,goodput_share,goodput_requests_per_s,wire_bytes,") != std::string::npos);
-  CHECK(header.substr(header.size() - 30) == "simulated_time_s,invariants_ok");
+  CHECK(header.substr(header.size() - 41) == "overloaded,simulated_time_s,invariants_ok");
   // Policies in name order; the list value is quoted; figures copied (an older summary's missing
   // figures read as zero, its request_latency_s as e2e_s); invariants per policy.
   CHECK(fetch.rfind("aaaaaaaaaaaa,\"[node1, node2]\",8,1,fetch,3,11,0.5,0.25,0.75,0.5", 0) == 0);
-  CHECK(fetch.substr(fetch.size() - 6) == ",false");
+  CHECK(fetch.substr(fetch.size() - 14) == ",false,9,false"); // kept up; an invariant failed
   CHECK(route.rfind("aaaaaaaaaaaa,\"[node1, "
                     "node2]\",8,1,route,3,10,0.5,0.25,0.75,0.125,1.5,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2,2,3,4,5,0,0,"
-                    "1000,0,0,0,400,600,7,0,1,0,0,9,true",
+                    "1000,0,0,0,400,600,7,0,1,0,0,true,9,true",
                     0) == 0);
   fs::remove_all(dir);
 }
