@@ -35,6 +35,11 @@ double NeedView::expected_reuse() const
   return sim_.reuse_estimate(in_, q_, chunk_, false);
 }
 
+double NeedView::session_reuse() const
+{
+  return sim_.session_reuse(q_);
+}
+
 double NeedView::true_reuse() const
 {
   return sim_.reuse_estimate(in_, q_, chunk_, true);

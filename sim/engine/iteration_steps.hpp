@@ -107,6 +107,7 @@ public:
   std::uint64_t chunk() const override { return chunk_; }
   CallCost price() const override;
   double expected_reuse() const override;
+  double session_reuse() const override;
   double true_reuse() const override;
   policy::Load load() const override;
 

@@ -53,8 +53,8 @@ TEST_CASE("scenario: a valid scenario reads with its defaults")
   CHECK(sc.selection.sparse); // follows the model's indexer
   CHECK(sc.requesters.size() == 8);
   CHECK(sc.holders.size() == 24);
-  CHECK(sc.policies ==
-        std::vector<std::string>{"route", "fetch", "local", "predicate", "oracle", "ski-rental", "load-aware"});
+  CHECK(sc.policies == std::vector<std::string>{"route", "fetch", "local", "predicate", "oracle", "ski-rental",
+                                                "load-aware", "session-forecast"});
   CHECK(sc.corpus.holders == 24);
   CHECK(sc.workload.generator->seed == 1);
   CHECK(sc.granularity == sim::engine::Granularity::kStep);

@@ -205,6 +205,7 @@ void Simulation::on_arrival()
               "a request arrives at the time the stream gave it");
   auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
   ++arrived_;
+  sessions_.arrive(a->session, a->sorted_chunks);
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
   a->home = place_request(pending_);
   const int p = sc_.prefill.disaggregated() ? pick_prefill_instance() : -1;
@@ -364,10 +365,20 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
   return best;
 }
 
+double Simulation::mean_output() const
+{
+  return finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
+}
+
+double Simulation::session_reuse(const Active& a) const
+{
+  return sessions_.remaining_turns(sessions_.turns(a.session)) * sessions_.carried() * mean_output() *
+         a.select_probability;
+}
+
 double Simulation::reuse_estimate(const Instance& in, const Active& a, std::uint64_t chunk, bool oracle) const
 {
-  const double mean_output =
-      finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
+  const double mean_output = this->mean_output();
   double reuse = 0;
   for (const auto& other : in.active) {
     if (!std::binary_search(other->sorted_chunks.begin(), other->sorted_chunks.end(), chunk)) continue;

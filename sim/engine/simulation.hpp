@@ -14,6 +14,7 @@
 #include "sim/engine/posting.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
+#include "sim/engine/session_history.hpp"
 #include "sim/engine/timeline.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/model/pricing.hpp"
@@ -84,6 +85,11 @@ public:
   /// requests' mean output length); with `oracle`, their true remaining steps plus every read
   /// that requests yet to arrive on `in` will make (future.hpp).
   double reuse_estimate(const Instance& in, const Active& a, std::uint64_t key, bool oracle) const;
+  /// Later calls expected from the later turns of request `a`'s session, to one of its chunks:
+  /// the turns the sessions seen so far had past as many as it has had, times the share of a
+  /// turn's chunks the next turn read again, times a request's expected steps and the chance a
+  /// step selects a given block (online: session_history.hpp).
+  double session_reuse(const Active& a) const;
   /// The path between two GPUs as the cost model sees it (relayed where the requester stripes).
   PathCost path_cost(topo::GpuId from, topo::GpuId to);
   /// One request's routed call from GPU `me` to holder GPU `holder`, one layer: `rows` query rows
@@ -94,6 +100,9 @@ public:
   policy::Load load_around(const Instance& in, topo::GpuId holder, double rows, double tokens, int copies);
 
 private:
+  /// Finished requests' mean output length (the engine's prior before the first): the steps a
+  /// request is expected to take.
+  double mean_output() const;
   friend struct IterationRunner;
   friend struct IterationSteps;
   friend struct MoePhase;
@@ -210,6 +219,7 @@ private:
   std::vector<float> handoff_wait_; ///< instances.prefill: per prompt, prefill end to its KV landed
   std::uint64_t good_ = 0;          ///< finished requests within every goodput bound
   double completed_output_ = 0;     ///< sum of output lengths of finished requests (predicate)
+  SessionHistory sessions_;         ///< the turns seen so far, by session (session_reuse)
   LoadRecorder load_;               ///< offered against delivered load (load.hpp)
   std::uint64_t invariant_violations_ = 0;
   std::vector<std::string> problems_;

@@ -52,6 +52,10 @@ public:
   /// Later calls expected to attend these tokens again, estimated online from what finished
   /// requests did (no knowledge of the future).
   virtual double expected_reuse() const = 0;
+  /// Later calls expected from the later turns of this request's session, estimated online from
+  /// the sessions seen so far: how many more turns sessions with as many turns went on to have,
+  /// how much of a turn's context the next turn read again, a request's expected steps.
+  virtual double session_reuse() const = 0;
   /// The same from the trace's future (the live requests' true remaining steps and the reads of
   /// the requests yet to arrive on this requester): only an offline policy may read it.
   virtual double true_reuse() const = 0;

@@ -33,7 +33,8 @@ plt.rcParams.update({
 # share their decision's colour. A name not listed (a policy added later) gets a colour from
 # EXTRA chosen by a hash of its name: the same colour in every figure and every report.
 POLICY = {"route": "#1f77b4", "fetch": "#d62728", "local": "#2ca02c", "predicate": "#ff7f0e",
-          "oracle": "#8c564b", "ski-rental": "#9467bd", "load-aware": "#e7ba52"}
+          "oracle": "#8c564b", "ski-rental": "#9467bd", "load-aware": "#e7ba52",
+          "session-forecast": "#9edae5"}
 DECISIONS = ["route", "fetch", "local", "cached", "same_gpu"]
 DECISION = {"route": POLICY["route"], "fetch": POLICY["fetch"], "local": POLICY["local"], "cached": "#17becf",
             "same_gpu": "#7f7f7f"}
