@@ -58,14 +58,15 @@ std::string ensemble_table(const RunResult& result)
                                 e.profile_drawn ? "profiles drawn from the profile's uncertainty, distinct seeds"
                                                 : "the profile gives points only: distinct seeds alone",
                                 e.range_is_ends() ? "min, max: too few members for a 5-95% range" : "5%, 95%");
-  out += fmt::format("{:<10}", "policy");
+  const int w = policy_column(result);
+  out += fmt::format("{:<{}}", "policy", w);
   for (const Shown& shown : kShown)
     out += fmt::format(" {:>30}", shown.words);
   out += fmt::format(" {:>5}\n", "ok");
   std::string notes;
   for (const auto& policy : e.policies) {
     const std::string& name = policy.first;
-    std::string row = fmt::format("{:<10}", name);
+    std::string row = fmt::format("{:<{}}", name, w);
     const PolicyResult* base = result.find(name);
     for (const Shown& shown : kShown) {
       const Spread* s = e.spread(name, shown.figure);

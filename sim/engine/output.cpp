@@ -61,7 +61,8 @@ RunResult make_result(const Scenario& sc, std::vector<std::pair<std::string, Pol
 
 std::string comparison_table(const RunResult& result)
 {
-  std::string out = fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", "policy",
+  const int w = policy_column(result);
+  std::string out = fmt::format("{:<{}} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", "policy", w,
                                 "requests", "steps", "step mean", "step p99", "wire bytes", "route/fetch/local/cached",
                                 "ok", "delivered", "busiest (share of the run)");
   for (const auto& [name, p] : result.policies) {
@@ -70,26 +71,26 @@ std::string comparison_table(const RunResult& result)
     const std::string delivered =
         p.load.window_s > 0 ? fmt::format("{:.0f}%{}", 100 * p.load.steady_share(), p.load.overloaded ? " OVER" : "")
                             : std::string("-");
-    out += fmt::format("{:<10} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", name, p.requests, p.steps,
-                       human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
+    out += fmt::format("{:<{}} {:>9} {:>10} {:>10} {:>10} {:>11} {:>27} {:>5} {:>10}  {}\n", name, w, p.requests,
+                       p.steps, human_seconds(p.step_latency_s.mean), human_seconds(p.step_latency_s.p99),
                        core::format_bytes(core::Bytes(static_cast<double>(p.wire_bytes))),
                        fmt::format("{}/{}/{}/{}", d.route, d.fetch, d.local, d.cached), p.invariants.ok ? "yes" : "NO",
                        delivered, busiest);
   }
   // The request's figures as vLLM's benchmark reports them.
-  out += fmt::format("\n{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", "policy", "TTFT mean",
+  out += fmt::format("\n{:<{}} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", "policy", w, "TTFT mean",
                      "TTFT p99", "TPOT mean", "TPOT p99", "ITL p99", "E2E p50", "E2E p99", "goodput");
   for (const auto& [name, p] : result.policies)
-    out += fmt::format("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", name,
+    out += fmt::format("{:<{}} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>16}\n", name, w,
                        human_seconds(p.ttft_s.mean), human_seconds(p.ttft_s.p99), human_seconds(p.tpot_s.mean),
                        human_seconds(p.tpot_s.p99), human_seconds(p.itl_s.p99), human_seconds(p.e2e_s.p50),
                        human_seconds(p.e2e_s.p99),
                        fmt::format("{:.0f}% {:.3g}/s", 100 * p.goodput.share, p.goodput.requests_per_s));
   if (std::any_of(result.policies.begin(), result.policies.end(), [](const auto& p) { return p.second.full_step; })) {
-    out += fmt::format("\n{:<10} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", "tok/s/GPU", "step mean",
+    out += fmt::format("\n{:<{}} {:>10} {:>10} {:>27} {:>12} {:>12}\n", "policy", w, "tok/s/GPU", "step mean",
                        "= attention + GEMMs + MoE", "EP dispatch", "EP combine");
     for (const auto& [name, p] : result.policies)
-      out += fmt::format("{:<10} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name, p.output_tokens_per_s_per_gpu,
+      out += fmt::format("{:<{}} {:>10.1f} {:>10} {:>27} {:>12} {:>12}\n", name, w, p.output_tokens_per_s_per_gpu,
                          human_seconds(p.step_latency_s.mean),
                          fmt::format("{} + {} + {}", human_seconds(p.split_attention_s), human_seconds(p.split_gemm_s),
                                      human_seconds(p.split_moe_s)),
@@ -101,7 +102,7 @@ std::string comparison_table(const RunResult& result)
     // tier, what it gave back and dropped.
     const bool host = result.any_host_tier();
     const bool handoff = result.any_handoff();
-    out += fmt::format("\n{:<10} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}{}\n", "policy", "prefilled tok", "chunks",
+    out += fmt::format("\n{:<{}} {:>14} {:>8} {:>9} {:>26} {:>10} {:>10}{}{}\n", "policy", w, "prefilled tok", "chunks",
                        "hit share", "blocks local/remote/miss", "evictions", "overflows",
                        host ? fmt::format(" {:>24}", "host hits/reads/evicted") : "",
                        handoff ? fmt::format(" {:>22}", "handoffs (mean wait)") : "");
@@ -111,7 +112,7 @@ std::string comparison_table(const RunResult& result)
         for (const auto& [field, member] : kPoolFields)
           sum.*member += c.*member;
       out += fmt::format(
-          "{:<10} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}{}{}\n", name, p.prefill_counts.prefilled_tokens,
+          "{:<{}} {:>14} {:>8} {:>8.1f}% {:>26} {:>10} {:>10}{}{}\n", name, w, p.prefill_counts.prefilled_tokens,
           p.prefill_counts.chunks, 100 * p.prefill_counts.hit_share(),
           fmt::format("{}/{}/{}", sum.local_hits, sum.remote_hits, sum.misses), sum.evictions, sum.overflows,
           host ? fmt::format(" {:>24}", fmt::format("{}/{}/{}", sum.host_hits, sum.host_reads, sum.host_evictions))

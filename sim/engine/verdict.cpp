@@ -106,6 +106,14 @@ std::string all_overloaded(const RunResult& r)
 } // namespace
 
 // Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
+int policy_column(const RunResult& result)
+{
+  std::size_t w = 10;
+  for (const auto& p : result.policies)
+    w = std::max(w, p.first.size());
+  return static_cast<int>(w);
+}
+
 std::string wrap(const std::string& text, std::size_t width)
 {
   std::string out, line;

@@ -23,6 +23,9 @@ std::string headline_figure(const RunResult& result);
 /// the headline figure).
 std::string verdict(const RunResult& result, const std::string& figure = "");
 
+/// The width of the run tables' policy column: the longest policy name, at least 10 characters.
+int policy_column(const RunResult& result);
+
 /// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline,
 /// the lines after the first indented by two.
 std::string wrap(const std::string& text, std::size_t width);

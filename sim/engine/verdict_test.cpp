@@ -202,3 +202,12 @@ TEST_CASE("summary.json carries its format; a reader refuses a newer one and nam
   j["format"] = "one";
   CHECK_THROWS_WITH(check_summary_format(j, "s.json"), Contains("expected a whole number"));
 }
+
+TEST_CASE("verdict: the tables' policy column fits the longest policy name, ten characters at least")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.01)}, {"fetch", policy(0.02)}};
+  CHECK(policy_column(r) == 10);
+  r.policies.emplace_back("session-forecast", policy(0.03));
+  CHECK(policy_column(r) == 16);
+}

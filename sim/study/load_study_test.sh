@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Acceptance: the load study (docs/load-study.md) runs as documented and what the page reads from it
-# still holds: `xattn sweep scenarios/load-study.yaml` completes its 3 loads x 7 policies with every
+# still holds: `xattn sweep scenarios/load-study.yaml` completes its 3 loads x 8 policies with every
 # invariant held, each point an ensemble (the table's 5% and 95% columns bracket nothing upside
 # down); at every load the oracle's mean TPOT is no worse than any online policy's that kept up
 # (beyond the verdicts' 0.5% tie); the report has the mean and p99 TPOT curves; the page's figures
@@ -20,13 +20,13 @@ cat "$work/out.txt"
 import csv, json, os, sys
 d = sys.argv[1]
 rows = list(csv.DictReader(open(d + "/results.csv")))
-assert len(rows) == 21, "3 loads x 7 policies, got %d rows" % len(rows)
+assert len(rows) == 24, "3 loads x 8 policies, got %d rows" % len(rows)
 assert all(r["invariants_ok"] == "true" for r in rows), "an invariant failed"
 for r in rows:
     lo, hi = float(r["tpot_s_mean_p5"]), float(r["tpot_s_mean_p95"])
     assert 0 < lo <= hi, "%s %s: mean TPOT from %g to %g" % (r["workload.time_scale"], r["policy"], lo, hi)
 # The oracle against every online policy that kept up, from each point's own summary.
-online = ("route", "fetch", "local", "predicate", "ski-rental", "load-aware")
+online = ("route", "fetch", "local", "predicate", "ski-rental", "load-aware", "session-forecast")
 for point in json.load(open(d + "/sweep.json"))["points"]:
     s = json.load(open(os.path.join(d, "points", point["id"], "summary.json")))["policies"]
     oracle = s["oracle"]["tpot_s"]["mean"]
@@ -36,7 +36,7 @@ for point in json.load(open(d + "/sweep.json"))["points"]:
         assert oracle <= s[p]["tpot_s"]["mean"] * 1.005, "load %s: oracle %g s, %s %g s" % (
             point["values"], oracle, p, s[p]["tpot_s"]["mean"])
 for name in ("tpot_mean.csv", "tpot_p99.csv"):
-    assert len(list(csv.DictReader(open(d + "/report/" + name)))) == 21, name
+    assert len(list(csv.DictReader(open(d + "/report/" + name)))) == 24, name
 print("oracle no worse than any online policy that kept up, at every load")
 PY
 /usr/bin/python3 "$here/../../docs/figures_check.py" "$here/../.." ls_sweep="$work/sweep/results.csv"
