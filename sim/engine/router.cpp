@@ -1,6 +1,7 @@
 // Which requester instance a request goes to (scenario `router`; sim/engine/README.md, "Routers").
 // session and round-robin need nothing of the run (homes.hpp, which the offline look-ahead shares);
-// least-loaded and prefix read the instances' loads, prefix also where the prompt's blocks live.
+// least-loaded and prefix read the instances' loads, prefix also where the prompt's blocks live
+// (the pools with prefill, else the fetch caches).
 #include "sim/engine/state.hpp"
 
 #include <algorithm>
@@ -27,12 +28,32 @@ int Simulation::place_request(const workloads::Request& r)
   if (load(busiest) - load(idlest) > router.balance_abs_threshold &&
       load(busiest) > load(idlest) * router.balance_rel_threshold)
     return idlest;
-  // The prompt's cached prefix: its blocks from the first while some pool holds each (with
-  // cross-instance attention a block held anywhere is not prefilled again), or some host tier (its
-  // instance reads it back). The instance whose pool or host tier holds the most of it serves the
-  // most of it locally; ties to the least loaded.
+  // What each instance holds of the prompt. The instance that holds the most of it serves the most
+  // of it locally; ties to the least loaded.
   thread_local std::vector<std::size_t> held;
   held.assign(instances_.size(), 0);
+  // The instance holding the most of the prompt when that is over cache_threshold of it, else the
+  // least loaded.
+  const auto best_holding = [&]() {
+    int best = idlest;
+    for (int i = 0; i < static_cast<int>(instances_.size()); ++i)
+      if (held[i] > held[best] || (held[i] == held[best] && load(i) < load(best))) best = i;
+    return static_cast<double>(held[best]) > router.cache_threshold * static_cast<double>(r.blocks.size()) ? best
+                                                                                                           : idlest;
+  };
+  if (!kv_pool_) {
+    // Without prefill every block lives on its corpus holder: an instance has what its fetch cache
+    // kept of the prompt (a fetched chunk, or under top-k selection a fetched block), anywhere in it.
+    for (std::uint64_t b : r.blocks) {
+      const std::uint64_t key = sc_.selection.sparse ? b : corpus_->chunk_of(b); // the cache's entries
+      for (std::size_t i = 0; i < instances_.size(); ++i)
+        held[i] += instances_[i]->cache->contains(key) ? 1 : 0;
+    }
+    return best_holding();
+  }
+  // With prefill, the prompt's cached prefix: its blocks from the first while some pool holds each
+  // (with cross-instance attention a block held anywhere is not prefilled again), or some host
+  // tier (its instance reads it back).
   for (std::uint64_t b : r.blocks) {
     if (prefilled_blocks_.count(b) == 0) break;
     bool found = false;
@@ -44,11 +65,7 @@ int Simulation::place_request(const workloads::Request& r)
     kv_pool_->for_each_host_home(corpus_->chunk_of(b), count);
     if (!found) break;
   }
-  int best = idlest;
-  for (int i = 0; i < static_cast<int>(instances_.size()); ++i)
-    if (held[i] > held[best] || (held[i] == held[best] && load(i) < load(best))) best = i;
-  if (static_cast<double>(held[best]) > router.cache_threshold * static_cast<double>(r.blocks.size())) return best;
-  return idlest;
+  return best_holding();
 }
 
 } // namespace xattn::sim::engine

@@ -421,8 +421,6 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.router.cache_threshold = rt.number("cache_threshold");
   sc.router.balance_abs_threshold = rt.number("balance_abs_threshold");
   sc.router.balance_rel_threshold = rt.number("balance_rel_threshold");
-  if (sc.router.policy == Router::kPrefix && !sc.prefill.enabled)
-    rt.error("policy", "prefix routes to where a prompt's blocks were prefilled: it needs prefill.enabled");
   // The offline policies look ahead at where every request will run, before the run.
   if (sc.router.policy == Router::kLeastLoaded || sc.router.policy == Router::kPrefix)
     for (const std::string& p : sc.policies)

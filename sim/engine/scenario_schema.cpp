@@ -321,9 +321,10 @@ const core::Schema& router_schema()
        .def = "session",
        .meaning = "the requester instance a request goes to. session: a session stays on one, new sessions and "
                   "sub-agents in turn; round-robin: every request the next in turn; least-loaded: the one serving "
-                  "the fewest requests; prefix (prefill.enabled): SGLang's cache-aware router, the least loaded when "
-                  "the load is out of balance, else the one holding the most of the prompt's cached prefix when "
-                  "that is over cache_threshold of it, else the least loaded",
+                  "the fewest requests; prefix: SGLang's cache-aware router, the least loaded when the load is out "
+                  "of balance, else the one holding the most of the prompt when that is over cache_threshold of it "
+                  "(with prefill.enabled its cached prefix in the instances' pools and host tiers; without, the "
+                  "blocks its fetch cache kept), else the least loaded",
        .choices = names},
       {.key = "cache_threshold",
        .def = "0.5",
