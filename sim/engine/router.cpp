@@ -28,12 +28,11 @@ int Simulation::place_request(const workloads::Request& r)
   if (load(busiest) - load(idlest) > router.balance_abs_threshold &&
       load(busiest) > load(idlest) * router.balance_rel_threshold)
     return idlest;
-  // What each instance holds of the prompt. The instance that holds the most of it serves the most
-  // of it locally; ties to the least loaded.
+  // What each instance holds of the prompt, in blocks: the one that holds the most serves the most
+  // of it locally. It is chosen when that is over cache_threshold of the prompt (ties to the least
+  // loaded), else the least loaded.
   thread_local std::vector<std::size_t> held;
   held.assign(instances_.size(), 0);
-  // The instance holding the most of the prompt when that is over cache_threshold of it, else the
-  // least loaded.
   const auto best_holding = [&]() {
     int best = idlest;
     for (int i = 0; i < static_cast<int>(instances_.size()); ++i)
