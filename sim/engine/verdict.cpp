@@ -105,7 +105,6 @@ std::string all_overloaded(const RunResult& r)
 
 } // namespace
 
-// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
 int policy_column(const RunResult& result)
 {
   std::size_t w = 10;
@@ -114,6 +113,7 @@ int policy_column(const RunResult& result)
   return static_cast<int>(w);
 }
 
+// Breaks `text` into lines of at most `width` characters at spaces, each ending in a newline.
 std::string wrap(const std::string& text, std::size_t width)
 {
   std::string out, line;
