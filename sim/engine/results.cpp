@@ -140,9 +140,17 @@ PolicyResult Simulation::partial_results()
 
 PolicyResult Simulation::results()
 {
-  const NetworkStats& ns = net_->stats();
   PolicyResult r = figures();
+  check_invariants(r);
+  const double makespan = std::max(now(), 1e-12);
+  if (!opt_.links_csv.empty()) write_links_csv(makespan);
+  if (!opt_.holders_csv.empty()) write_holders_csv(makespan);
+  return r;
+}
 
+void Simulation::check_invariants(PolicyResult& r) const
+{
+  const NetworkStats& ns = net_->stats();
   // Invariants (docs/architecture.md, "Invariants"); each problem starts with the invariant's name.
   Invariants& inv = r.invariants;
   inv.problems = problems_;
@@ -225,45 +233,45 @@ PolicyResult Simulation::results()
   inv.simgrid_bytes_completed = ns.simgrid_bytes_completed;
   inv.step_bound_violations = invariant_violations_;
   inv.ok = inv.problems.empty() && invariant_violations_ == 0;
+}
 
-  const double makespan = std::max(now(), 1e-12);
-  if (!opt_.links_csv.empty()) {
-    FILE* f = std::fopen(opt_.links_csv.c_str(), "w");
-    if (f == nullptr) core::fail(opt_.links_csv, 0, 0, "", "cannot write");
-    const std::string& pol = policy_name_;
-    const auto& bytes = net_->link_bytes();
-    for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
-      for (int d = 0; d < 2; ++d) {
-        const double b = bytes[2 * id + d];
-        if (b <= 0) continue;
-        const topo::Link& l = sc_.topology->link(id);
-        std::fprintf(f, "%s,%s,%s,%s,%.0f,%.9g\n", pol.c_str(), l.name.c_str(), d == 0 ? "up" : "down",
-                     std::string(topo::to_string(l.kind)).c_str(), b, b / (l.bandwidth.value() * makespan));
-      }
-    std::fclose(f);
-  }
-  if (!opt_.holders_csv.empty()) {
-    FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
-    if (f == nullptr) core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
-    const std::string& pol = policy_name_;
-    // A holder that decodes too: its own compute (own_compute.hpp), by GPU.
-    std::vector<const OwnCompute*> own(sc_.topology->gpu_count(), nullptr);
-    for (const auto& in : instances_)
-      for (std::size_t k = 0; k < in->gpus.size(); ++k)
-        own[in->gpus[k]] = &in->own[k];
-    for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
-      const ComputeStats& c = holder_compute_[i]->stats();
-      const StreamStats& s = holder_streams_[i]->stats();
-      const OwnCompute* mine = own[holder_slots_[i]];
-      std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d,%.9g,%.9g\n", pol.c_str(),
-                   sc_.topology->gpu_name(holder_slots_[i]).c_str(), static_cast<unsigned long long>(c.kernels),
-                   c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent,
-                   static_cast<unsigned long long>(s.copies), s.wait_s, s.max_queue,
-                   mine != nullptr ? mine->busy() : 0.0, mine != nullptr ? mine->delay() : 0.0);
+void Simulation::write_links_csv(double makespan) const
+{
+  FILE* f = std::fopen(opt_.links_csv.c_str(), "w");
+  if (f == nullptr) core::fail(opt_.links_csv, 0, 0, "", "cannot write");
+  const std::string& pol = policy_name_;
+  const auto& bytes = net_->link_bytes();
+  for (topo::LinkId id = 0; id < sc_.topology->link_count(); ++id)
+    for (int d = 0; d < 2; ++d) {
+      const double b = bytes[2 * id + d];
+      if (b <= 0) continue;
+      const topo::Link& l = sc_.topology->link(id);
+      std::fprintf(f, "%s,%s,%s,%s,%.0f,%.9g\n", pol.c_str(), l.name.c_str(), d == 0 ? "up" : "down",
+                   std::string(topo::to_string(l.kind)).c_str(), b, b / (l.bandwidth.value() * makespan));
     }
-    std::fclose(f);
+  std::fclose(f);
+}
+
+void Simulation::write_holders_csv(double makespan) const
+{
+  FILE* f = std::fopen(opt_.holders_csv.c_str(), "w");
+  if (f == nullptr) core::fail(opt_.holders_csv, 0, 0, "", "cannot write");
+  const std::string& pol = policy_name_;
+  // A holder that decodes too: its own compute (own_compute.hpp), by GPU.
+  std::vector<const OwnCompute*> own(sc_.topology->gpu_count(), nullptr);
+  for (const auto& in : instances_)
+    for (std::size_t k = 0; k < in->gpus.size(); ++k)
+      own[in->gpus[k]] = &in->own[k];
+  for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
+    const ComputeStats& c = holder_compute_[i]->stats();
+    const StreamStats& s = holder_streams_[i]->stats();
+    const OwnCompute* mine = own[holder_slots_[i]];
+    std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d,%.9g,%.9g\n", pol.c_str(),
+                 sc_.topology->gpu_name(holder_slots_[i]).c_str(), static_cast<unsigned long long>(c.kernels),
+                 c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent, static_cast<unsigned long long>(s.copies),
+                 s.wait_s, s.max_queue, mine != nullptr ? mine->busy() : 0.0, mine != nullptr ? mine->delay() : 0.0);
   }
-  return r;
+  std::fclose(f);
 }
 
 } // namespace xattn::sim::engine

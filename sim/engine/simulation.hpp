@@ -163,6 +163,12 @@ private:
   void record_finished(Active& a, double finish);
   PolicyResult figures(); ///< the counts and statistics common to results() and partial_results()
   PolicyResult results();
+  /// The run's invariants into `r.invariants`, and its busiest resource (docs/architecture.md,
+  /// "Invariants").
+  void check_invariants(PolicyResult& r) const;
+  void write_links_csv(double makespan) const;   ///< opt_.links_csv: bytes and utilisation per link direction
+  void write_holders_csv(double makespan) const; ///< opt_.holders_csv: per holder GPU
+
   int choose_holder(int inst, std::uint64_t chunk);
 
   const Scenario& sc_;
