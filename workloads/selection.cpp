@@ -110,12 +110,11 @@ Selector::Selector(const SelectionConfig& config, std::span<const std::uint64_t>
   dropped_mark_.assign(context.size(), 0);
 }
 
-bool Selector::pick(std::uint64_t pos)
+void Selector::pick(std::uint64_t pos)
 {
-  if (chosen_mark_[pos] == stamp_) return false;
+  if (chosen_mark_[pos] == stamp_) return;
   chosen_mark_[pos] = stamp_;
   chosen_.push_back(static_cast<std::uint32_t>(pos));
-  return true;
 }
 
 void Selector::select(Rng& rng, std::vector<std::uint64_t>& out)

@@ -74,7 +74,7 @@ public:
   double expected_union(int layers) const;
 
 private:
-  bool pick(std::uint64_t pos); ///< false: chosen already this draw
+  void pick(std::uint64_t pos); ///< chosen_ gains `pos` unless this draw chose it already
   /// One top-k draw into chosen_ (positions, unsorted), keeping each block of `from` with
   /// probability `p` (with `exclusive`, the others are not selected again). For each kind of block
   /// (recent, hot, spread) in turn, its share comes first from the kept blocks of that kind, then

@@ -16,9 +16,13 @@ trap 'rm -rf "$work"' EXIT
 "$xattn" sweep "$here/../../scenarios/load-study.yaml" --set "ensemble=$members" --out "$work/sweep" --quiet --report \
   >"$work/out.txt"
 cat "$work/out.txt"
-/usr/bin/python3 - "$work/sweep" <<'PY'
+# The offline policies (the oracle) as the registry lists them: every other one is online.
+"$xattn" describe policies | awk '/\[offline/ {print $1}' >"$work/offline.txt"
+/usr/bin/python3 - "$work/sweep" "$work/offline.txt" <<'PY'
 import csv, json, os, sys
 d = sys.argv[1]
+offline = open(sys.argv[2]).read().split()
+assert offline == ["oracle"], "offline policies: %s" % offline
 rows = list(csv.DictReader(open(d + "/results.csv")))
 assert len(rows) == 24, "3 loads x 8 policies, got %d rows" % len(rows)
 assert all(r["invariants_ok"] == "true" for r in rows), "an invariant failed"
@@ -26,10 +30,11 @@ for r in rows:
     lo, hi = float(r["tpot_s_mean_p5"]), float(r["tpot_s_mean_p95"])
     assert 0 < lo <= hi, "%s %s: mean TPOT from %g to %g" % (r["workload.time_scale"], r["policy"], lo, hi)
 # The oracle against every online policy that kept up, from each point's own summary.
-online = ("route", "fetch", "local", "predicate", "ski-rental", "load-aware", "session-forecast")
 for point in json.load(open(d + "/sweep.json"))["points"]:
     s = json.load(open(os.path.join(d, "points", point["id"], "summary.json")))["policies"]
     oracle = s["oracle"]["tpot_s"]["mean"]
+    online = [p for p in s if p not in offline]
+    assert len(online) == 7, "online policies: %s" % online
     for p in online:
         if s[p]["load"]["overloaded"]:
             continue

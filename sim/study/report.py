@@ -96,12 +96,8 @@ def main(d):
         figs.append(("The plan's answer: the judged figure against the size, the SLO as a line", "plan.csv",
                      report_sweep.plan(d, rd)))
     if meta["kind"] == "sweep":
-        figs.append(("Capacity curve: p99 step latency along the sweep", "capacity.csv",
-                     report_sweep.capacity(d, meta, rd)))
-        for column in ("tpot_mean_s", "tpot_p99_s"):
-            what, csv_name, _ = report_sweep.ALONG[column]
-            figs.append(("The " + what + " along the sweep, per policy", csv_name,
-                         report_sweep.along(d, meta, rd, column)))
+        for column, (_, caption, csv_name, _) in report_sweep.ALONG.items():
+            figs.append((caption, csv_name, report_sweep.along(d, meta, rd, column)))
     figs += [
         ("Step latency per policy" + pooled + ": each request's mean step latency, weighted by its steps" +
          (", against the exact step latency quantiles" if len(dirs) == 1 else ""), "step_cdf.csv",

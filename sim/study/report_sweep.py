@@ -33,21 +33,18 @@ def _plan_sizes(d, key):
     return {e[key]: e["size"] for e in p["evaluations"] if key in e}
 
 
-# The figures along a sweep: results.csv's column, what it is, the CSV written, and its ensemble
-# columns' stem where an ensemble sweep reports it (sim/study/table.cpp).
+# The figures along a sweep, in the report's order: results.csv's column, what it is, the report's
+# caption, the CSV written, and its ensemble columns' stem where an ensemble sweep reports it
+# (sim/study/table.cpp).
 ALONG = {
-    "step_p99_s": ("p99 step latency", "capacity.csv", None),
-    "tpot_mean_s": ("mean TPOT", "tpot_mean.csv", "tpot_s_mean"),
-    "tpot_p99_s": ("p99 TPOT", "tpot_p99.csv", None),
+    "step_p99_s": ("p99 step latency", "Capacity curve: p99 step latency along the sweep", "capacity.csv", None),
+    "tpot_mean_s": ("mean TPOT", "The mean TPOT along the sweep, per policy", "tpot_mean.csv", "tpot_s_mean"),
+    "tpot_p99_s": ("p99 TPOT", "The p99 TPOT along the sweep, per policy", "tpot_p99.csv", None),
 }
 
 
-def capacity(d, meta, rd):
-    return along(d, meta, rd, "step_p99_s")
-
-
 def along(d, meta, rd, column):
-    what, csv_name, ensemble = ALONG[column]
+    what, _, csv_name, ensemble = ALONG[column]
     rows = read_csv(os.path.join(d, "results.csv"))
     keys = [k for k in meta.get("keys", []) if rows and k in rows[0]]
     x_key = keys[0] if keys else "point"
