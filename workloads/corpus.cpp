@@ -43,7 +43,11 @@ const core::Schema kCorpusSchema{
      .def = "0.05",
      .meaning = "hot-replicated: share of chunks replicated (most referenced)",
      .range = core::kShareRange},
-    {.key = "seed", .kind = FieldKind::kInteger, .def = "1", .meaning = "placement seed", .range = core::kSeedRange},
+    {.key = "seed",
+     .kind = FieldKind::kInteger,
+     .def = core::kNoDefault,
+     .meaning = "placement seed (round-robin: chunk c on holder (c + seed) mod holders); absent: the scenario's seed",
+     .range = core::kSeedRange},
     {.key = "holder_hbm",
      .dim = Dimension::kBytes,
      .def = "80GB",
@@ -87,7 +91,7 @@ CorpusConfig read_corpus(core::Section& s)
   c.holders = s.integer("holders");
   c.replicas = s.integer("replicas");
   c.hot_fraction = s.number("hot_fraction");
-  c.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  if (s.has("seed")) c.seed = static_cast<std::uint64_t>(s.integer("seed"));
   c.holder_hbm = s.bytes("holder_hbm");
   c.prescan = s.boolean("prescan");
   c.position_aligned = s.boolean("position_aligned");

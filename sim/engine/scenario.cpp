@@ -272,7 +272,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.corpus = workloads::read_corpus(corpus);
   if (corpus.has("holders")) corpus.error("holders", "set by instances.holders; leave it out");
   sc.corpus.holders = std::max(1, sc.holder_instances());
-  sc.corpus.seed = sc.seed;
+  if (!corpus.has("seed")) sc.corpus.seed = sc.seed;
 
   core::Section sel = top.section("selection");
   sc.selection = workloads::read_selection(sel);

@@ -69,6 +69,15 @@ TEST_CASE("scenario: --set overrides any key and the seed drives the generator")
   CHECK(sc.requester_instances() == 4);
 }
 
+TEST_CASE("scenario: the corpus's placement seed is the scenario's unless the corpus sets its own")
+{
+  CHECK(sim::engine::parse_scenario(kValid, "s.yaml", {"seed=7"}).corpus.seed == 7);
+  // Its own seed stays whatever seed drives the rest (round-robin: chunk c on holder (c + seed) mod holders).
+  auto sc = sim::engine::parse_scenario(kValid, "s.yaml", {"seed=7", "corpus.seed=0"});
+  CHECK(sc.corpus.seed == 0);
+  CHECK(sc.seed == 7);
+}
+
 TEST_CASE("scenario: bad input names the place")
 {
   CHECK_THAT(error_of(kValid + "polices: [route]\n"),
