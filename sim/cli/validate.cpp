@@ -4,6 +4,7 @@
 //   xattn validate --regression EXPECTED.yaml
 //   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --handoff MOONCAKE_PD.csv [--profile P] [--topology T] [--max-error PCT]
+//   xattn validate --serving DEEPSEEK_PROFILE.csv [--profile P] [--topology T] [--max-error PCT]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
@@ -14,6 +15,7 @@
 #include "validate/measured.hpp"
 #include "validate/paper.hpp"
 #include "validate/regression.hpp"
+#include "validate/serving.hpp"
 #include "validate/validator.hpp"
 
 #include <fmt/format.h>
@@ -42,6 +44,7 @@ struct ValidateOptions {
   std::string regression;
   std::string expert_parallel;
   std::string handoff;
+  std::string serving;
   double max_error = 15;
   std::size_t worst = 10;
 };
@@ -128,6 +131,20 @@ int run_handoff(const ValidateOptions& o)
       ok, fmt::format("every time within {}% and every size as printed", o.max_error),
       fmt::format("a time off by more than {}%, a size not the table's, or an engine invariant", o.max_error));
 }
+
+int run_serving(const ValidateOptions& o)
+{
+  const auto data = validate::read_serving_measurements(o.serving);
+  const validate::ServingValidation v =
+      validate::validate_serving(data, o.profile.empty() ? validate::kServingProfile : o.profile,
+                                 o.topology.empty() ? validate::kServingTopology : o.topology);
+  const double bound = o.max_error / 100;
+  std::cout << validate::serving_report(v, bound);
+  const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(),
+                                                 [bound](const auto& p) { return std::abs(p.error()) <= bound; });
+  return judged(ok, fmt::format("every point within {}%", o.max_error),
+                fmt::format("a point off by more than {}% (or an engine invariant)", o.max_error));
+}
 } // namespace
 
 void add_validate(CLI::App& app, Action& action)
@@ -166,19 +183,25 @@ void add_validate(CLI::App& app, Action& action)
       "The prefill-to-decode KV hand-off against Mooncake's vLLM table (prompt_tokens,kv_size,transfer_ms); "
       "profile default " +
           std::string(validate::kHandoffProfile) + ", topology default " + validate::kHandoffTopology);
+  sub->add_option("--serving", o->serving,
+                  "The whole serving step against DeepSeek's published tokens/s per H800 GPU (phase,ep,tp,gpus,"
+                  "tokens_per_gpu,requests_per_gpu,context_tokens,tokens_per_s_per_gpu); profile default " +
+                      std::string(validate::kServingProfile) + ", topology default " + validate::kServingTopology);
   sub->add_option("--max-error", o->max_error,
-                  "With --expert-parallel or --handoff: fail (exit 1) past this error, percent")
+                  "With --expert-parallel, --handoff or --serving: fail (exit 1) past this error, percent")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   on_run(sub, action, [o] {
-    const int modes =
-        !o->measured.empty() + o->paper + !o->regression.empty() + !o->expert_parallel.empty() + !o->handoff.empty();
+    const int modes = !o->measured.empty() + o->paper + !o->regression.empty() + !o->expert_parallel.empty() +
+                      !o->handoff.empty() + !o->serving.empty();
     if (modes != 1)
       core::fail("command line", 0, 0, "validate",
-                 "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE, --handoff FILE");
+                 "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE, --handoff FILE, "
+                 "--serving FILE");
     if (o->paper) return run_paper(*o);
     if (!o->expert_parallel.empty()) return run_expert_parallel(*o);
     if (!o->handoff.empty()) return run_handoff(*o);
+    if (!o->serving.empty()) return run_serving(*o);
     if (!o->regression.empty()) return run_regression(*o);
     return run_measured(*o);
   });

@@ -1,0 +1,177 @@
+#include "validate/serving.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/engine/driver.hpp"
+#include "validate/table.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace xattn::validate
+{
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace
+{
+constexpr int kGpusPerNode = 8;       // the H800 servers of DeepSeek's profile
+constexpr int kBlockTokens = 64;      // the traces' blocks: a request's context is whole blocks of its own
+constexpr int kDecodeTokens = 4;      // decode: tokens each request makes (TPOT over the gaps between them)
+constexpr int kPrefillIterations = 3; // prefill: iterations' worth of prompts on each GPU
+
+// The trace: on each of `gpus` GPUs, `per_gpu` requests of `context` tokens of their own, all at
+// t = 0, listed GPU after GPU within each round so that request i (from 0) is on GPU i mod gpus
+// and, its context being chunk i of the corpus, so is its context (round-robin placement with
+// seed 0). Decode: one session per GPU (the session router puts GPU r's on instance r); prefill:
+// a session per request (the round-robin router does the same).
+void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu, int out_tokens)
+{
+  std::ofstream out(path);
+  out << json{{"xattn_trace", 1}, {"source", "xattn validate --serving"}}.dump() << "\n";
+  const int blocks = m.context_tokens / kBlockTokens;
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(blocks));
+  for (int k = 0; k < per_gpu; ++k)
+    for (int r = 0; r < m.gpus; ++r) {
+      const std::int64_t i = static_cast<std::int64_t>(k) * m.gpus + r;
+      for (int b = 0; b < blocks; ++b)
+        ids[static_cast<std::size_t>(b)] = i * blocks + b;
+      out << json{{"id", i},
+                  {"t", 0},
+                  {"session", m.phase == "decode" ? static_cast<std::int64_t>(r) : i},
+                  {"agent", r},
+                  {"block_tokens", kBlockTokens},
+                  {"blocks", ids},
+                  {"in", m.context_tokens},
+                  {"out", out_tokens}}
+                 .dump()
+          << "\n";
+    }
+}
+
+ServingPoint simulate(const ServingMeasurement& m, const fs::path& dir, ServingValidation& v)
+{
+  const bool decode = m.phase == "decode";
+  const std::string stem = fmt::format("{}-ep{}", m.phase, m.ep);
+  const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
+  const int per_gpu = decode ? m.requests_per_gpu : prompts * kPrefillIterations;
+  const fs::path trace = dir / (stem + ".jsonl");
+  write_trace(trace, m, per_gpu, decode ? kDecodeTokens : 1);
+  const std::string gpus = fmt::format("node0-{}", m.gpus / kGpusPerNode - 1);
+  std::string text = fmt::format("name: deepseek-profile-{}\nmodel: deepseek-v3\nprofile: {}\ntopology: {}\n"
+                                 "instances: {{requesters: [{}], holders: [{}], dp_attention: {}, ep: {}}}\n"
+                                 "corpus: {{chunk_tokens: {}, seed: 0}}\nworkload: {{trace: {}}}\npolicies: [local]\n"
+                                 "engine: {{step: full, max_batch: {}, cache_budget: 0B}}\n",
+                                 stem, v.profile, v.topology, gpus, gpus, m.gpus, m.ep, m.context_tokens,
+                                 trace.string(), decode ? m.requests_per_gpu : prompts);
+  if (!decode)
+    text += fmt::format("router: {{policy: round-robin}}\nprefill: {{enabled: true, max_num_batched_tokens: {}}}\n",
+                        m.tokens_per_gpu);
+  sim::engine::Scenario sc = sim::engine::parse_scenario(text, (dir / (stem + ".yaml")).string());
+  sim::engine::RunOptions opt;
+  opt.out_dir = (dir / ("out-" + stem)).string();
+  opt.progress = false;
+  sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
+  v.invariants_ok = v.invariants_ok && o.exit_code == 0 && o.result.ok;
+  if (o.result.policies.empty() || !o.result.policies.front().second.full_step)
+    throw std::runtime_error(fmt::format("the engine gave no step split for {} at EP {}", m.phase, m.ep));
+  const sim::engine::PolicyResult& p = o.result.policies.front().second;
+  // Every request finished, and none attended anything off its own GPU.
+  const std::uint64_t expected = static_cast<std::uint64_t>(per_gpu) * m.gpus;
+  const sim::engine::Decisions& d = p.decisions;
+  const std::uint64_t calls = d.route + d.fetch + d.local + d.cached;
+  if (p.requests != expected || calls != 0)
+    throw std::runtime_error(
+        fmt::format("{} at EP {}: {} of {} requests finished, {} calls off the GPU (expected none)", m.phase, m.ep,
+                    p.requests, expected, calls));
+  ServingPoint pt{m, 0, {}, sc.model.layers, sc.model.moe_layers()};
+  pt.tokens_per_s_per_gpu = decode ? m.requests_per_gpu / p.tpot_s.mean
+                                   : static_cast<double>(per_gpu) * m.context_tokens / p.simulated_time_s;
+  const double layers = pt.layers, moe_layers = std::max(1, pt.moe_layers);
+  pt.per_layer = {p.step_latency_s.mean / layers, p.split_attention_s / layers,      p.split_gemm_s / layers,
+                  p.split_moe_s / moe_layers,     p.ep_dispatch_s.mean / moe_layers, p.ep_combine_s.mean / moe_layers};
+  return pt;
+}
+} // namespace
+
+std::vector<ServingMeasurement> read_serving_measurements(const std::string& path)
+{
+  std::vector<ServingMeasurement> out;
+  read_table(
+      path,
+      {"phase", "ep", "tp", "gpus", "tokens_per_gpu", "requests_per_gpu", "context_tokens", "tokens_per_s_per_gpu"},
+      [&](const TableRow& row) {
+        ServingMeasurement m;
+        m.line = row.line();
+        m.phase = row.cell("phase");
+        if (m.phase != "decode" && m.phase != "prefill")
+          row.fail("phase", "'" + m.phase + "' is neither decode nor prefill");
+        // A whole, positive count; an empty cell where `allowed_empty`.
+        auto count = [&row](const char* key, const std::string& what, bool allowed_empty = false) {
+          if (allowed_empty && row.cell(key).empty()) return 0;
+          const double x = row.number(key, what);
+          if (x != static_cast<int>(x) || x < 1) row.fail(key, fmt::format("{} is not {}", x, what));
+          return static_cast<int>(x);
+        };
+        const bool decode = m.phase == "decode";
+        m.ep = count("ep", "a whole number of GPUs");
+        m.gpus = count("gpus", "a whole number of GPUs");
+        if (count("tp", "a whole number of GPUs") != 1)
+          row.fail("tp", "only data-parallel attention (tp 1) is rebuilt, as DeepSeek's profile runs it");
+        if (m.gpus % kGpusPerNode != 0 || m.gpus / kGpusPerNode > 256)
+          row.fail("gpus", fmt::format("{} GPUs do not fill whole nodes of {} of the 256 of the topology", m.gpus,
+                                       kGpusPerNode));
+        if (m.ep != m.gpus || 256 % m.ep != 0)
+          row.fail("ep", fmt::format("EP {} is not every GPU of the point, a divisor of the 256 experts", m.ep));
+        m.context_tokens = count("context_tokens", "a whole number of tokens");
+        if (m.context_tokens % kBlockTokens != 0)
+          row.fail("context_tokens", fmt::format("{} is not whole {}-token blocks", m.context_tokens, kBlockTokens));
+        m.tokens_per_gpu = count("tokens_per_gpu", "a whole number of tokens", decode);
+        m.requests_per_gpu = count("requests_per_gpu", "a whole number of requests", !decode);
+        if (!decode && (m.tokens_per_gpu == 0 || m.tokens_per_gpu % m.context_tokens != 0))
+          row.fail("tokens_per_gpu", "a prefill point's tokens per GPU are whole prompts of context_tokens");
+        m.tokens_per_s_per_gpu = row.number("tokens_per_s_per_gpu", "a number of tokens per second");
+        if (m.tokens_per_s_per_gpu <= 0) row.fail("tokens_per_s_per_gpu", "a throughput is positive");
+        out.push_back(m);
+      });
+  return out;
+}
+
+ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
+                                   const std::string& topology)
+{
+  ServingValidation v{{}, profile, topology, true};
+  const ScratchDir scratch("xattn_validate_serving");
+  for (const ServingMeasurement& m : data)
+    v.points.push_back(simulate(m, scratch.path(), v));
+  return v;
+}
+
+std::string serving_report(const ServingValidation& v, double max_error)
+{
+  std::string out = fmt::format(
+      "xattn validate --serving: profile {}, topology {}; DeepSeek-V3, data-parallel attention and EP over every "
+      "GPU of the point, each request's context its own and on its GPU, expert shares as expected; one micro-batch "
+      "(the measured points overlap two: not modelled)\n\n",
+      v.profile, v.topology);
+  out += fmt::format("{:<8} {:>4} {:>18} {:>18} {:>8}\n", "phase", "EP", "measured tok/s/GPU", "simulated tok/s/GPU",
+                     "error");
+  for (const ServingPoint& p : v.points)
+    out += fmt::format("{:<8} {:>4} {:>18.0f} {:>18.1f} {:>+7.1f}%{}\n", p.measured.phase, p.measured.ep,
+                       p.measured.tokens_per_s_per_gpu, p.tokens_per_s_per_gpu, 100 * p.error(),
+                       std::abs(p.error()) > max_error ? "  over the bound" : "");
+  out += fmt::format("\ntime per layer, us (step, attention and GEMMs over all layers; MoE, dispatch and combine "
+                     "over the MoE layers)\n{:<8} {:>4} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
+                     "phase", "EP", "step", "attention", "GEMMs", "MoE", "dispatch", "combine");
+  for (const ServingPoint& p : v.points) {
+    const ServingSplit& s = p.per_layer;
+    out += fmt::format("{:<8} {:>4} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}\n", p.measured.phase,
+                       p.measured.ep, 1e6 * s.step, 1e6 * s.attention, 1e6 * s.gemm, 1e6 * s.moe, 1e6 * s.dispatch,
+                       1e6 * s.combine);
+  }
+  return out;
+}
+
+} // namespace xattn::validate

@@ -1,0 +1,65 @@
+// `xattn validate --serving FILE`: the whole serving step against DeepSeek's published throughput
+// per H800 GPU at its own profile points (validate/README.md, "--serving"). Each row is rebuilt as
+// a scenario of DeepSeek-V3 on its EP group with data-parallel attention (tp 1), every request's
+// context its own and resident on its GPU (no cross-instance attention: the baseline the rest of
+// the product starts from), expert shares as expected (balanced routing):
+//   decode:  requests_per_gpu requests of context_tokens each on every GPU, decoding together;
+//            simulated tokens/s per GPU = requests_per_gpu / mean TPOT.
+//   prefill: prompts of context_tokens, tokens_per_gpu of them in each iteration's token budget,
+//            three iterations' worth on every GPU; simulated tokens/s per GPU = the prompt tokens
+//            of one GPU over the simulated time.
+// The report gives each point's time per layer by part (attention, GEMMs, MoE layers, and of
+// these the dispatch and the combine), so that a reader sees where the time goes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace xattn::validate
+{
+
+struct ServingMeasurement {
+  std::string phase; ///< decode | prefill
+  int ep = 0, gpus = 0;
+  int tokens_per_gpu = 0;   ///< prefill: an iteration's prompt tokens on each GPU
+  int requests_per_gpu = 0; ///< decode: the batch on each GPU
+  int context_tokens = 0;   ///< prefill: each prompt's length; decode: each request's context
+  double tokens_per_s_per_gpu = 0;
+  int line = 0;
+};
+/// Reads the table (`#` comments; header with phase, ep, tp, gpus, tokens_per_gpu,
+/// requests_per_gpu, context_tokens, tokens_per_s_per_gpu). Throws core::InputError at the file,
+/// line and column of a bad row.
+std::vector<ServingMeasurement> read_serving_measurements(const std::string& path);
+
+/// Where a step's time went, per layer (the MoE parts per MoE layer), s.
+struct ServingSplit {
+  double step = 0;      ///< an iteration (decode: a step of every request)
+  double attention = 0; ///< attention and the rest of the step outside GEMMs and MoE layers
+  double gemm = 0;      ///< the model's GEMMs (prefill chunks' own compute included)
+  double moe = 0;       ///< reaching the MoE layers to their results back, the group's wait included
+  double dispatch = 0, combine = 0;
+};
+
+struct ServingPoint {
+  ServingMeasurement measured;
+  double tokens_per_s_per_gpu = 0;
+  ServingSplit per_layer;
+  int layers = 0, moe_layers = 0;
+  double error() const { return tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
+};
+
+/// The machine of DeepSeek's profile, the validation's defaults.
+inline constexpr const char* kServingProfile = "h800-cx7-ibgda";
+inline constexpr const char* kServingTopology = "h800-cx7-256";
+struct ServingValidation {
+  std::vector<ServingPoint> points;
+  std::string profile, topology;
+  bool invariants_ok = true;
+};
+ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
+                                   const std::string& topology);
+/// Every point against its measurement, then its time per layer by part.
+std::string serving_report(const ServingValidation& v, double max_error);
+
+} // namespace xattn::validate

@@ -1,0 +1,82 @@
+// The serving validation (`xattn validate --serving`): its table's rows, and a small decode point
+// checked against what its parts must add up to and against the HBM bound of its attention.
+#include "validate/serving.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace xattn;
+using namespace xattn::validate;
+using Catch::Matchers::Contains;
+
+namespace
+{
+std::string table(const std::string& rows)
+{
+  const auto path = std::filesystem::temp_directory_path() / "xattn_serving_test.csv";
+  std::ofstream(path) << "# serving rows\n"
+                         "phase,ep,tp,gpus,tokens_per_gpu,requests_per_gpu,context_tokens,tokens_per_s_per_gpu\n"
+                      << rows;
+  return path.string();
+}
+
+std::string error_of(const std::string& rows)
+{
+  try {
+    read_serving_measurements(table(rows));
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+} // namespace
+
+TEST_CASE("validate: the serving table's rows read as DeepSeek's profile points")
+{
+  const auto rows = read_serving_measurements(table("prefill,32,1,32,16384,,4096,7839\n"
+                                                    "decode,128,1,128,,128,4096,2324\n"));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].phase == "prefill");
+  CHECK(rows[0].tokens_per_gpu == 16384);
+  CHECK(rows[0].requests_per_gpu == 0);
+  CHECK(rows[1].requests_per_gpu == 128);
+  CHECK(rows[1].tokens_per_s_per_gpu == 2324);
+  CHECK(rows[1].line == 4);
+}
+
+TEST_CASE("validate: a serving row that cannot be rebuilt is bad input at its cell")
+{
+  CHECK_THAT(error_of("mixed,8,1,8,,8,1024,100\n"), Contains(":3:") && Contains("neither decode nor prefill"));
+  CHECK_THAT(error_of("decode,8,2,8,,8,1024,100\n"), Contains("tp 1"));
+  CHECK_THAT(error_of("decode,16,1,8,,8,1024,100\n"), Contains("EP 16 is not every GPU"));
+  CHECK_THAT(error_of("decode,12,1,12,,8,1024,100\n"), Contains("whole nodes"));
+  CHECK_THAT(error_of("decode,8,1,8,,,1024,100\n"), Contains("requests_per_gpu: '' is not a whole number of requests"));
+  CHECK_THAT(error_of("prefill,8,1,8,5000,,4096,100\n"), Contains("whole prompts"));
+  CHECK_THAT(error_of("decode,8,1,8,,8,1000,100\n"), Contains("64-token blocks"));
+  CHECK_THAT(error_of("decode,8,1,8,,8,1024,0\n"), Contains("positive"));
+}
+
+TEST_CASE("validate: a decode point's throughput is its batch over its step, whose parts add up")
+{
+  // EP 16 on two nodes, 16 requests of 1,024 tokens on each GPU.
+  const auto rows = read_serving_measurements(table("decode,16,1,16,,16,1024,1000\n"));
+  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology);
+  REQUIRE(v.points.size() == 1);
+  CHECK(v.invariants_ok);
+  const ServingPoint& p = v.points[0];
+  CHECK(p.layers == 61); // DeepSeek-V3: 61 layers, the first 3 dense
+  CHECK(p.moe_layers == 58);
+  const ServingSplit& s = p.per_layer;
+  // Every step of every request alike: the batch's tokens over one step of all 61 layers.
+  CHECK(p.tokens_per_s_per_gpu == Approx(16 / (61 * s.step)).epsilon(1e-9));
+  CHECK(61 * s.step == Approx(61 * (s.attention + s.gemm) + 58 * s.moe).epsilon(1e-9));
+  CHECK(s.moe > s.dispatch + s.combine);
+  // Attention reads each request's latent of (512 + 64) BF16 values per token and layer: no
+  // faster than H100/H800 HBM3's 3.35 TB/s peak.
+  CHECK(s.attention >= 16 * 1024 * 576 * 2.0 / 3.35e12);
+  CHECK(p.error() == Approx(p.tokens_per_s_per_gpu / 1000 - 1));
+}
