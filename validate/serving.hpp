@@ -8,7 +8,9 @@
 //   prefill: prompts of context_tokens, tokens_per_gpu of them in each iteration's token budget,
 //            three iterations' worth on every GPU; simulated tokens/s per GPU = the prompt tokens
 //            of one GPU over the simulated time.
-// The report gives each point's time per layer by part (attention, GEMMs, MoE layers, and of
+// Each point runs twice: with one micro-batch, and with two overlapped as the measured points ran
+// (instances.micro_batches); the second is the one checked. The report gives each run's time per
+// layer by part (attention, GEMMs, MoE layers, and of
 // these the dispatch and the combine), so that a reader sees where the time goes.
 #pragma once
 
@@ -41,12 +43,19 @@ struct ServingSplit {
   double dispatch = 0, combine = 0;
 };
 
-struct ServingPoint {
-  ServingMeasurement measured;
+/// One run of a point: its throughput and where its time went.
+struct ServingRun {
   double tokens_per_s_per_gpu = 0;
   ServingSplit per_layer;
+};
+
+struct ServingPoint {
+  ServingMeasurement measured;
+  ServingRun one; ///< one micro-batch: compute, then the all-to-all
+  ServingRun two; ///< two micro-batches overlapped, as the measured points ran (instances.micro_batches)
   int layers = 0, moe_layers = 0;
-  double error() const { return tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
+  double error() const { return two.tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
+  double one_error() const { return one.tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
 };
 
 /// The machine of DeepSeek's profile, the validation's defaults.

@@ -70,13 +70,19 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   const ServingPoint& p = v.points[0];
   CHECK(p.layers == 61); // DeepSeek-V3: 61 layers, the first 3 dense
   CHECK(p.moe_layers == 58);
-  const ServingSplit& s = p.per_layer;
+  const ServingSplit& s = p.one.per_layer;
   // Every step of every request alike: the batch's tokens over one step of all 61 layers.
-  CHECK(p.tokens_per_s_per_gpu == Approx(16 / (61 * s.step)).epsilon(1e-9));
+  CHECK(p.one.tokens_per_s_per_gpu == Approx(16 / (61 * s.step)).epsilon(1e-9));
   CHECK(61 * s.step == Approx(61 * (s.attention + s.gemm) + 58 * s.moe).epsilon(1e-9));
   CHECK(s.moe > s.dispatch + s.combine);
   // Attention reads each request's latent of (512 + 64) BF16 values per token and layer: no
   // faster than H100/H800 HBM3's 3.35 TB/s peak.
   CHECK(s.attention >= 16 * 1024 * 576 * 2.0 / 3.35e12);
-  CHECK(p.error() == Approx(p.tokens_per_s_per_gpu / 1000 - 1));
+  CHECK(p.one_error() == Approx(p.one.tokens_per_s_per_gpu / 1000 - 1));
+  // Two micro-batches: each reads the weights again (8 rows each: the GEMMs are memory-bound, so
+  // nearly twice the time; the experts' too), and the same attention.
+  const ServingSplit& o = p.two.per_layer;
+  CHECK(o.gemm == Approx(2 * s.gemm).epsilon(0.1));
+  CHECK(o.attention == Approx(s.attention).epsilon(1e-4));
+  CHECK(p.error() == Approx(p.two.tokens_per_s_per_gpu / 1000 - 1));
 }

@@ -294,17 +294,55 @@ void IterationSteps::round_done()
   // iteration's own moves have ended by now).
   IterationSteps self = *this;
   const double begin = OwnCompute::together_start(instance().own); // for the timeline
-  OwnCompute::run_together(instance().own, tail, [self, begin, gemm]() mutable {
+  const bool moe = sc().grouped() && round_moe_layers(plan->round) > 0;
+  // Two micro-batches: while one computes, the other's dispatch and combine are on the wire. Over
+  // the round's layers the GPU's compute (this tail, then its experts) and the all-to-all run side
+  // by side, and the round ends with the later (the pipeline's fill, a layer's worth, is not
+  // counted).
+  const bool overlap = moe && sc().micro_batches > 1;
+  if (overlap) plan->overlap_left = 2;
+  OwnCompute::run_together(instance().own, tail, [self, begin, gemm, moe, overlap]() mutable {
     if (Timeline* tl = self.timeline(); tl != nullptr && !self.plan->batch.empty()) // an idle GPU has no step
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work, gemm);
-    if (self.sc().grouped() && self.round_moe_layers(self.plan->round) > 0) {
+    if (overlap) {
+      self.plan->tail_end = now();
+      self.overlap_part_done();
+    } else if (moe) {
       self.plan->moe_arrived = now();
       MoePhase::arrive(self.sim, self);
     } else
       self.next_round();
   });
+  if (overlap) {
+    plan->moe_arrived = now();
+    MoePhase::arrive(sim, *this);
+  }
+}
+
+void IterationSteps::moe_done()
+{
+  if (plan->overlap_left > 0) {
+    plan->moe_end = now();
+    overlap_part_done();
+    return;
+  }
+  plan->moe_s += now() - plan->moe_arrived;
+  if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty()) // an idle GPU has no step
+    tl->moe(instance().gpus[0], plan->iteration, plan->moe_arrived);
+  next_round();
+}
+
+void IterationSteps::overlap_part_done()
+{
+  XATTN_CHECK(plan->overlap_left > 0, "a side of an overlapped round ended twice");
+  if (--plan->overlap_left > 0) return;
+  // The step's MoE share is what it waited for them past its own compute.
+  plan->moe_s += std::max(0.0, plan->moe_end - plan->tail_end);
+  if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty())
+    tl->moe(instance().gpus[0], plan->iteration, plan->moe_arrived);
+  next_round();
 }
 
 void IterationSteps::next_round()

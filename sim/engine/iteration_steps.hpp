@@ -78,6 +78,10 @@ struct Plan {
                           ///< included
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
+  /// instances.micro_batches 2: the round's sides still running (its compute, its MoE layers), and
+  /// when each ended.
+  int overlap_left = 0;
+  double tail_end = 0, moe_end = 0;
   double ep_dispatch_s = 0, ep_combine_s = 0; ///< this GPU's dispatch and combine, summed over its rounds
   bool ep_received = false;                   ///< tokens came to this GPU's experts from a peer
 };
@@ -150,6 +154,10 @@ struct IterationSteps {
   void run_calls();
   void op_done();
   void round_done();
+  /// The round's MoE layers have their results back on this GPU.
+  void moe_done();
+  /// instances.micro_batches 2: one of the round's two sides (its compute, its MoE layers) ended.
+  void overlap_part_done();
   /// After a round's tail (and its MoE layers' exchange when grouped): the next round, or finish.
   void next_round();
   void finish();
@@ -175,11 +183,14 @@ struct IterationSteps {
     const double layers_share = static_cast<double>(round_last(r) - round_first(r)) / sc().model.layers;
     const double prefill = plan->prefill_work * layers_share;
     if (!sc().full_step || plan->batch.empty()) return prefill;
-    const double tokens = plan->tokens;
+    // Each micro-batch runs the GEMMs over its share of the rows: the weights are read once each.
+    const int mb = sc().micro_batches;
+    const double tokens = plan->tokens / mb;
     const ModelSpec& m = sc().model;
     const int tp = sc().tp;
-    double t = dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp, plan->head_rows).value() +
-               tensor_parallel_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value();
+    double t =
+        mb * (dense_time(m, sc().profile, tokens, round_first(r), round_last(r), tp, plan->head_rows / mb).value() +
+              tensor_parallel_time(m, sc().profile, tokens, round_first(r), round_last(r), tp).value());
     if (sc().ep == 1) t += round_moe_layers(r) * expert_time(m, sc().profile, 1, tokens, tp).value();
     return t + prefill;
   }

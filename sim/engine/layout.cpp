@@ -93,6 +93,10 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
   sc.expert_routing = {expert_routing_from(inst.choice("expert_routing")), inst.number("expert_skew"),
                        inst.count("redundant_experts")};
   check_expert_routing(sc, inst);
+  sc.micro_batches = inst.count("micro_batches");
+  if (sc.micro_batches > 1 && (!sc.full_step || sc.ep <= 1))
+    inst.error("micro_batches", "micro-batches overlap the MoE layers' all-to-all with compute: set engine.step: "
+                                "full and ep > 1 with them");
   const calibrate::GpuSpec& g = sc.profile.gpu;
   sc.batch_hbm = hbm_left(sc, core::Bytes(0)); // attention only: no weights priced, the cache's leftover
   if (!sc.full_step) {

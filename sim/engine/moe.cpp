@@ -49,7 +49,10 @@ struct MoePhase::Exchange {
   int n = 0;                 ///< GPUs
   std::vector<double> pairs; ///< [r * n + t]: token-expert pairs of GPU r's tokens on GPU t's experts, a layer
   int layers = 0;            ///< MoE layers in the round
-  std::vector<double> work;  ///< per GPU: its experts, all of the round's layers, s
+  /// instances.micro_batches: each GPU pair's tokens move in one message per micro-batch, and with
+  /// two the combines do not wait for the round's experts (iteration.cpp, round_done).
+  int parts = 1;
+  std::vector<double> work; ///< per GPU: its experts, all of the round's layers, s
   double pairs_of(int r, int t) const { return pairs[static_cast<std::size_t>(r) * n + t]; }
   std::vector<int> incoming;       ///< per GPU: dispatches not arrived, before its experts run
   std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
@@ -63,10 +66,7 @@ void MoePhase::result_back(const ExchangePtr& x, int r)
   if (--x->pending[r] > 0) return;
   iteration::Plan& plan = *x->members[r].plan;
   if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[r];
-  plan.moe_s += now() - plan.moe_arrived;
-  if (Timeline* tl = x->members[r].timeline(); tl != nullptr && !plan.batch.empty()) // an idle GPU has no step
-    tl->moe(x->sim->instances_[plan.inst]->gpus[0], plan.iteration, plan.moe_arrived);
-  x->members[r].next_round();
+  x->members[r].moe_done();
 }
 
 // One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
@@ -77,7 +77,7 @@ void MoePhase::result_back(const ExchangePtr& x, int r)
 void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then)
 {
   Simulation& sim = *x->sim;
-  const double pairs = x->pairs_of(owner, owner == r ? t : r);
+  const double pairs = x->pairs_of(owner, owner == r ? t : r) / x->parts;
   sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
               pairs, x->layers, std::max(1, static_cast<int>(pairs + 0.5)), op, std::move(then)); // pairs >= 0
 }
@@ -100,10 +100,20 @@ void MoePhase::compute(const ExchangePtr& x, int t, bool received)
     x->members[t].plan->ep_dispatch_s += now() - x->start;
     x->members[t].plan->ep_received = true;
   }
-  in.own[0].run(x->work[t], [x, t]() {
-    x->experts_end[t] = now();
+  // The results of each peer's tokens back to it, one message per micro-batch.
+  auto combine = [x, t]() {
     for (int r = 0; r < x->n; ++r)
-      if (r != t && x->pairs_of(r, t) > 0) message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
+      if (r != t && x->pairs_of(r, t) > 0)
+        for (int k = 0; k < x->parts; ++k)
+          message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
+  };
+  // Overlapped, a layer's combine leaves while the next layer computes: over the round the combines
+  // run beside the experts.
+  const bool overlap = x->parts > 1;
+  if (overlap) combine();
+  in.own[0].run(x->work[t], [x, t, combine, overlap]() {
+    x->experts_end[t] = now();
+    if (!overlap) combine();
     result_back(x, t);
   });
 }
@@ -127,17 +137,27 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   x->layers = x->members[0].round_moe_layers(x->members[0].plan->round);
   for (const IterationSteps& it : x->members)
     XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
+  const int parts = x->parts = sc.micro_batches;
   std::vector<int> tokens(n);
   for (int r = 0; r < n; ++r)
     tokens[r] = static_cast<int>(std::lround(x->members[r].plan->tokens)); // decodes and prefill chunks
   if (g.draws != nullptr) {
     // Each token's experts drawn, per layer: each GPU pair carries its own count, and each GPU's
-    // experts run the pairs it received.
-    ExpertRound drawn = g.draws->draw(tokens, x->layers, [&](double pairs, double experts) {
-      return expert_gemm_time(m, sc.profile, pairs, experts).value();
-    });
-    x->pairs = std::move(drawn.pairs);
-    x->work = std::move(drawn.work);
+    // experts run the pairs it received, each micro-batch's apart.
+    x->pairs.assign(static_cast<std::size_t>(n) * n, 0.0);
+    x->work.assign(n, 0.0);
+    for (int k = 0; k < parts; ++k) {
+      std::vector<int> share(n);
+      for (int r = 0; r < n; ++r)
+        share[r] = tokens[r] / parts + (k < tokens[r] % parts ? 1 : 0);
+      ExpertRound drawn = g.draws->draw(share, x->layers, [&](double pairs, double experts) {
+        return expert_gemm_time(m, sc.profile, pairs, experts).value();
+      });
+      for (std::size_t i = 0; i < x->pairs.size(); ++i)
+        x->pairs[i] += drawn.pairs[i];
+      for (int t = 0; t < n; ++t)
+        x->work[t] += drawn.work[t];
+    }
     for (double& p : x->pairs) // a message carries the round's layers, each its mean share
       p /= std::max(1, x->layers);
     for (int r = 0; r < n; ++r)
@@ -153,7 +173,8 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
           x->pairs[static_cast<std::size_t>(r) * n + t] = static_cast<double>(tokens[r]) * m.experts_per_token / sc.ep;
       group_tokens += tokens[r];
     }
-    x->work.assign(n, x->layers * expert_time(m, sc.profile, sc.ep, group_tokens).value());
+    // Each micro-batch's experts read their weights again.
+    x->work.assign(n, x->layers * parts * expert_time(m, sc.profile, sc.ep, group_tokens / parts).value());
   }
   x->incoming.assign(n, 0);
   x->pending.assign(n, 1);
@@ -161,13 +182,14 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   x->experts_end.assign(n, 0);
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
-      if (x->pairs_of(r, t) > 0) ++x->incoming[t], ++x->pending[r];
+      if (x->pairs_of(r, t) > 0) x->incoming[t] += parts, x->pending[r] += parts;
   for (int r = 0; r < n; ++r)
     for (int t = 0; t < n; ++t)
       if (x->pairs_of(r, t) > 0)
-        message(x, r, t, r, EpOp::kDispatch, [x, t]() {
-          if (--x->incoming[t] == 0) compute(x, t, true);
-        });
+        for (int k = 0; k < parts; ++k)
+          message(x, r, t, r, EpOp::kDispatch, [x, t]() {
+            if (--x->incoming[t] == 0) compute(x, t, true);
+          });
   for (int t = 0; t < n; ++t)
     if (x->incoming[t] == 0) compute(x, t, false);
 }

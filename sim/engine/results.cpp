@@ -73,7 +73,7 @@ PolicyResult Simulation::figures()
   if (steps_ > 0) {
     r.split_gemm_s = split_gemm_ / static_cast<double>(steps_);
     r.split_moe_s = split_moe_ / static_cast<double>(steps_);
-    r.split_attention_s = r.step_latency_s.mean - r.split_gemm_s - r.split_moe_s;
+    r.split_attention_s = std::max(0.0, r.step_latency_s.mean - r.split_gemm_s - r.split_moe_s);
   }
   r.ep_dispatch_s = latency_stats(ep_dispatch_);
   r.ep_combine_s = latency_stats(ep_combine_);

@@ -116,6 +116,8 @@ struct Scenario {
   bool full_step = false;
   int dp_attention = 1;
   int ep = 1;
+  /// instances.micro_batches: 2 overlaps a round's compute with its all-to-all (moe.cpp).
+  int micro_batches = 1;
   ExpertRoutingConfig expert_routing; ///< instances.expert_routing and its knobs (expert_draws.hpp)
   workloads::CorpusConfig corpus;
   workloads::SelectionConfig selection;

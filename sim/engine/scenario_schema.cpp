@@ -64,6 +64,16 @@ const core::Schema kInstancesSchema{
      .meaning = "engine.step full: GPUs the routed experts split over (1, or dp_attention: every GPU of the instance)",
      .check = Check::kPositive,
      .range = {1, 65536, "expert parallelism spans a serving instance"}},
+    {.key = "micro_batches",
+     .kind = FieldKind::kInteger,
+     .def = "1",
+     .meaning =
+         "ep > 1: micro-batches each GPU splits its batch into, 1 or 2. 2: as DeepSeek serves, one micro-batch's "
+         "attention, GEMMs and experts run while the other's dispatch and combine are on the wire, so that over "
+         "a step's layers the GPU's compute and the all-to-all run side by side (each micro-batch reads the "
+         "weights again; the calls to holders stay before the compute)",
+     .check = Check::kPositive,
+     .range = {1, 2, "DeepSeek's serving overlaps two"}},
     {.key = "expert_routing",
      .kind = FieldKind::kChoice,
      .def = "expected",
