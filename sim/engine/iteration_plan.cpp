@@ -45,23 +45,81 @@ double NeedView::true_reuse() const
   return sim_.reuse_estimate(in_, q_, chunk_, true);
 }
 
+namespace iteration
+{
+// A request's need of one chunk this step: the tokens one layer attends there on average, its runs
+// of contiguous blocks and the keys a fetch would move (each block, or the whole chunk).
+struct ChunkNeed {
+  std::uint64_t chunk;
+  double tokens;
+  int runs;
+  std::vector<std::uint64_t> keys;
+};
+
+// What build() plans with, over the batch: its constants, the batch's one local kernel and its
+// merges, and the buffers each request's planning reuses.
+struct Scratch {
+  bool sparse = false;
+  double rows_q = 0;                                                 ///< a request's query rows on one rank
+  double bt = 0;                                                     ///< tokens of a block
+  double kv_all = 0;                                                 ///< a token's KV on one rank, all layers, B
+  std::size_t words = 0;                                             ///< 64-bit words of a set of layers
+  bool any_merge = false;                                            ///< some request of the batch merges partials
+  double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
+  double planned_serial = 0; ///< splices and re-prefills planned so far, one after another
+  std::vector<std::uint64_t> selected;
+  std::vector<std::uint32_t> layers_of;
+  std::vector<ChunkNeed> needs;
+  // Under selection, by need, the layers that selected any of its blocks (`words` each); by routed
+  // holder of a request, the same over its needs, and its exchange: a holder gets the query of
+  // the layers that selected a block it holds, not of every layer.
+  std::vector<std::uint64_t> need_layers, holder_layers;
+  std::vector<std::size_t> holder_exchange;
+  std::vector<int> routed_holders; ///< the request's
+  double local_tokens = 0;         ///< the request's tokens attended on the requester's GPU
+};
+
+} // namespace iteration
+
 void IterationSteps::build()
 {
-  Simulation::Instance& in = instance();
   const ModelSpec& m = sc().model;
-  const calibrate::Profile& p = sc().profile;
-  const bool sparse = sc().selection.sparse;
-  const double rows_q = static_cast<double>(m.heads) / sc().tp;
-  const double bt = static_cast<double>(sim.plan_.block_tokens);
-  const double kv_all = m.kv_per_token_on_rank(sc().tp).value() * m.layers;
+  Scratch s;
+  s.sparse = sc().selection.sparse;
+  s.rows_q = static_cast<double>(m.heads) / sc().tp;
+  s.bt = static_cast<double>(sim.plan_.block_tokens);
+  s.kv_all = m.kv_per_token_on_rank(sc().tp).value() * m.layers;
+  s.words = (static_cast<std::size_t>(m.layers) + 63) / 64;
   const bool step_mode = sc().granularity == Granularity::kStep;
   plan->rounds = step_mode ? 1 : m.layers;
   plan->scale = step_mode ? m.layers : 1.0;
   plan->start = now();
+  take_batch(s.kv_all);
+  plan->tokens = plan->head_rows = static_cast<double>(plan->batch.size());
+  if (sc().prefill.enabled) plan_prefill();
+  for (std::size_t i = 0; i < plan->batch.size(); ++i) {
+    Simulation::Active* q = plan->batch[i];
+    if (q->first_start < 0) q->first_start = plan->start;
+    if (!plan->chunk.empty() && plan->chunk[i] > 0) continue; // prefilling: nothing to attend remotely yet
+    if (s.sparse) plan_select(*q);
+    gather_needs(*q, s);
+    s.local_tokens = 0;
+    s.routed_holders.clear();
+    s.holder_layers.clear();
+    s.holder_exchange.clear();
+    for (std::size_t n = 0; n < s.needs.size(); ++n)
+      plan_need(*q, n, s);
+    close_request(s);
+  }
+  close_plan(s);
+}
 
+void IterationSteps::take_batch(double kv_all)
+{
   // The batch in arrival order, up to max_batch and to the HBM left for its own KV (each request's
   // whole output at the model's served bytes, reserved while it decodes) beside a copy of the
   // index keys; one request always runs.
+  Simulation::Instance& in = instance();
   const double own_hbm =
       sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.plan_.index_copy).value()) : 0.0;
   double own_kv = 0;
@@ -76,208 +134,199 @@ void IterationSteps::build()
     own_kv += need;
     plan->batch.push_back(a.get());
   }
-  plan->tokens = plan->head_rows = static_cast<double>(plan->batch.size());
-  if (sc().prefill.enabled) plan_prefill();
-  bool any_merge = false;
-  double local_rows = 0, local_tokens_all = 0, local_token_rows = 0; // the batch's one local kernel
-  std::vector<std::uint64_t> selected;
-  std::vector<std::uint32_t> layers_of;
-  struct Need {
-    std::uint64_t chunk;
-    double tokens;
-    int runs;
-    std::vector<std::uint64_t> keys;
-  };
-  std::vector<Need> needs;
-  // Under selection, by need, the layers that selected any of its blocks (`words` each); by routed
-  // holder of a request, the same over its needs, and its exchange: a holder gets the query of
-  // the layers that selected a block it holds, not of every layer.
-  const std::size_t words = (static_cast<std::size_t>(m.layers) + 63) / 64;
-  std::vector<std::uint64_t> need_layers, holder_layers;
-  std::vector<std::size_t> holder_exchange;
-  double planned_serial = 0; // splices and re-prefills planned so far, one after another
-  for (std::size_t i = 0; i < plan->batch.size(); ++i) {
-    Simulation::Active* q = plan->batch[i];
-    if (q->first_start < 0) q->first_start = plan->start;
-    if (!plan->chunk.empty() && plan->chunk[i] > 0) continue; // prefilling: nothing to attend remotely yet
-    if (sparse) plan_select(*q);
-    needs.clear();
-    need_layers.clear();
-    if (q->selector) {
-      // Each layer selects its own blocks: a need's tokens are what one layer attends on average,
-      // its keys every block any layer selected (a fetch moves each with all of its layers).
-      q->selector->select_layers(q->rng, m.layers, selected, layers_of);
-      for (std::size_t i = 0; i < selected.size(); ++i) {
-        const std::uint64_t b = selected[i];
-        const std::uint64_t c = sim.corpus_->chunk_of(b);
-        const double tokens = bt * layers_of[i] / m.layers;
-        auto it = std::find_if(needs.begin(), needs.end(), [c](const Need& n) { return n.chunk == c; });
-        if (it == needs.end()) {
-          needs.push_back({c, tokens, 1, {b}});
-          need_layers.resize(needs.size() * words, 0);
-          it = needs.end() - 1;
-        } else {
-          it->tokens += tokens;
-          ++it->runs;
-          it->keys.push_back(b);
-        }
-        const std::span<const std::uint64_t> by = q->selector->layers_selecting(i);
-        for (std::size_t w = 0; w < words; ++w)
-          need_layers[static_cast<std::size_t>(it - needs.begin()) * words + w] |= by[w];
-      }
-    } else {
-      for (std::size_t i = 0; i < q->chunks.size(); ++i)
-        needs.push_back({q->chunks[i], q->chunk_tokens[i], 1, {q->chunks[i]}});
-    }
-    double local_tokens = 0;
-    std::vector<int> routed_holders;
-    holder_layers.clear();
-    holder_exchange.clear();
-    for (Need& n : needs) {
-      const std::size_t need_index = static_cast<std::size_t>(&n - needs.data());
-      const int h = sim.choose_holder(plan->inst, n.chunk);
-      if (holder_gpu(h, 0) == in.gpus[0]) {
-        local_tokens += n.tokens;
-        ++sim.same_gpu_;
-        continue;
-      }
-      bool cached = true;
-      for (std::uint64_t k : n.keys)
-        cached = in.cache->touch(k) && cached;
-      if (cached) {
-        local_tokens += n.tokens;
-        ++sim.cached_hits_;
-        ++q->cached;
-        continue;
-      }
-      // A selected block is re-prefilled with the tokens before it in its chunk (its run).
-      double span = n.tokens;
-      if (sparse) {
-        std::int64_t last = 0;
-        for (std::uint64_t k : n.keys)
-          last = std::max(last, sim.corpus_->place_in_chunk(k));
-        span = static_cast<double>(last + 1) * bt;
-      }
-      const NeedView view{sim,
-                          in,
-                          *q,
-                          n.chunk,
-                          {rows_q, n.tokens, 1, n.runs, sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
-                           span, 0, sc().selection.index_on_requester, sparse ? bt * n.runs : 0, sc().ep},
-                          holder_gpu(h, 0),
-                          planned_serial,
-                          plan->moves,
-                          h};
-      // The call goes to the holder this step (routed, or served there while its chunk is fetched).
-      auto route = [&] {
-        const void* owner = sc().what_if.batching ? nullptr : q;
-        auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),
-                               [&](const Exchange& e) { return e.holder == h && e.owner == owner; });
-        if (it == plan->exchanges.end()) {
-          it = plan->exchanges.emplace(plan->exchanges.end());
-          it->holder = h;
-          it->owner = owner;
-        }
-        auto seen = std::find(routed_holders.begin(), routed_holders.end(), h);
-        if (seen == routed_holders.end()) {
-          routed_holders.push_back(h);
-          holder_exchange.push_back(static_cast<std::size_t>(it - plan->exchanges.begin()));
-          holder_layers.resize(routed_holders.size() * words, 0);
-          seen = routed_holders.end() - 1;
-          ++it->requests;
-          if (timeline()) it->served.push_back(q->id);
-        }
-        if (!need_layers.empty())
-          for (std::size_t w = 0; w < words; ++w)
-            holder_layers[static_cast<std::size_t>(seen - routed_holders.begin()) * words + w] |=
-                need_layers[need_index * words + w];
-        it->tokens += n.tokens;
-        it->token_rows += n.tokens * rows_q;
-      };
-      // Only background fetches are ever in flight between steps: nothing to look up otherwise.
-      const bool in_flight = !in.in_flight.empty() && std::any_of(n.keys.begin(), n.keys.end(), [&](std::uint64_t k) {
-        return in.in_flight.count(k) != 0;
-      });
-      const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
-      if (choice == Primitive::kRoute) {
-        route();
-        ++sim.decisions_route_;
-        ++q->routed;
-        continue;
-      }
-      // Fetch and local fill the cache. Both attend locally this step, except a background fetch:
-      // its call is routed until the chunk lands. A fetch that the closed form says lands before
-      // a routed call would return is waited for, as a serving engine would.
-      const bool prefill = choice == Primitive::kLocal;
-      bool background = !prefill && !sc().fetch_blocking;
-      if (background) {
-        const CallCost c = view.price();
-        background = c.fetch.total() > c.route.total();
-      }
-      if (background)
-        route();
-      else
-        local_tokens += n.tokens;
-      (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
-      ++(prefill ? q->prefilled : q->fetched);
-      auto dup = std::find_if(plan->moves.begin(), plan->moves.end(), [&](const Move& mv) {
-        return mv.keys.front() == n.keys.front() && mv.prefill == prefill;
-      });
-      if (dup != plan->moves.end()) { // another request of the batch already moves it
-        if (timeline()) dup->served.push_back(q->id);
-        continue;
-      }
-      Move mv;
-      mv.holder = h;
-      mv.prefill = prefill;
-      // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
-      mv.tokens = !sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : bt * n.runs;
-      mv.runs = n.runs;
-      mv.keys = n.keys;
-      mv.key_bytes = (sparse ? bt : static_cast<double>(sc().corpus.chunk_tokens)) * kv_all;
-      mv.background = background;
-      mv.ranks_left = sc().tp;
-      if (sc().tp > 1) mv.shards.assign(sc().tp, 0);
-      if (background) in.in_flight.insert(n.keys.begin(), n.keys.end());
-      if (timeline()) mv.served.push_back(q->id);
-      if (!mv.background) planned_serial += move_serial(mv);
-      plan->moves.push_back(std::move(mv));
-    }
-    // Each routed holder's query rows: the request's, over the share of the layers that selected
-    // a block it holds (every layer when the whole context is attended).
-    for (std::size_t j = 0; j < routed_holders.size(); ++j) {
-      double share = 1;
-      if (!need_layers.empty()) {
-        int selecting = 0;
-        for (std::size_t w = 0; w < words; ++w)
-          selecting += std::popcount(holder_layers[j * words + w]);
-        share = static_cast<double>(selecting) / m.layers;
-      }
-      plan->exchanges[holder_exchange[j]].rows += rows_q * share;
-    }
-    if (local_tokens > 0) {
-      local_rows += rows_q;
-      local_tokens_all += local_tokens;
-      local_token_rows += local_tokens * rows_q;
-    }
-    const double partials =
-        static_cast<double>(routed_holders.size()) + (local_tokens > 0 && !routed_holders.empty() ? 1 : 0);
-    if (!routed_holders.empty()) {
-      any_merge = true;
-      plan->merge_work += merge_rows_time(m, p, partials, rows_q).value();
-    }
+}
+
+void IterationSteps::gather_needs(Simulation::Active& q, Scratch& s)
+{
+  const ModelSpec& m = sc().model;
+  s.needs.clear();
+  s.need_layers.clear();
+  if (!q.selector) {
+    for (std::size_t i = 0; i < q.chunks.size(); ++i)
+      s.needs.push_back({q.chunks[i], q.chunk_tokens[i], 1, {q.chunks[i]}});
+    return;
   }
+  // Each layer selects its own blocks: a need's tokens are what one layer attends on average,
+  // its keys every block any layer selected (a fetch moves each with all of its layers).
+  q.selector->select_layers(q.rng, m.layers, s.selected, s.layers_of);
+  for (std::size_t i = 0; i < s.selected.size(); ++i) {
+    const std::uint64_t b = s.selected[i];
+    const std::uint64_t c = sim.corpus_->chunk_of(b);
+    const double tokens = s.bt * s.layers_of[i] / m.layers;
+    auto it = std::find_if(s.needs.begin(), s.needs.end(), [c](const ChunkNeed& n) { return n.chunk == c; });
+    if (it == s.needs.end()) {
+      s.needs.push_back({c, tokens, 1, {b}});
+      s.need_layers.resize(s.needs.size() * s.words, 0);
+      it = s.needs.end() - 1;
+    } else {
+      it->tokens += tokens;
+      ++it->runs;
+      it->keys.push_back(b);
+    }
+    const std::span<const std::uint64_t> by = q.selector->layers_selecting(i);
+    for (std::size_t w = 0; w < s.words; ++w)
+      s.need_layers[static_cast<std::size_t>(it - s.needs.begin()) * s.words + w] |= by[w];
+  }
+}
+
+void IterationSteps::route_need(const Simulation::Active& q, std::size_t need, int h, Scratch& s)
+{
+  const void* owner = sc().what_if.batching ? nullptr : &q;
+  auto it = std::find_if(plan->exchanges.begin(), plan->exchanges.end(),
+                         [&](const Exchange& e) { return e.holder == h && e.owner == owner; });
+  if (it == plan->exchanges.end()) {
+    it = plan->exchanges.emplace(plan->exchanges.end());
+    it->holder = h;
+    it->owner = owner;
+  }
+  auto seen = std::find(s.routed_holders.begin(), s.routed_holders.end(), h);
+  if (seen == s.routed_holders.end()) {
+    s.routed_holders.push_back(h);
+    s.holder_exchange.push_back(static_cast<std::size_t>(it - plan->exchanges.begin()));
+    s.holder_layers.resize(s.routed_holders.size() * s.words, 0);
+    seen = s.routed_holders.end() - 1;
+    ++it->requests;
+    if (timeline()) it->served.push_back(q.id);
+  }
+  if (!s.need_layers.empty())
+    for (std::size_t w = 0; w < s.words; ++w)
+      s.holder_layers[static_cast<std::size_t>(seen - s.routed_holders.begin()) * s.words + w] |=
+          s.need_layers[need * s.words + w];
+  const double tokens = s.needs[need].tokens;
+  it->tokens += tokens;
+  it->token_rows += tokens * s.rows_q;
+}
+
+void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch& s)
+{
+  Simulation::Instance& in = instance();
+  const ChunkNeed& n = s.needs[need];
+  const int h = sim.choose_holder(plan->inst, n.chunk);
+  if (holder_gpu(h, 0) == in.gpus[0]) {
+    s.local_tokens += n.tokens;
+    ++sim.same_gpu_;
+    return;
+  }
+  bool cached = true;
+  for (std::uint64_t k : n.keys)
+    cached = in.cache->touch(k) && cached;
+  if (cached) {
+    s.local_tokens += n.tokens;
+    ++sim.cached_hits_;
+    ++q.cached;
+    return;
+  }
+  // A selected block is re-prefilled with the tokens before it in its chunk (its run).
+  double span = n.tokens;
+  if (s.sparse) {
+    std::int64_t last = 0;
+    for (std::uint64_t k : n.keys)
+      last = std::max(last, sim.corpus_->place_in_chunk(k));
+    span = static_cast<double>(last + 1) * s.bt;
+  }
+  const NeedView view{sim,
+                      in,
+                      q,
+                      n.chunk,
+                      {s.rows_q, n.tokens, 1, n.runs, s.sparse, sc().transport, sc().corpus.position_aligned, sc().tp,
+                       span, 0, sc().selection.index_on_requester, s.sparse ? s.bt * n.runs : 0, sc().ep},
+                      holder_gpu(h, 0),
+                      s.planned_serial,
+                      plan->moves,
+                      h};
+  // Only background fetches are ever in flight between steps: nothing to look up otherwise.
+  const bool in_flight = !in.in_flight.empty() && std::any_of(n.keys.begin(), n.keys.end(), [&](std::uint64_t k) {
+    return in.in_flight.count(k) != 0;
+  });
+  const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
+  // The call goes to the holder this step (routed, or served there while its chunk is fetched).
+  if (choice == Primitive::kRoute) {
+    route_need(q, need, h, s);
+    ++sim.decisions_route_;
+    ++q.routed;
+    return;
+  }
+  // Fetch and local fill the cache. Both attend locally this step, except a background fetch:
+  // its call is routed until the chunk lands. A fetch that the closed form says lands before
+  // a routed call would return is waited for, as a serving engine would.
+  const bool prefill = choice == Primitive::kLocal;
+  bool background = !prefill && !sc().fetch_blocking;
+  if (background) {
+    const CallCost c = view.price();
+    background = c.fetch.total() > c.route.total();
+  }
+  if (background)
+    route_need(q, need, h, s);
+  else
+    s.local_tokens += n.tokens;
+  (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
+  ++(prefill ? q.prefilled : q.fetched);
+  auto dup = std::find_if(plan->moves.begin(), plan->moves.end(),
+                          [&](const Move& mv) { return mv.keys.front() == n.keys.front() && mv.prefill == prefill; });
+  if (dup != plan->moves.end()) { // another request of the batch already moves it
+    if (timeline()) dup->served.push_back(q.id);
+    return;
+  }
+  Move mv;
+  mv.holder = h;
+  mv.prefill = prefill;
+  // A sparse re-prefill computes its run from the chunk's start (the blocks before it attended, not kept).
+  mv.tokens = !s.sparse ? static_cast<double>(sc().corpus.chunk_tokens) : prefill ? span : s.bt * n.runs;
+  mv.runs = n.runs;
+  mv.keys = n.keys;
+  mv.key_bytes = (s.sparse ? s.bt : static_cast<double>(sc().corpus.chunk_tokens)) * s.kv_all;
+  mv.background = background;
+  mv.ranks_left = sc().tp;
+  if (sc().tp > 1) mv.shards.assign(sc().tp, 0);
+  if (background) in.in_flight.insert(n.keys.begin(), n.keys.end());
+  if (timeline()) mv.served.push_back(q.id);
+  if (!mv.background) s.planned_serial += move_serial(mv);
+  plan->moves.push_back(std::move(mv));
+}
+
+void IterationSteps::close_request(Scratch& s)
+{
+  const ModelSpec& m = sc().model;
+  // Each routed holder's query rows: the request's, over the share of the layers that selected
+  // a block it holds (every layer when the whole context is attended).
+  for (std::size_t j = 0; j < s.routed_holders.size(); ++j) {
+    double share = 1;
+    if (!s.need_layers.empty()) {
+      int selecting = 0;
+      for (std::size_t w = 0; w < s.words; ++w)
+        selecting += std::popcount(s.holder_layers[j * s.words + w]);
+      share = static_cast<double>(selecting) / m.layers;
+    }
+    plan->exchanges[s.holder_exchange[j]].rows += s.rows_q * share;
+  }
+  if (s.local_tokens > 0) {
+    s.local_rows += s.rows_q;
+    s.local_tokens_all += s.local_tokens;
+    s.local_token_rows += s.local_tokens * s.rows_q;
+  }
+  const double partials =
+      static_cast<double>(s.routed_holders.size()) + (s.local_tokens > 0 && !s.routed_holders.empty() ? 1 : 0);
+  if (!s.routed_holders.empty()) {
+    s.any_merge = true;
+    plan->merge_work += merge_rows_time(m, sc().profile, partials, s.rows_q).value();
+  }
+}
+
+void IterationSteps::close_plan(const Scratch& s)
+{
+  const ModelSpec& m = sc().model;
+  const calibrate::Profile& p = sc().profile;
   // One attention launch and one merge launch per iteration for the whole batch; under selection,
   // the indexer's scan of the context on the requester's own GPU first.
-  if (local_tokens_all > 0)
-    plan->local_work = attention_kernel(m, p, 1, local_rows, local_tokens_all, local_token_rows).time().value();
+  if (s.local_tokens_all > 0)
+    plan->local_work = attention_kernel(m, p, 1, s.local_rows, s.local_tokens_all, s.local_token_rows).time().value();
   if (plan->local_scan_tokens > 0)
     plan->local_work += index_scan_kernel(m, p, plan->local_scan_queries, plan->local_scan_tokens).time().value();
-  if (any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
+  if (s.any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
 
   double round_bound = 0, serial = 0, select_bound = 0;
-  for (const Select& s : plan->selects)
-    select_bound = std::max(select_bound, plan->scale * price(s, 0).idle().value());
+  for (const Select& sel : plan->selects)
+    select_bound = std::max(select_bound, plan->scale * price(sel, 0).idle().value());
   for (const Exchange& e : plan->exchanges)
     round_bound = std::max(round_bound, exchange_idle(e));
   for (const Move& mv : plan->moves) {

@@ -18,6 +18,7 @@ namespace xattn::sim::engine
 {
 namespace iteration
 {
+struct Scratch; // what build() plans with (iteration_plan.cpp)
 
 // The selection's first phase with one holder (DSA): the batch's indexer queries, scanned there.
 struct Select {
@@ -146,6 +147,16 @@ struct IterationSteps {
   ComputeUnit& holder_compute(topo::GpuId gpu) const { return *sim.holder_compute_[sim.holder_index_of_gpu_[gpu]]; }
 
   void build();
+  /// build()'s parts: the batch; each request's needs this step, how the policy serves each and
+  /// its routed holders' query rows; then the batch's own kernels and the step's idle bound.
+  void take_batch(double kv_all);
+  void gather_needs(Simulation::Active& q, iteration::Scratch& s);
+  void plan_need(Simulation::Active& q, std::size_t need, iteration::Scratch& s);
+  /// The call of need `need` goes to holder `h` this step (routed, or served there while its chunk
+  /// is fetched in the background).
+  void route_need(const Simulation::Active& q, std::size_t need, int h, iteration::Scratch& s);
+  void close_request(iteration::Scratch& s);
+  void close_plan(const iteration::Scratch& s);
   /// Adds the selection's first phase of request `q` (sparse): every holder of its context.
   void plan_select(const Simulation::Active& q);
   void run_round();
