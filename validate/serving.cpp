@@ -144,7 +144,7 @@ std::vector<ServingMeasurement> read_serving_measurements(const std::string& pat
 }
 
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
-                                   const std::string& topology)
+                                   const std::string& topology, const std::vector<EpMeasurement>& deepep)
 {
   ServingValidation v{{}, profile, topology, true};
   const ScratchDir scratch("xattn_validate_serving");
@@ -152,6 +152,10 @@ ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, 
     ServingPoint pt{m, {}, {}, 0, 0};
     pt.one = simulate(m, 1, scratch.path(), v, pt);
     pt.two = simulate(m, 2, scratch.path(), v, pt);
+    if (m.phase == "decode")
+      for (const EpMeasurement& e : deepep)
+        if (e.table == "pure-rdma" && e.ep == m.ep)
+          (e.op == "dispatch" ? pt.deepep_dispatch_s : pt.deepep_combine_s) = e.latency_s;
     v.points.push_back(pt);
   }
   return v;
@@ -182,6 +186,16 @@ std::string serving_report(const ServingValidation& v, double max_error)
                          p.measured.phase, p.measured.ep, batches, 1e6 * s.step, 1e6 * s.attention, 1e6 * s.gemm,
                          1e6 * s.moe, 1e6 * s.dispatch, 1e6 * s.combine);
     }
+  for (const ServingPoint& p : v.points)
+    if (p.deepep_dispatch_s > 0 && p.deepep_combine_s > 0)
+      out += fmt::format("\ndecode at EP {}, one micro-batch of {} tokens a GPU, per MoE layer: dispatch {:.1f} us "
+                         "against DeepEP's {:.0f} us ({:+.1f}%{}), combine {:.1f} us against {:.0f} us ({:+.1f}%)\n",
+                         p.measured.ep, p.measured.requests_per_gpu, 1e6 * p.one.per_layer.dispatch,
+                         1e6 * p.deepep_dispatch_s, 100 * p.dispatch_error(),
+                         std::abs(p.dispatch_error()) > kDispatchBound
+                             ? fmt::format(", over the {:.0f}% bound", 100 * kDispatchBound)
+                             : "",
+                         1e6 * p.one.per_layer.combine, 1e6 * p.deepep_combine_s, 100 * p.combine_error());
   return out;
 }
 

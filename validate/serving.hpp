@@ -14,6 +14,8 @@
 // these the dispatch and the combine), so that a reader sees where the time goes.
 #pragma once
 
+#include "validate/expert_parallel.hpp"
+
 #include <string>
 #include <vector>
 
@@ -54,6 +56,11 @@ struct ServingPoint {
   ServingRun one; ///< one micro-batch: compute, then the all-to-all
   ServingRun two; ///< two micro-batches overlapped, as the measured points ran (instances.micro_batches)
   int layers = 0, moe_layers = 0;
+  /// decode, with DeepEP's table given: its pure-RDMA low-latency dispatch and combine at this EP
+  /// (128 tokens a GPU, as the decode point's batch), s; 0: none.
+  double deepep_dispatch_s = 0, deepep_combine_s = 0;
+  double dispatch_error() const { return one.per_layer.dispatch / deepep_dispatch_s - 1; }
+  double combine_error() const { return one.per_layer.combine / deepep_combine_s - 1; }
   double error() const { return two.tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
   double one_error() const { return one.tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
 };
@@ -66,9 +73,14 @@ struct ServingValidation {
   std::string profile, topology;
   bool invariants_ok = true;
 };
+/// How far a decode point's dispatch per MoE layer may be from DeepEP's at the same EP.
+inline constexpr double kDispatchBound = 0.25;
+/// `deepep`: DeepEP's low-latency table (read_ep_measurements), whose pure-RDMA rows each decode
+/// point's dispatch and combine per MoE layer are set beside; empty: none.
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
-                                   const std::string& topology);
-/// Every point against its measurement, then its time per layer by part.
+                                   const std::string& topology, const std::vector<EpMeasurement>& deepep = {});
+/// Every point against its measurement, then its time per layer by part, then each decode point's
+/// dispatch and combine beside DeepEP's.
 std::string serving_report(const ServingValidation& v, double max_error);
 
 } // namespace xattn::validate

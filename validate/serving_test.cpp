@@ -64,7 +64,13 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
 {
   // EP 16 on two nodes, 16 requests of 1,024 tokens on each GPU.
   const auto rows = read_serving_measurements(table("decode,16,1,16,,16,1024,1000\n"));
-  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology);
+  // DeepEP's pure-RDMA rows at the point's EP are set beside its dispatch and combine; the other
+  // table's and other EPs' are not.
+  const std::vector<EpMeasurement> deepep{{"pure-rdma", "dispatch", 16, 100e-6, 2},
+                                          {"pure-rdma", "combine", 16, 200e-6, 3},
+                                          {"nvlink-in-node", "dispatch", 16, 1e-6, 4},
+                                          {"pure-rdma", "dispatch", 32, 1e-6, 5}};
+  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology, deepep);
   REQUIRE(v.points.size() == 1);
   CHECK(v.invariants_ok);
   const ServingPoint& p = v.points[0];
@@ -79,6 +85,10 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   // faster than H100/H800 HBM3's 3.35 TB/s peak.
   CHECK(s.attention >= 16 * 1024 * 576 * 2.0 / 3.35e12);
   CHECK(p.one_error() == Approx(p.one.tokens_per_s_per_gpu / 1000 - 1));
+  CHECK(p.deepep_dispatch_s == 100e-6);
+  CHECK(p.deepep_combine_s == 200e-6);
+  CHECK(p.dispatch_error() == Approx(s.dispatch / 100e-6 - 1));
+  CHECK(p.combine_error() == Approx(s.combine / 200e-6 - 1));
   // Two micro-batches: each reads the weights again (8 rows each: the GEMMs are memory-bound, so
   // nearly twice the time; the experts' too), and the same attention.
   const ServingSplit& o = p.two.per_layer;
