@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace xattn::validate
 {
@@ -71,7 +72,9 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   if (!decode)
     text += fmt::format("router: {{policy: round-robin}}\nprefill: {{enabled: true, max_num_batched_tokens: {}}}\n",
                         m.tokens_per_gpu);
-  sim::engine::Scenario sc = sim::engine::parse_scenario(text, (dir / (stem + ".yaml")).string());
+  const fs::path file = dir / (stem + ".yaml");
+  std::ofstream(file) << "# Written by xattn validate --serving (validate/README.md, \"--serving\").\n" << text;
+  sim::engine::Scenario sc = sim::engine::parse_scenario(text, file.string());
   sim::engine::RunOptions opt;
   opt.out_dir = (dir / ("out-" + stem)).string();
   opt.progress = false;
@@ -144,14 +147,18 @@ std::vector<ServingMeasurement> read_serving_measurements(const std::string& pat
 }
 
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
-                                   const std::string& topology, const std::vector<EpMeasurement>& deepep)
+                                   const std::string& topology, const std::vector<EpMeasurement>& deepep,
+                                   const std::string& keep)
 {
   ServingValidation v{{}, profile, topology, true};
-  const ScratchDir scratch("xattn_validate_serving");
+  std::optional<ScratchDir> scratch;
+  if (keep.empty()) scratch.emplace("xattn_validate_serving");
+  const fs::path dir = keep.empty() ? scratch->path() : fs::absolute(keep);
+  fs::create_directories(dir);
   for (const ServingMeasurement& m : data) {
     ServingPoint pt{m, {}, {}, 0, 0};
-    pt.one = simulate(m, 1, scratch.path(), v, pt);
-    pt.two = simulate(m, 2, scratch.path(), v, pt);
+    pt.one = simulate(m, 1, dir, v, pt);
+    pt.two = simulate(m, 2, dir, v, pt);
     if (m.phase == "decode")
       for (const EpMeasurement& e : deepep)
         if (e.table == "pure-rdma" && e.ep == m.ep)

@@ -76,9 +76,12 @@ struct ServingValidation {
 /// How far a decode point's dispatch per MoE layer may be from DeepEP's at the same EP.
 inline constexpr double kDispatchBound = 0.25;
 /// `deepep`: DeepEP's low-latency table (read_ep_measurements), whose pure-RDMA rows each decode
-/// point's dispatch and combine per MoE layer are set beside; empty: none.
+/// point's dispatch and combine per MoE layer are set beside; empty: none. `keep`: a folder that
+/// keeps each run's trace, scenario (PHASE-epEP-mbN.yaml, to run again with `xattn run`) and
+/// results (out-PHASE-epEP-mbN/); empty: a scratch folder, removed.
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
-                                   const std::string& topology, const std::vector<EpMeasurement>& deepep = {});
+                                   const std::string& topology, const std::vector<EpMeasurement>& deepep = {},
+                                   const std::string& keep = "");
 /// Every point against its measurement, then its time per layer by part, then each decode point's
 /// dispatch and combine beside DeepEP's.
 std::string serving_report(const ServingValidation& v, double max_error);

@@ -3,6 +3,7 @@
 #include "validate/serving.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/engine/scenario.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -70,7 +71,9 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
                                           {"pure-rdma", "combine", 16, 200e-6, 3},
                                           {"nvlink-in-node", "dispatch", 16, 1e-6, 4},
                                           {"pure-rdma", "dispatch", 32, 1e-6, 5}};
-  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology, deepep);
+  const auto keep = std::filesystem::temp_directory_path() / "xattn_serving_keep";
+  std::filesystem::remove_all(keep);
+  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology, deepep, keep.string());
   REQUIRE(v.points.size() == 1);
   CHECK(v.invariants_ok);
   const ServingPoint& p = v.points[0];
@@ -95,4 +98,13 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   CHECK(o.gemm == Approx(2 * s.gemm).epsilon(0.1));
   CHECK(o.attention == Approx(s.attention).epsilon(1e-4));
   CHECK(p.error() == Approx(p.two.tokens_per_s_per_gpu / 1000 - 1));
+  // The kept scenarios read again as they ran, their traces beside them.
+  for (const char* run : {"decode-ep16-mb1", "decode-ep16-mb2"}) {
+    INFO(run);
+    CHECK(std::filesystem::exists(keep / (std::string(run) + ".jsonl")));
+    CHECK(std::filesystem::exists(keep / ("out-" + std::string(run)) / "summary.json"));
+    const sim::engine::Scenario sc = sim::engine::load_scenario((keep / (std::string(run) + ".yaml")).string());
+    CHECK(sc.micro_batches == (std::string(run).back() == '2' ? 2 : 1));
+  }
+  std::filesystem::remove_all(keep);
 }

@@ -5,7 +5,7 @@
 //   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --handoff MOONCAKE_PD.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --serving DEEPSEEK_PROFILE.csv [--deepep DEEPEP.csv] [--profile P] [--topology T]
-//                  [--max-error PCT]
+//                  [--max-error PCT] [--out DIR]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
@@ -141,7 +141,7 @@ int run_serving(const ValidateOptions& o)
       o.deepep.empty() ? std::vector<validate::EpMeasurement>{} : validate::read_ep_measurements(o.deepep);
   const validate::ServingValidation v =
       validate::validate_serving(data, o.profile.empty() ? validate::kServingProfile : o.profile,
-                                 o.topology.empty() ? validate::kServingTopology : o.topology, deepep);
+                                 o.topology.empty() ? validate::kServingTopology : o.topology, deepep, o.out);
   const double bound = o.max_error / 100;
   std::cout << validate::serving_report(v, bound);
   const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(), [bound](const auto& p) {
@@ -168,7 +168,9 @@ void add_validate(CLI::App& app, Action& action)
   sub->add_option("--topology", o->topology, "Topology preset or file (default: nominal paths from the profile)");
   sub->add_option("--max-mape", o->max_mape, "Fail (exit 1) when the overall MAPE is above this many percent")
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--out", o->out, "Report folder (default out/validate/<MEASURED stem>)");
+  sub->add_option("--out", o->out,
+                  "Report folder (default out/validate/<MEASURED stem>); with --serving, a folder that keeps each "
+                  "run's trace, scenario and results");
   sub->add_option("--format", o->format, "Measured-data format of a calibrate input (auto|probe|nccl-tests|...)")
       ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
       ->capture_default_str();
