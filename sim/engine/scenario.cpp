@@ -178,33 +178,32 @@ void check_host_tier(const Scenario& sc, core::Section& pf)
 
 } // namespace
 
-Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
+namespace
 {
-  core::Document doc = core::parse_yaml(text, name);
-  const std::map<std::string, std::string> inlined = inline_edited_presets(doc, overrides);
-  for (const std::string& o : overrides)
-    core::apply_override(doc, o);
-  core::Diagnostics diags;
-  core::Section top(doc.file, doc.root, "", scenario_schema(), diags);
-  if (!doc.root.IsMap()) {
-    if (diags.empty())
-      diags.add(
-          {doc.file, 0, 0, "", "empty scenario: expected a mapping with name, model, topology, instances, workload"});
-    diags.throw_if_any();
-  }
-  Scenario sc;
-  sc.file = name;
-  sc.name = top.folder_name("name");
-  sc.seed = static_cast<std::uint64_t>(top.integer("seed"));
-
-  // Model: a preset, or inline.
-  // A preset --set inlined is named by its own file in messages.
-  auto section = [&](const std::string& key, const core::Schema& schema) {
+// What the scenario's keys are read with: its document, the presets --set made inline (each named
+// by its own file in messages), the diagnostics, the top section and the scenario's file.
+struct Reading {
+  core::Document& doc;
+  const std::map<std::string, std::string>& inlined;
+  core::Diagnostics& diags;
+  core::Section& top;
+  const std::string& name;
+  core::Section section(const std::string& key, const core::Schema& schema) const
+  {
     const auto it = inlined.find(key);
     return it == inlined.end() ? top.section(key) : core::Section(it->second, doc.root[key], key, schema, diags);
-  };
+  }
+};
+
+// The model, the profile and the topology: each a preset, a file, or inline.
+void read_machine(Scenario& sc, const Reading& r)
+{
+  core::Section& top = r.top;
+  core::Diagnostics& diags = r.diags;
+  const std::string& name = r.name;
+  // Model: a preset, or inline.
   if (top.is_inline("model")) {
-    core::Section m = section("model", model_schema());
+    core::Section m = r.section("model", model_schema());
     sc.model = read_model(m);
   } else if (std::string m = top.string("model"); !m.empty()) {
     try {
@@ -229,7 +228,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   }
   // Topology.
   if (top.is_inline("topology")) {
-    core::Section t = section("topology", topo::topology_schema());
+    core::Section t = r.section("topology", topo::topology_schema());
     try {
       sc.topology = std::make_shared<topo::Topology>(topo::read_topology(t));
     } catch (const core::InputError& e) {
@@ -252,8 +251,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       }
     }
   }
+}
 
-  core::Section inst = top.section("instances");
+// The requester and holder GPUs and the instances' tensor parallelism.
+void read_instances(Scenario& sc, core::Section& inst)
+{
   sc.tp = inst.count("tp");
   if (sc.tp <= 0) sc.tp = 1; // already reported; keeps the instance arithmetic below from dividing by zero
   auto req_sel = inst.strings("requesters");
@@ -267,19 +269,27 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                    std::to_string(list->size()) + " GPUs do not split into instances of tp = " + std::to_string(sc.tp));
     if (std::string problem = heads_split_problem(sc.model, sc.tp); !problem.empty()) inst.error("tp", problem);
   }
+}
 
-  core::Section corpus = top.section("corpus");
+// The corpus's chunks and placement, and the selection over them.
+void read_corpus_section(Scenario& sc, core::Section& top, core::Section& corpus)
+{
   sc.corpus = workloads::read_corpus(corpus);
   if (corpus.has("holders")) corpus.error("holders", "set by instances.holders; leave it out");
   sc.corpus.holders = std::max(1, sc.holder_instances());
   if (!corpus.has("seed")) sc.corpus.seed = sc.seed;
 
   core::Section sel = top.section("selection");
+
   sc.selection = workloads::read_selection(sel);
   if (!sel.has("mode")) sc.selection.sparse = sc.model.index.sparse();
   if (!sel.has("top_k_tokens") && sc.model.index.sparse()) sc.selection.top_k_tokens = sc.model.index.topk;
+}
 
-  core::Section wl = top.section("workload");
+// The requests: a trace (its file and format) or the generator, and how they are replayed.
+// Returns the generator's section, if any.
+std::optional<core::Section> read_workload(Scenario& sc, core::Section& wl, const std::string& name)
+{
   if (wl.has("trace")) {
     // Beside the scenario, then $XATTN_DATA, then the bundled data (core::find_input).
     const std::string t = wl.string("trace");
@@ -318,7 +328,12 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
   sc.workload.skip_bad = wl.boolean("skip_bad");
   sc.workload.prefix_sessions = wl.choice("sessions") == "prefix";
+  return generator;
+}
 
+// The policies compared (all of them by default), and what their pricing needs of the model.
+void read_policies(Scenario& sc, core::Section& top)
+{
   for (const std::string& p : top.strings("policies")) {
     if (policy::find(p) == nullptr)
       top.error("policies", core::unknown_name("policy", p, policy::name_list()));
@@ -338,8 +353,10 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   if (sc.selection.sparse && !sc.profile.name.empty() && sc.model.layers > 0)
     if (std::string missing = missing_for_selection(sc.model, sc.profile); !missing.empty())
       top.error("model", missing);
+}
 
-  core::Section eng = top.section("engine");
+void read_engine(Scenario& sc, core::Section& top, core::Section& eng)
+{
   sc.granularity = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
   sc.transport = eng.choice("transport") == "proxy" ? core::Transport::kProxy : core::Transport::kGpu;
   sc.max_batch = eng.count("max_batch");
@@ -375,9 +392,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
     sc.max_memory_origin = "engine.max_memory's default of " + core::format_bytes(sc.max_memory) + ", " +
                            core::default_memory_limit_origin();
   }
+}
 
-  check_layout(sc, top, inst, eng);
-
+// The goodput's bounds, each figure once.
+void read_goodput(Scenario& sc, core::Section& top)
+{
   for (core::Section& b : top.sections("goodput")) {
     const std::size_t problems = b.diagnostics().size();
     const std::optional<RequestFigure> figure = request_figure(b.choice("metric"));
@@ -387,7 +406,11 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       b.error("metric", "bounded twice: give each figure one bound");
     sc.goodput.push_back({*figure, max_s});
   }
-  core::Section pf = top.section("prefill");
+}
+
+// Prefill on the decoding instances, or a pool of its own.
+void read_prefill(Scenario& sc, core::Section& inst, core::Section& pf)
+{
   sc.prefill.enabled = pf.boolean("enabled");
   sc.prefill.max_num_batched_tokens = pf.integer("max_num_batched_tokens");
   sc.prefill.kv_capacity = pf.has("kv_capacity") ? pf.bytes("kv_capacity") : sc.batch_hbm;
@@ -414,7 +437,10 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
                                 "price a prefill with");
     }
   }
-  core::Section rt = top.section("router");
+}
+
+void read_router(Scenario& sc, core::Section& rt)
+{
   const std::string router_name = rt.choice("policy");
   for (const auto& [name, router] : kRouters)
     if (router_name == name) sc.router.policy = router;
@@ -427,6 +453,43 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
       if (policy::find(p)->offline)
         rt.error("policy", "'" + router_name + "' places requests by the run's load, which policy '" + p +
                                "' cannot look ahead at: use session or round-robin, or leave '" + p + "' out");
+}
+} // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
+{
+  core::Document doc = core::parse_yaml(text, name);
+  const std::map<std::string, std::string> inlined = inline_edited_presets(doc, overrides);
+  for (const std::string& o : overrides)
+    core::apply_override(doc, o);
+  core::Diagnostics diags;
+  core::Section top(doc.file, doc.root, "", scenario_schema(), diags);
+  if (!doc.root.IsMap()) {
+    if (diags.empty())
+      diags.add(
+          {doc.file, 0, 0, "", "empty scenario: expected a mapping with name, model, topology, instances, workload"});
+    diags.throw_if_any();
+  }
+  Scenario sc;
+  sc.file = name;
+  sc.name = top.folder_name("name");
+  sc.seed = static_cast<std::uint64_t>(top.integer("seed"));
+  read_machine(sc, Reading{doc, inlined, diags, top, name});
+  core::Section inst = top.section("instances");
+  read_instances(sc, inst);
+  core::Section corpus = top.section("corpus");
+  read_corpus_section(sc, top, corpus);
+  core::Section wl = top.section("workload");
+  std::optional<core::Section> generator = read_workload(sc, wl, name);
+  read_policies(sc, top);
+  core::Section eng = top.section("engine");
+  read_engine(sc, top, eng);
+  check_layout(sc, top, inst, eng);
+  read_goodput(sc, top);
+  core::Section pf = top.section("prefill");
+  read_prefill(sc, inst, pf);
+  core::Section rt = top.section("router");
+  read_router(sc, rt);
   core::Section wi = top.section("what_if");
   sc.what_if.collapsed_response = wi.boolean("collapsed_response");
   sc.what_if.compute_amortisation = wi.boolean("compute_amortisation");
