@@ -106,17 +106,11 @@ RouteProtocol route_protocol_named(std::string_view name)
   return name == "compressed" ? RouteProtocol::kCompressed : RouteProtocol::kAbsorbed;
 }
 
-Profile read_profile(const core::Document& doc)
+namespace
 {
-  core::Diagnostics diags;
-  core::Section top(doc.file, doc.root, "", profile_schema(), diags);
-  if (!doc.root.IsMap()) diags.throw_if_any();
-  Profile p;
-  p.file = doc.file;
-  p.name = top.string("name");
-  p.description = top.string("description");
-  (void)top.string("extends");
-
+// Each fabric class's costs and curve; the same GPU's, which cross no link.
+void read_fabrics(Profile& p, core::Section& top)
+{
   core::Section fabrics = top.section("fabrics");
   for (core::FabricClass f : core::kAllFabrics) {
     if (f == core::FabricClass::kSameGpu) continue;
@@ -155,14 +149,11 @@ Profile read_profile(const core::Document& doc)
   same_gpu = FabricCosts{};
   same_gpu.block_rate = BytesPerSec(1e30);
   same_gpu.bandwidth = BytesPerSec(1e30);
+}
 
-  core::Section dispatch = top.section("dispatch");
-  p.route_blocks = dispatch.count("route_blocks");
-  p.route_protocol = route_protocol_named(dispatch.choice("route_protocol"));
-  p.fetch_blocks = dispatch.count("fetch_blocks");
-  p.proxy_post = dispatch.seconds("proxy_post");
-  p.proxy_threads = dispatch.count("proxy_threads");
-
+// The gpu section (the roofline), where given; returns whether it is.
+bool read_gpu(Profile& p, core::Section& top)
+{
   const bool has_gpu = top.has("gpu");
   if (has_gpu) {
     core::Section g = top.section("gpu");
@@ -184,6 +175,12 @@ Profile read_profile(const core::Document& doc)
                         std::pair{"gemm_efficiency", p.gpu.gemm_efficiency}})
       if (v > 1) g.error(k, "an efficiency is a share of the peak: at most 1");
   }
+  return has_gpu;
+}
+
+// The measured kernel costs (holder, merge, splice, re-prefill), each group whole or not at all.
+void read_measured(Profile& p, core::Section& top, bool has_gpu)
+{
   // A group of measured costs is given whole or not at all; without it the roofline prices that
   // kernel, which needs the gpu section.
   auto group = [&](core::Section& s, std::initializer_list<const char*> keys, const char* what) {
@@ -221,22 +218,11 @@ Profile read_profile(const core::Document& doc)
   core::Section prefill = top.section("prefill");
   p.measured.prefill = group(prefill, {"tokens_per_s"}, "re-prefill rate");
   p.prefill_tokens_per_s = p.measured.prefill ? prefill.number("tokens_per_s") : 0;
-  p.host_overhead = top.section("host").seconds("overhead");
-  p.step_other = top.section("step").seconds("other_compute");
-  {
-    core::Section kv = top.section("kv_transfer");
-    p.kv_transfer = {kv.seconds("registration"), kv.seconds("post"), kv.seconds("completion")};
-  }
-  {
-    core::Section ep = top.section("expert_parallel");
-    if (ep.has("nvlink_dispatch")) p.ep_nvlink_dispatch = ep.rate("nvlink_dispatch");
-    if (ep.has("nvlink_combine")) p.ep_nvlink_combine = ep.rate("nvlink_combine");
-  }
-  {
-    core::Section tp = top.section("tensor_parallel");
-    if (tp.has("all_reduce_latency")) p.tp_all_reduce_latency = tp.seconds("all_reduce_latency");
-    if (tp.has("all_reduce_bus_bandwidth")) p.tp_all_reduce_bus = tp.rate("all_reduce_bus_bandwidth");
-  }
+}
+
+// The fits `xattn calibrate fit` recorded.
+void read_fits(Profile& p, core::Section& top)
+{
   for (auto& [fit_name, f] : top.named_sections("fit")) {
     FitRecord r;
     r.name = fit_name;
@@ -259,6 +245,11 @@ Profile read_profile(const core::Document& doc)
       r.spread_check.push_back({key, c.number("relative"), "least squares"});
     p.fits.push_back(std::move(r));
   }
+}
+
+// The values' spreads and their correlations.
+void read_uncertainty(Profile& p, core::Section& top)
+{
   for (auto& [key, u] : top.named_sections("uncertainty")) {
     const double rel = u.number("relative");
     const std::string source = u.string("source");
@@ -287,6 +278,47 @@ Profile read_profile(const core::Document& doc)
       if (k.a == k.b) c.error("b", "a value is not correlated with itself");
       p.correlations.push_back(k);
     }
+}
+} // namespace
+
+Profile read_profile(const core::Document& doc)
+{
+  core::Diagnostics diags;
+  core::Section top(doc.file, doc.root, "", profile_schema(), diags);
+  if (!doc.root.IsMap()) diags.throw_if_any();
+  Profile p;
+  p.file = doc.file;
+  p.name = top.string("name");
+  p.description = top.string("description");
+  (void)top.string("extends");
+  read_fabrics(p, top);
+  core::Section dispatch = top.section("dispatch");
+  p.route_blocks = dispatch.count("route_blocks");
+  p.route_protocol = route_protocol_named(dispatch.choice("route_protocol"));
+  p.fetch_blocks = dispatch.count("fetch_blocks");
+  p.proxy_post = dispatch.seconds("proxy_post");
+  p.proxy_threads = dispatch.count("proxy_threads");
+
+  const bool has_gpu = read_gpu(p, top);
+  read_measured(p, top, has_gpu);
+  p.host_overhead = top.section("host").seconds("overhead");
+  p.step_other = top.section("step").seconds("other_compute");
+  {
+    core::Section kv = top.section("kv_transfer");
+    p.kv_transfer = {kv.seconds("registration"), kv.seconds("post"), kv.seconds("completion")};
+  }
+  {
+    core::Section ep = top.section("expert_parallel");
+    if (ep.has("nvlink_dispatch")) p.ep_nvlink_dispatch = ep.rate("nvlink_dispatch");
+    if (ep.has("nvlink_combine")) p.ep_nvlink_combine = ep.rate("nvlink_combine");
+  }
+  {
+    core::Section tp = top.section("tensor_parallel");
+    if (tp.has("all_reduce_latency")) p.tp_all_reduce_latency = tp.seconds("all_reduce_latency");
+    if (tp.has("all_reduce_bus_bandwidth")) p.tp_all_reduce_bus = tp.rate("all_reduce_bus_bandwidth");
+  }
+  read_fits(p, top);
+  read_uncertainty(p, top);
   diags.throw_if_any();
   if (!p.uncertainty.empty()) ProfileSampler check(p); // correlations that are no correlation matrix are bad input
   return p;
