@@ -119,6 +119,10 @@ struct Fitting {
   /// Where the segments start, and n after the last: the least-squares segmentation that BIC
   /// chooses.
   std::vector<std::size_t> cuts() const;
+  /// The curve of the segments' lines `fit` (unscaled), piece by piece, into `pw`.
+  void curve(Piecewise& pw, const SegmentFit& fit, const std::vector<std::size_t>& starts,
+             const std::vector<double>& breaks, const std::vector<double>& x_orig, const std::vector<double>& t_orig,
+             const std::vector<LineCovariance>& boot, const std::vector<LineCovariance>& analytic) const;
   /// Each segment's parameter spread, by the bootstrap and by the analytic covariance.
   void spreads(const SegmentFit& fit, const std::vector<std::size_t>& starts, const std::vector<double>& x_orig,
                const std::vector<double>& t_orig, std::vector<LineCovariance>& boot,
@@ -278,46 +282,12 @@ Hold best_hold(const PiecewiseOptions& opt, const std::vector<std::size_t>& star
     }
   return best;
 }
-} // namespace
-
-Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_in, const PiecewiseOptions& opt)
+void Fitting::curve(Piecewise& pw, const SegmentFit& fit, const std::vector<std::size_t>& starts,
+                    const std::vector<double>& breaks, const std::vector<double>& x_orig,
+                    const std::vector<double>& t_orig, const std::vector<LineCovariance>& boot,
+                    const std::vector<LineCovariance>& analytic) const
 {
-  if (x_in.size() != t_in.size() || x_in.size() < 2) throw std::domain_error("a fit needs at least two points");
-  Sorted s = sort_and_scale(x_in, t_in);
-  const std::size_t n = s.x.size();
-  // A sweep shorter than a segment's least points is one line through all of them (nvbandwidth
-  // runs give a size or two).
-  const Fitting fitting{s, opt, n,
-                        std::max<std::size_t>(2, std::min<std::size_t>(static_cast<std::size_t>(opt.min_points), n))};
-  const std::vector<std::size_t> starts = fitting.cuts();
   const std::size_t segments = starts.size() - 1;
-
-  // The cuts come from least squares (its segment costs add up, which the search needs); the lines
-  // are then fitted together in least absolute relative error, the error MAPE scores, under the
-  // constraints of a transfer curve (curve_fit.hpp).
-  Piecewise pw;
-  std::vector<double> breaks; // between segments, unscaled; geometric midpoints: sizes are swept on a log scale
-  for (std::size_t k = 1; k < segments; ++k)
-    breaks.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
-  const SegmentFit fit =
-      fit_segments(s.x, s.t, starts, {opt.least_absolute, opt.growing, !opt.allow_negative_alpha, opt.noise_floor});
-  if (!fit.flat.empty()) {
-    std::string which;
-    for (std::size_t k : fit.flat)
-      which += (which.empty() ? "" : ", ") + std::to_string(k + 1);
-    pw.adjustments.push_back((fit.flat.size() == 1 ? "segment " : "segments ") + which + " flat within " +
-                             percent(opt.noise_floor) +
-                             ": each gets the rate that makes its time grow by that much "
-                             "across it");
-  }
-
-  // Parameter spread per segment.
-  std::vector<double> t_orig(n), x_orig(n);
-  for (std::size_t i = 0; i < n; ++i)
-    t_orig[i] = s.t[i] * s.t_scale, x_orig[i] = s.x[i] * s.x_scale;
-  std::vector<LineCovariance> boot, analytic;
-  fitting.spreads(fit, starts, x_orig, t_orig, boot, analytic);
-
   // The curve, piece by piece. A segment starts at the midpoint between its first measured size
   // and the last one before it, unless the curve would fall there: then it starts where its line
   // meets the curve's in the unmeasured gap, or, where the measured times themselves fall (a
@@ -367,6 +337,49 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
     piece(best.from, best.line, {}, {});
     if (best.to < end) piece(best.to, l, boot[k], analytic[k]);
   }
+}
+
+} // namespace
+
+Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_in, const PiecewiseOptions& opt)
+{
+  if (x_in.size() != t_in.size() || x_in.size() < 2) throw std::domain_error("a fit needs at least two points");
+  Sorted s = sort_and_scale(x_in, t_in);
+  const std::size_t n = s.x.size();
+  // A sweep shorter than a segment's least points is one line through all of them (nvbandwidth
+  // runs give a size or two).
+  const Fitting fitting{s, opt, n,
+                        std::max<std::size_t>(2, std::min<std::size_t>(static_cast<std::size_t>(opt.min_points), n))};
+  const std::vector<std::size_t> starts = fitting.cuts();
+  const std::size_t segments = starts.size() - 1;
+
+  // The cuts come from least squares (its segment costs add up, which the search needs); the lines
+  // are then fitted together in least absolute relative error, the error MAPE scores, under the
+  // constraints of a transfer curve (curve_fit.hpp).
+  Piecewise pw;
+  std::vector<double> breaks; // between segments, unscaled; geometric midpoints: sizes are swept on a log scale
+  for (std::size_t k = 1; k < segments; ++k)
+    breaks.push_back(std::sqrt(s.x[starts[k] - 1] * s.x[starts[k]]) * s.x_scale);
+  const SegmentFit fit =
+      fit_segments(s.x, s.t, starts, {opt.least_absolute, opt.growing, !opt.allow_negative_alpha, opt.noise_floor});
+  if (!fit.flat.empty()) {
+    std::string which;
+    for (std::size_t k : fit.flat)
+      which += (which.empty() ? "" : ", ") + std::to_string(k + 1);
+    pw.adjustments.push_back((fit.flat.size() == 1 ? "segment " : "segments ") + which + " flat within " +
+                             percent(opt.noise_floor) +
+                             ": each gets the rate that makes its time grow by that much "
+                             "across it");
+  }
+
+  // Parameter spread per segment.
+  std::vector<double> t_orig(n), x_orig(n);
+  for (std::size_t i = 0; i < n; ++i)
+    t_orig[i] = s.t[i] * s.t_scale, x_orig[i] = s.x[i] * s.x_scale;
+  std::vector<LineCovariance> boot, analytic;
+  fitting.spreads(fit, starts, x_orig, t_orig, boot, analytic);
+
+  fitting.curve(pw, fit, starts, breaks, x_orig, t_orig, boot, analytic);
   for (std::size_t k = 0; k < pw.lines.size(); ++k) {
     const double lo = k == 0 ? 0.0 : pw.breakpoints[k - 1];
     const double hi = k + 1 < pw.lines.size() ? pw.breakpoints[k] : std::numeric_limits<double>::infinity();
