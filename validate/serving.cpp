@@ -3,10 +3,12 @@
 #include "sim/core/error.hpp"
 #include "sim/engine/driver.hpp"
 #include "validate/table.hpp"
+#include "workloads/rng.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -22,23 +24,35 @@ constexpr int kGpusPerNode = 8;       // the H800 servers of DeepSeek's profile
 constexpr int kBlockTokens = 64;      // the traces' blocks: a request's context is whole blocks of its own
 constexpr int kDecodeTokens = 4;      // decode: tokens each request makes (TPOT over the gaps between them)
 constexpr int kPrefillIterations = 3; // prefill: iterations' worth of prompts on each GPU
+constexpr int kSharedTokens = 64;     // decode over a shared corpus: tokens each request makes
 
-// The trace: on each of `gpus` GPUs, `per_gpu` requests of `context` tokens of their own, all at
-// t = 0, listed GPU after GPU within each round so that request i (from 0) is on GPU i mod gpus
-// and, its context being chunk i of the corpus, so is its context (round-robin placement with
-// seed 0). Decode: one session per GPU (the session router puts GPU r's on instance r); prefill:
-// a session per request (the round-robin router does the same).
-void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu, int out_tokens)
+// The trace: on each of `gpus` GPUs, `per_gpu` requests of `context` tokens, all at t = 0, listed
+// GPU after GPU within each round so that request i (from 0) is on GPU i mod gpus. Decode: one
+// session per GPU (the session router puts GPU r's on instance r); prefill: a session per request
+// (the round-robin router does the same). A request's context is chunk i of the corpus, its own,
+// and (round-robin placement with seed 0) on its GPU; or, with `shared_chunks`, one of that many
+// chunks of a shared corpus, drawn with popularity 1 / rank (Zipf 1) from a fixed seed.
+void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu, int out_tokens,
+                 std::int64_t shared_chunks = 0)
 {
   std::ofstream out(path);
   out << json{{"xattn_trace", 1}, {"source", "xattn validate --serving"}}.dump() << "\n";
   const int blocks = m.context_tokens / kBlockTokens;
   std::vector<std::int64_t> ids(static_cast<std::size_t>(blocks));
+  std::vector<double> popularity; // cumulative, by chunk rank
+  for (std::int64_t c = 0; c < shared_chunks; ++c)
+    popularity.push_back((popularity.empty() ? 0.0 : popularity.back()) + 1.0 / static_cast<double>(c + 1));
+  workloads::Rng rng(1);
   for (int k = 0; k < per_gpu; ++k)
     for (int r = 0; r < m.gpus; ++r) {
       const std::int64_t i = static_cast<std::int64_t>(k) * m.gpus + r;
+      std::int64_t chunk = i;
+      if (shared_chunks > 0) {
+        const auto at = std::upper_bound(popularity.begin(), popularity.end(), rng.uniform() * popularity.back());
+        chunk = std::min<std::int64_t>(at - popularity.begin(), shared_chunks - 1);
+      }
       for (int b = 0; b < blocks; ++b)
-        ids[static_cast<std::size_t>(b)] = i * blocks + b;
+        ids[static_cast<std::size_t>(b)] = chunk * blocks + b;
       out << json{{"id", i},
                   {"t", 0},
                   {"session", m.phase == "decode" ? static_cast<std::int64_t>(r) : i},
@@ -52,45 +66,65 @@ void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu,
     }
 }
 
-ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::path& dir, ServingValidation& v,
-                    ServingPoint& pt)
+// The policies a shared corpus is studied under: each primitive alone, and the closed form's choice.
+const char* const kSharedPolicies = "[route, fetch, local, predicate]";
+
+// Point `m` rebuilt as a scenario of DeepSeek-V3 on its GPUs, EP over all of them, `micro_batches`
+// of each batch overlapped; `per_gpu` requests a GPU of `out_tokens` each. Every request's context
+// is its own on its GPU (every policy then local), or with `shared_chunks` a chunk of a shared
+// corpus spread over the GPUs (placed by the scenario's seed), under every policy of
+// kSharedPolicies with the engine's default cache budget. Runs it in `dir` as `stem`.
+sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches, std::int64_t shared_chunks,
+                                  const std::string& stem, int per_gpu, int out_tokens, const fs::path& dir,
+                                  ServingValidation& v, sim::engine::Scenario& sc)
 {
-  const bool decode = m.phase == "decode";
-  const std::string stem = fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches);
-  const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
-  const int per_gpu = decode ? m.requests_per_gpu : prompts * kPrefillIterations;
+  const bool decode = m.phase == "decode", shared = shared_chunks > 0;
   const fs::path trace = dir / (stem + ".jsonl");
-  write_trace(trace, m, per_gpu, decode ? kDecodeTokens : 1);
+  write_trace(trace, m, per_gpu, out_tokens, shared_chunks);
   const std::string gpus = fmt::format("node0-{}", m.gpus / kGpusPerNode - 1);
-  std::string text =
-      fmt::format("name: deepseek-profile-{}\nmodel: deepseek-v3\nprofile: {}\ntopology: {}\n"
-                  "instances: {{requesters: [{}], holders: [{}], dp_attention: {}, ep: {}, micro_batches: {}}}\n"
-                  "corpus: {{chunk_tokens: {}, seed: 0}}\nworkload: {{trace: {}}}\npolicies: [local]\n"
-                  "engine: {{step: full, max_batch: {}, cache_budget: 0B}}\n",
-                  stem, v.profile, v.topology, gpus, gpus, m.gpus, m.ep, micro_batches, m.context_tokens,
-                  trace.string(), decode ? m.requests_per_gpu : prompts);
+  std::string text = fmt::format(
+      "name: deepseek-profile-{}\nmodel: deepseek-v3\nprofile: {}\ntopology: {}\n"
+      "instances: {{requesters: [{}], holders: [{}], dp_attention: {}, ep: {}, micro_batches: {}}}\n"
+      "corpus: {{chunk_tokens: {}{}}}\nworkload: {{trace: {}}}\npolicies: {}\n"
+      "engine: {{step: full, max_batch: {}{}}}\n",
+      stem, v.profile, v.topology, gpus, gpus, m.gpus, m.ep, micro_batches, m.context_tokens, shared ? "" : ", seed: 0",
+      trace.string(), shared ? kSharedPolicies : "[local]",
+      decode ? m.requests_per_gpu : m.tokens_per_gpu / m.context_tokens, shared ? "" : ", cache_budget: 0B");
   if (!decode)
     text += fmt::format("router: {{policy: round-robin}}\nprefill: {{enabled: true, max_num_batched_tokens: {}}}\n",
                         m.tokens_per_gpu);
   const fs::path file = dir / (stem + ".yaml");
   std::ofstream(file) << "# Written by xattn validate --serving (validate/README.md, \"--serving\").\n" << text;
-  sim::engine::Scenario sc = sim::engine::parse_scenario(text, file.string());
+  sc = sim::engine::parse_scenario(text, file.string());
   sim::engine::RunOptions opt;
   opt.out_dir = (dir / ("out-" + stem)).string();
   opt.progress = false;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
   v.invariants_ok = v.invariants_ok && o.exit_code == 0 && o.result.ok;
-  if (o.result.policies.empty() || !o.result.policies.front().second.full_step)
-    throw std::runtime_error(fmt::format("the engine gave no step split for {} at EP {}", m.phase, m.ep));
-  const sim::engine::PolicyResult& p = o.result.policies.front().second;
-  // Every request finished, and none attended anything off its own GPU.
   const std::uint64_t expected = static_cast<std::uint64_t>(per_gpu) * m.gpus;
+  for (const auto& [name, p] : o.result.policies)
+    if (!p.full_step || p.requests != expected)
+      throw std::runtime_error(
+          fmt::format("{} at EP {}, {}: {} of {} requests finished", m.phase, m.ep, name, p.requests, expected));
+  return o;
+}
+
+ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::path& dir, ServingValidation& v,
+                    ServingPoint& pt)
+{
+  const bool decode = m.phase == "decode";
+  const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
+  const int per_gpu = decode ? m.requests_per_gpu : prompts * kPrefillIterations;
+  sim::engine::Scenario sc;
+  const sim::engine::RunOutcome o =
+      run_point(m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), per_gpu,
+                decode ? kDecodeTokens : 1, dir, v, sc);
+  const sim::engine::PolicyResult& p = o.result.policies.front().second;
+  // None attended anything off its own GPU.
   const sim::engine::Decisions& d = p.decisions;
   const std::uint64_t calls = d.route + d.fetch + d.local + d.cached;
-  if (p.requests != expected || calls != 0)
-    throw std::runtime_error(
-        fmt::format("{} at EP {}: {} of {} requests finished, {} calls off the GPU (expected none)", m.phase, m.ep,
-                    p.requests, expected, calls));
+  if (calls != 0)
+    throw std::runtime_error(fmt::format("{} at EP {}: {} calls off the GPU (expected none)", m.phase, m.ep, calls));
   pt.layers = sc.model.layers;
   pt.moe_layers = sc.model.moe_layers();
   ServingRun run;
@@ -148,7 +182,7 @@ std::vector<ServingMeasurement> read_serving_measurements(const std::string& pat
 
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
                                    const std::string& topology, const std::vector<EpMeasurement>& deepep,
-                                   const std::string& keep)
+                                   const std::string& keep, std::int64_t shared_tokens)
 {
   ServingValidation v{{}, profile, topology, true};
   std::optional<ScratchDir> scratch;
@@ -159,6 +193,16 @@ ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, 
     ServingPoint pt{m, {}, {}, 0, 0};
     pt.one = simulate(m, 1, dir, v, pt);
     pt.two = simulate(m, 2, dir, v, pt);
+    if (m.phase == "decode" && shared_tokens > 0) {
+      pt.shared_chunks = std::max<std::int64_t>(1, shared_tokens / m.context_tokens);
+      sim::engine::Scenario sc;
+      const sim::engine::RunOutcome o = run_point(m, 2, pt.shared_chunks, fmt::format("decode-ep{}-shared", m.ep),
+                                                  m.requests_per_gpu, kSharedTokens, dir, v, sc);
+      for (const auto& [name, r] : o.result.policies)
+        pt.shared.push_back({name, m.requests_per_gpu / r.tpot_s.mean, r.tpot_s.mean, r.decisions.route,
+                             r.decisions.fetch, r.decisions.local, r.decisions.cached,
+                             static_cast<double>(r.wire_bytes)});
+    }
     if (m.phase == "decode")
       for (const EpMeasurement& e : deepep)
         if (e.table == "pure-rdma" && e.ep == m.ep)
@@ -203,6 +247,19 @@ std::string serving_report(const ServingValidation& v, double max_error)
                              ? fmt::format(", over the {:.0f}% bound", 100 * kDispatchBound)
                              : "",
                          1e6 * p.one.per_layer.combine, 1e6 * p.deepep_combine_s, 100 * p.combine_error());
+  for (const ServingPoint& p : v.points) {
+    if (p.shared.empty()) continue;
+    out += fmt::format("\ndecode at EP {} over a shared corpus of {} chunks of {} tokens (popularity 1 / rank, spread "
+                       "over its GPUs), two micro-batches, {} tokens a request, against every context on its own "
+                       "GPU ({:.1f} tokens/s per GPU)\n{:<11} {:>10} {:>8} {:>10} {:>28} {:>10}\n",
+                       p.measured.ep, p.shared_chunks, p.measured.context_tokens, kSharedTokens,
+                       p.two.tokens_per_s_per_gpu, "policy", "tok/s/GPU", "of own", "TPOT", "route/fetch/local/cached",
+                       "wire GB");
+    for (const SharedRun& r : p.shared)
+      out += fmt::format("{:<11} {:>10.1f} {:>7.1f}% {:>8.1f}ms {:>28} {:>10.1f}\n", r.policy, r.tokens_per_s_per_gpu,
+                         100 * r.tokens_per_s_per_gpu / p.two.tokens_per_s_per_gpu, 1e3 * r.tpot_s,
+                         fmt::format("{}/{}/{}/{}", r.route, r.fetch, r.local, r.cached), r.wire_bytes / 1e9);
+  }
   return out;
 }
 

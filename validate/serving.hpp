@@ -16,6 +16,7 @@
 
 #include "validate/expert_parallel.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ struct ServingRun {
   ServingSplit per_layer;
 };
 
+/// One policy's run of a decode point whose contexts are chunks of a shared corpus.
+struct SharedRun {
+  std::string policy;
+  double tokens_per_s_per_gpu = 0, tpot_s = 0;
+  std::uint64_t route = 0, fetch = 0, local = 0, cached = 0; ///< calls off the requester's GPU, by primitive
+  double wire_bytes = 0;
+};
+
 struct ServingPoint {
   ServingMeasurement measured;
   ServingRun one; ///< one micro-batch: compute, then the all-to-all
@@ -59,6 +68,10 @@ struct ServingPoint {
   /// decode, with DeepEP's table given: its pure-RDMA low-latency dispatch and combine at this EP
   /// (128 tokens a GPU, as the decode point's batch), s; 0: none.
   double deepep_dispatch_s = 0, deepep_combine_s = 0;
+  /// decode, with a shared corpus asked for: its chunks, and each policy's run over it (two
+  /// micro-batches), in the order of kSharedPolicies.
+  std::int64_t shared_chunks = 0;
+  std::vector<SharedRun> shared;
   double dispatch_error() const { return one.per_layer.dispatch / deepep_dispatch_s - 1; }
   double combine_error() const { return one.per_layer.combine / deepep_combine_s - 1; }
   double error() const { return two.tokens_per_s_per_gpu / measured.tokens_per_s_per_gpu - 1; }
@@ -78,10 +91,13 @@ inline constexpr double kDispatchBound = 0.25;
 /// `deepep`: DeepEP's low-latency table (read_ep_measurements), whose pure-RDMA rows each decode
 /// point's dispatch and combine per MoE layer are set beside; empty: none. `keep`: a folder that
 /// keeps each run's trace, scenario (PHASE-epEP-mbN.yaml, to run again with `xattn run`) and
-/// results (out-PHASE-epEP-mbN/); empty: a scratch folder, removed.
+/// results (out-PHASE-epEP-mbN/); empty: a scratch folder, removed. `shared_tokens` > 0: each
+/// decode point runs again with every request's context a chunk (of context_tokens) of a shared
+/// corpus of that many tokens, drawn with popularity 1 / rank, spread over the point's GPUs, under
+/// route, fetch, local and predicate (a study on top of the baseline, not a check).
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
                                    const std::string& topology, const std::vector<EpMeasurement>& deepep = {},
-                                   const std::string& keep = "");
+                                   const std::string& keep = "", std::int64_t shared_tokens = 0);
 /// Every point against its measurement, then its time per layer by part, then each decode point's
 /// dispatch and combine beside DeepEP's.
 std::string serving_report(const ServingValidation& v, double max_error);

@@ -108,3 +108,33 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   }
   std::filesystem::remove_all(keep);
 }
+
+TEST_CASE("validate: a decode point over a shared corpus runs each policy, each attending off its GPU its own way")
+{
+  // EP 16, 16 requests of 1,024 tokens a GPU, their contexts drawn from 16 chunks spread over the
+  // 16 GPUs: most of them on another GPU.
+  const auto rows = read_serving_measurements(table("decode,16,1,16,,16,1024,1000\n"));
+  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology, {}, "", 16 * 1024);
+  REQUIRE(v.points.size() == 1);
+  CHECK(v.invariants_ok);
+  const ServingPoint& p = v.points[0];
+  CHECK(p.shared_chunks == 16);
+  REQUIRE(p.shared.size() == 4);
+  CHECK(p.shared[0].policy == "route");
+  CHECK(p.shared[1].policy == "fetch");
+  CHECK(p.shared[2].policy == "local");
+  CHECK(p.shared[3].policy == "predicate");
+  const SharedRun &route = p.shared[0], &fetch = p.shared[1], &local = p.shared[2];
+  CHECK(route.route > 0);
+  CHECK(route.fetch + route.local + route.cached == 0);
+  CHECK(fetch.fetch > 0);
+  CHECK(fetch.route + fetch.local == 0);
+  CHECK(local.local > 0);
+  CHECK(local.route + local.fetch == 0);
+  for (const SharedRun& r : p.shared) {
+    INFO(r.policy);
+    CHECK(r.tokens_per_s_per_gpu == Approx(16 / r.tpot_s));
+    // Attending off the GPU costs something: no policy beats every context on its own GPU.
+    CHECK(r.tokens_per_s_per_gpu < p.two.tokens_per_s_per_gpu);
+  }
+}

@@ -5,7 +5,7 @@
 //   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --handoff MOONCAKE_PD.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --serving DEEPSEEK_PROFILE.csv [--deepep DEEPEP.csv] [--profile P] [--topology T]
-//                  [--max-error PCT] [--out DIR]
+//                  [--max-error PCT] [--out DIR] [--shared-corpus TOKENS]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
@@ -47,6 +47,7 @@ struct ValidateOptions {
   std::string handoff;
   std::string serving;
   std::string deepep;
+  std::int64_t shared_corpus = 0;
   double max_error = 15;
   std::size_t worst = 10;
 };
@@ -139,9 +140,9 @@ int run_serving(const ValidateOptions& o)
   const auto data = validate::read_serving_measurements(o.serving);
   const auto deepep =
       o.deepep.empty() ? std::vector<validate::EpMeasurement>{} : validate::read_ep_measurements(o.deepep);
-  const validate::ServingValidation v =
-      validate::validate_serving(data, o.profile.empty() ? validate::kServingProfile : o.profile,
-                                 o.topology.empty() ? validate::kServingTopology : o.topology, deepep, o.out);
+  const validate::ServingValidation v = validate::validate_serving(
+      data, o.profile.empty() ? validate::kServingProfile : o.profile,
+      o.topology.empty() ? validate::kServingTopology : o.topology, deepep, o.out, o.shared_corpus);
   const double bound = o.max_error / 100;
   std::cout << validate::serving_report(v, bound);
   const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(), [bound](const auto& p) {
@@ -200,6 +201,10 @@ void add_validate(CLI::App& app, Action& action)
   sub->add_option("--deepep", o->deepep,
                   "With --serving: DeepEP's low-latency table (as --expert-parallel reads it), whose pure-RDMA "
                   "dispatch and combine each decode point's are set beside");
+  sub->add_option("--shared-corpus", o->shared_corpus,
+                  "With --serving: each decode point again over a shared corpus of this many tokens (its contexts "
+                  "drawn from it, popularity 1 / rank), under route, fetch, local and predicate")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--max-error", o->max_error,
                   "With --expert-parallel, --handoff or --serving: fail (exit 1) past this error, percent")
       ->check(CLI::NonNegativeNumber)
