@@ -69,7 +69,7 @@ struct ServingPoint {
   /// (128 tokens a GPU, as the decode point's batch), s; 0: none.
   double deepep_dispatch_s = 0, deepep_combine_s = 0;
   /// decode, with a shared corpus asked for: its chunks, and each policy's run over it (two
-  /// micro-batches), in the order of kSharedPolicies.
+  /// micro-batches): route, fetch, local, predicate.
   std::int64_t shared_chunks = 0;
   std::vector<SharedRun> shared;
   double dispatch_error() const { return one.per_layer.dispatch / deepep_dispatch_s - 1; }
