@@ -152,6 +152,101 @@ struct GuardScope {
 
 } // namespace
 
+namespace
+{
+// The run's output folder, with its parents and its partial folder (returned). `created`: the
+// folders this run made, deepest first, removed again if the run fails on bad input, so that a
+// failed run leaves nothing behind (docs/file-formats.md).
+fs::path make_folders(const std::string& dir, std::vector<fs::path>& created)
+{
+  std::error_code ec;
+  for (fs::path p = fs::absolute(dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path())
+    created.push_back(p);
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) core::fail(dir, 0, 0, "--out", "cannot create the output folder");
+  const fs::path tmp = core::partial_folder(dir);
+  fs::create_directories(tmp);
+  return tmp;
+}
+
+// The policies' processes: those still running, those that failed, and the one whose memory guard
+// stopped it (the run then stops).
+struct Children {
+  std::vector<std::pair<pid_t, std::string>> running;
+  std::vector<ChildFailure> failures;
+  std::optional<ChildFailure> limit;
+};
+
+// Runs every task in a process of its own, `jobs` at once, until all have ended, a signal came, or
+// a process's memory guard stopped it. engine.max_memory is the whole run's: each of the processes
+// running at once gets its share.
+Children run_children(const Scenario& sc, const std::vector<Task>& tasks, const std::vector<Scenario>& members,
+                      const CorpusPlan& plan, const fs::path& tmp, const RunOptions& opt, int jobs)
+{
+  const int at_once = std::max(1, std::min(jobs, static_cast<int>(tasks.size())));
+  const core::Bytes share = sc.max_memory / at_once;
+  const std::string share_origin =
+      at_once == 1 ? "this policy's process, all of " + sc.max_memory_origin
+                   : fmt::format("this policy's process, 1/{} of {}", at_once, sc.max_memory_origin);
+  Children c;
+  std::size_t next = 0;
+  std::fflush(nullptr);
+  while ((next < tasks.size() || !c.running.empty()) && stop_signal() == 0 && !c.limit) {
+    while (next < tasks.size() && static_cast<int>(c.running.size()) < jobs) {
+      const Task& task = tasks[next];
+      const pid_t parent = getpid();
+      pid_t pid = fork();
+      if (pid == 0)
+        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt, share,
+              share_origin, parent);
+      if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
+      c.running.emplace_back(pid, tasks[next++].stem());
+    }
+    int status = 0;
+    pid_t done = waitpid(-1, &status, 0);
+    if (done < 0) continue; // interrupted by a signal: the loop checks stop_signal()
+    auto it = std::find_if(c.running.begin(), c.running.end(), [done](const auto& r) { return r.first == done; });
+    if (it == c.running.end()) continue;
+    const std::string name = it->second;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ChildFailure f = read_child_failure(tmp, name, status);
+      if (f.kind == core::FailureKind::kLimit && !c.limit) c.limit = f;
+      c.failures.push_back(std::move(f));
+    }
+    c.running.erase(it);
+  }
+  return c;
+}
+
+// Stopped early (a signal, a memory guard, or while reading the workload): what finished, and the
+// others' figures so far (docs/file-formats.md).
+RunOutcome stopped_early(const Scenario& sc, RunOutcome outcome, const RunFolder& folder, const fs::path& tmp,
+                         Children& c)
+{
+  std::error_code ec;
+  stop_children(c.running);
+  outcome.result = make_result(sc, gather(sc, tmp, true));
+  outcome.result.run_id = folder.id;
+  outcome.result.interrupted = true;
+  outcome.result.signal = stop_signal();
+  const fs::path summary = fs::path(outcome.out_dir) / "summary.interrupted.json";
+  if (c.limit) {
+    outcome.result.limit = c.limit->name;
+    outcome.result.limit_message = c.limit->policy + ": " + c.limit->message;
+  }
+  outcome.summary = to_json(outcome.result);
+  core::write_file_atomically(summary.string(), outcome.summary.dump(2) + "\n");
+  fs::remove_all(tmp, ec);
+  if (c.limit) {
+    for (ChildFailure& f : c.failures)
+      if (f.kind == core::FailureKind::kLimit) f.message += " (figures so far in " + summary.string() + ")";
+    throw_child_failures(sc.file, c.failures);
+  }
+  outcome.exit_code = core::code(core::ExitCode::kInterrupted);
+  return outcome;
+}
+} // namespace
+
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
   const StopSignals signals;
@@ -171,16 +266,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   RunOutcome outcome;
   outcome.out_dir = folder.dir;
   std::error_code ec;
-  // The folders this run creates, deepest first: removed again if the run fails on bad input, so
-  // that a failed run leaves nothing behind (docs/file-formats.md).
   std::vector<fs::path> created;
-  for (fs::path p = fs::absolute(outcome.out_dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path())
-    created.push_back(p);
-  fs::create_directories(outcome.out_dir, ec);
-  if (ec || !fs::is_directory(outcome.out_dir))
-    core::fail(outcome.out_dir, 0, 0, "--out", "cannot create the output folder");
-  const fs::path tmp = core::partial_folder(outcome.out_dir);
-  fs::create_directories(tmp);
+  const fs::path tmp = make_folders(outcome.out_dir, created);
 
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<Task> tasks;
@@ -190,70 +277,14 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
   for (int k = 0; k < static_cast<int>(members.size()); ++k)
     for (const std::string& p : sc.policies)
       tasks.push_back({p, k});
-  // engine.max_memory is the whole run's: each of the processes running at once gets its share.
-  const int at_once = std::max(1, std::min(jobs, static_cast<int>(tasks.size())));
-  const core::Bytes share = sc.max_memory / at_once;
-  const std::string share_origin =
-      at_once == 1 ? "this policy's process, all of " + sc.max_memory_origin
-                   : fmt::format("this policy's process, 1/{} of {}", at_once, sc.max_memory_origin);
-  std::vector<std::pair<pid_t, std::string>> running;
-  std::size_t next = 0;
-  std::vector<ChildFailure> failures;
-  std::optional<ChildFailure> limit; // a child's guard stopped it: the run stops
-  std::fflush(nullptr);
-  while ((next < tasks.size() || !running.empty()) && stop_signal() == 0 && !limit && !stopped_before) {
-    while (next < tasks.size() && static_cast<int>(running.size()) < jobs) {
-      const Task& task = tasks[next];
-      const pid_t parent = getpid();
-      pid_t pid = fork();
-      if (pid == 0)
-        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt, share,
-              share_origin, parent);
-      if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
-      running.emplace_back(pid, tasks[next++].stem());
-    }
-    int status = 0;
-    pid_t done = waitpid(-1, &status, 0);
-    if (done < 0) continue; // interrupted by a signal: the loop checks stop_signal()
-    auto it = std::find_if(running.begin(), running.end(), [done](const auto& r) { return r.first == done; });
-    if (it == running.end()) continue;
-    const std::string name = it->second;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      ChildFailure f = read_child_failure(tmp, name, status);
-      if (f.kind == core::FailureKind::kLimit && !limit) limit = f;
-      failures.push_back(std::move(f));
-    }
-    running.erase(it);
-  }
-
-  if (stop_signal() != 0 || limit || stopped_before) {
-    // Stopped early: what finished, and the others' figures so far (docs/file-formats.md).
-    stop_children(running);
-    outcome.result = make_result(sc, gather(sc, tmp, true));
-    outcome.result.run_id = folder.id;
-    outcome.result.interrupted = true;
-    outcome.result.signal = stop_signal();
-    const fs::path summary = fs::path(outcome.out_dir) / "summary.interrupted.json";
-    if (limit) {
-      outcome.result.limit = limit->name;
-      outcome.result.limit_message = limit->policy + ": " + limit->message;
-    }
-    outcome.summary = to_json(outcome.result);
-    core::write_file_atomically(summary.string(), outcome.summary.dump(2) + "\n");
-    fs::remove_all(tmp, ec);
-    if (limit) {
-      for (ChildFailure& f : failures)
-        if (f.kind == core::FailureKind::kLimit) f.message += " (figures so far in " + summary.string() + ")";
-      throw_child_failures(sc.file, failures);
-    }
-    outcome.exit_code = core::code(core::ExitCode::kInterrupted);
-    return outcome;
-  }
-  if (!failures.empty()) {
+  Children children;
+  if (!stopped_before) children = run_children(sc, tasks, members, plan, tmp, opt, jobs);
+  if (stop_signal() != 0 || children.limit || stopped_before) return stopped_early(sc, outcome, folder, tmp, children);
+  if (!children.failures.empty()) {
     fs::remove_all(tmp, ec);
     for (const fs::path& p : created)
       fs::remove(p, ec); // only an empty folder goes
-    throw_child_failures(sc.file, failures);
+    throw_child_failures(sc.file, children.failures);
   }
   outcome.result = make_result(sc, gather(sc, tmp, false));
   outcome.result.run_id = folder.id;
