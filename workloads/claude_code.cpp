@@ -44,6 +44,65 @@ struct Frame {
 };
 } // namespace
 
+void ClaudeCodeReader::bad(const std::string& path, bool skip, const std::string& key, const std::string& message)
+{
+  core::Diagnostic d{path, 0, 0, key, message};
+  if (!skip) throw core::InputError(d);
+  ++skipped_;
+  if (messages_.size() < 20) messages_.push_back(d.str());
+}
+
+bool ClaudeCodeReader::read_call(const json& e, const std::string& path, bool skip, const std::string& at, double t,
+                                 std::uint64_t session, std::uint64_t agent, std::uint64_t parent,
+                                 std::int64_t block_tokens, bool local_ids)
+{
+  auto bad = [&](const std::string& key, const std::string& message) { this->bad(path, skip, key, message); };
+  Request r;
+  auto count = [&](const char* key, std::int64_t& out) {
+    auto v = e.find(key);
+    if (v == e.end() || !v->is_number_integer() || v->get<std::int64_t>() < 0) {
+      bad(at + "." + key, v == e.end() ? "missing field" : "expected a non-negative integer, got " + v->dump());
+      return false;
+    }
+    out = v->get<std::int64_t>();
+    return true;
+  };
+  if (!count("in", r.input_tokens) || !count("out", r.output_tokens)) return false;
+  auto ids = e.find("hash_ids");
+  if (ids == e.end() || !ids->is_array()) {
+    bad(at + ".hash_ids", ids == e.end() ? "missing field" : std::string("expected an array, got ") + type_name(*ids));
+    return false;
+  }
+  r.blocks.reserve(ids->size());
+  bool ok = true;
+  for (std::size_t k = 0; k < ids->size() && ok; ++k) {
+    const json& id = (*ids)[k];
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        (local_ids && id.get<std::uint64_t>() >= ids::kLocalBlocks)) {
+      bad(at + ".hash_ids[" + std::to_string(k) + "]", "expected a block id in [0, 2^40), got " + id.dump());
+      ok = false;
+      break;
+    }
+    std::uint64_t v = id.get<std::uint64_t>();
+    r.blocks.push_back(local_ids ? ids::session_block(session, v) : v);
+  }
+  if (!ok) return false;
+  if (auto th = e.find("think_time"); th != e.end() && !th->is_null()) {
+    if (!th->is_number() || !(th->get<double>() >= 0)) {
+      bad(at + ".think_time", "expected a non-negative number of seconds, got " + th->dump());
+      return false;
+    }
+    r.think = core::Seconds(th->get<double>());
+  }
+  r.arrival = core::Seconds(t);
+  r.session = session;
+  r.agent = agent;
+  r.parent_agent = parent;
+  r.block_tokens = block_tokens;
+  requests_.push_back(std::move(r));
+  return true;
+}
+
 ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions options, std::uint64_t session)
 {
   const std::string text = read_whole_file(path); // plain or compressed; a session is small
@@ -76,10 +135,7 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
     core::fail(path, 0, 0, "requests", "expected an array of requests");
 
   auto bad = [&](const std::string& key, const std::string& message) {
-    core::Diagnostic d{path, 0, 0, key, message};
-    if (!options.skip_bad) throw core::InputError(d);
-    ++skipped_;
-    if (messages_.size() < 20) messages_.push_back(d.str());
+    this->bad(path, options.skip_bad, key, message);
   };
 
   XATTN_CHECK(session < ids::kLocalBlockSessions, "a session number the importer can namespace block ids with");
@@ -128,50 +184,7 @@ ClaudeCodeReader::ClaudeCodeReader(const std::string& path, ImportOptions option
       bad(at + ".type", "expected \"n\" or \"subagent\", got " + (it_type == e.end() ? "nothing" : it_type->dump()));
       continue;
     }
-    Request r;
-    auto count = [&](const char* key, std::int64_t& out) {
-      auto v = e.find(key);
-      if (v == e.end() || !v->is_number_integer() || v->get<std::int64_t>() < 0) {
-        bad(at + "." + key, v == e.end() ? "missing field" : "expected a non-negative integer, got " + v->dump());
-        return false;
-      }
-      out = v->get<std::int64_t>();
-      return true;
-    };
-    if (!count("in", r.input_tokens) || !count("out", r.output_tokens)) continue;
-    auto ids = e.find("hash_ids");
-    if (ids == e.end() || !ids->is_array()) {
-      bad(at + ".hash_ids",
-          ids == e.end() ? "missing field" : std::string("expected an array, got ") + type_name(*ids));
-      continue;
-    }
-    r.blocks.reserve(ids->size());
-    bool ok = true;
-    for (std::size_t k = 0; k < ids->size() && ok; ++k) {
-      const json& id = (*ids)[k];
-      if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-          (local_ids && id.get<std::uint64_t>() >= ids::kLocalBlocks)) {
-        bad(at + ".hash_ids[" + std::to_string(k) + "]", "expected a block id in [0, 2^40), got " + id.dump());
-        ok = false;
-        break;
-      }
-      std::uint64_t v = id.get<std::uint64_t>();
-      r.blocks.push_back(local_ids ? ids::session_block(session, v) : v);
-    }
-    if (!ok) continue;
-    if (auto th = e.find("think_time"); th != e.end() && !th->is_null()) {
-      if (!th->is_number() || !(th->get<double>() >= 0)) {
-        bad(at + ".think_time", "expected a non-negative number of seconds, got " + th->dump());
-        continue;
-      }
-      r.think = core::Seconds(th->get<double>());
-    }
-    r.arrival = core::Seconds(t);
-    r.session = session;
-    r.agent = f.agent;
-    r.parent_agent = f.parent;
-    r.block_tokens = block_tokens;
-    requests_.push_back(std::move(r));
+    read_call(e, path, options.skip_bad, at, t, session, f.agent, f.parent, block_tokens, local_ids);
   }
   if (requests_.empty()) core::fail(path, 0, 0, "requests", "the session holds no requests");
   // Stable: calls at the same instant keep their file order.

@@ -5,6 +5,8 @@
 
 #include "workloads/request.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,13 @@ public:
   std::uint64_t requests() const { return requests_.size(); }
 
 private:
+  /// A bad entry at `key` of file `path`: an error, or with skip_bad counted and noted.
+  void bad(const std::string& path, bool skip, const std::string& key, const std::string& message);
+  /// One call ("type": "n") at `at`, made at `t` by `agent` (child of `parent`) in `session`; false
+  /// where it is bad (reported through bad()).
+  bool read_call(const nlohmann::json& e, const std::string& path, bool skip, const std::string& at, double t,
+                 std::uint64_t session, std::uint64_t agent, std::uint64_t parent, std::int64_t block_tokens,
+                 bool local_ids);
   std::vector<Request> requests_;
   std::size_t pos_ = 0;
   std::uint64_t subagents_ = 0;
