@@ -379,6 +379,76 @@ const core::Schema& topology_schema()
   return kTopology;
 }
 
+namespace
+{
+// The pcie section, each rate and latency checked against what hardware of its class has.
+PcieSpec read_pcie(core::Section& p)
+{
+  const PcieSpec pcie{bounded(p, "switches"),      p.rate("bandwidth"),      p.seconds("latency"),
+                      p.seconds("switch_latency"), p.rate("host_bandwidth"), p.seconds("host_latency"),
+                      p.seconds("host_crossing")};
+  p.plausible("bandwidth", core::kPcieRate, pcie.bandwidth.value());
+  p.plausible("host_bandwidth", core::kPcieRate, pcie.host_bandwidth.value());
+  for (const char* k : {"latency", "switch_latency", "host_latency", "host_crossing"})
+    p.plausible(k, core::kWireLatency, p.seconds(k).value());
+  return pcie;
+}
+
+// The fabric section but its rails (check_rails), each rate and latency checked as read_pcie's.
+FabricSpec read_fabric(core::Section& fabric)
+{
+  core::Section link = fabric.section("link");
+  FabricSpec f{bounded(fabric, "nodes_per_leaf"),
+               bounded(fabric, "leaves"),
+               bounded(fabric, "spines"),
+               link.rate("bandwidth"),
+               link.seconds("latency"),
+               fabric.seconds("switch_latency"),
+               fabric.number("oversubscription"),
+               bounded(fabric, "rails"),
+               {},
+               fabric.choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn,
+               routing_named(fabric.choice("routing")),
+               static_cast<std::uint64_t>(fabric.integer("ecmp_seed"))};
+  link.plausible("bandwidth", core::kNicRate, f.link_bandwidth.value());
+  link.plausible("latency", core::kWireLatency, f.link_latency.value());
+  fabric.plausible("switch_latency", core::kWireLatency, f.switch_latency.value());
+  if (fabric.has("ecmp_seed") && f.routing != Routing::kEcmp)
+    fabric.error("ecmp_seed",
+                 "seeds the hash of routing ecmp; this fabric routes " + std::string(to_string(f.routing)));
+  return f;
+}
+
+// The NICs' count against the GPUs of a node, and each GPU's NIC: `affinity` as listed, or spread
+// evenly.
+void check_nics(core::Section& nics, TopologySpec& t, const std::vector<double>& affinity)
+{
+  const int g = t.gpus_per_node;
+  const int k = t.nics->count;
+  if (k > g)
+    nics.error("count",
+               std::to_string(k) + " NICs per node for " + std::to_string(g) + " GPUs: at most one NIC per GPU");
+  if (nics.has("affinity")) {
+    if (affinity.size() != static_cast<std::size_t>(g))
+      nics.error("affinity", "lists " + std::to_string(affinity.size()) + " NICs, expected one per GPU (" +
+                                 std::to_string(g) + ")");
+    for (std::size_t i = 0; i < affinity.size(); ++i) {
+      double a = affinity[i];
+      if (a != static_cast<int>(a) || a >= k) {
+        nics.error("affinity", "GPU " + std::to_string(i) + " refers to NIC " + fmt::format("{}", a) +
+                                   ", but a node has " + std::to_string(k) + " NICs (0.." + std::to_string(k - 1) +
+                                   ")");
+        break;
+      }
+      t.nics->affinity.push_back(static_cast<int>(a));
+    }
+  } else {
+    for (int i = 0; i < g; ++i)
+      t.nics->affinity.push_back(i * k / g);
+  }
+}
+} // namespace
+
 TopologySpec read_topology_spec(core::Section& s)
 {
   core::Diagnostics& diags = s.diagnostics();
@@ -400,13 +470,7 @@ TopologySpec read_topology_spec(core::Section& s)
     t.nvlink = read_nvlink(*nvlink);
   }
   core::Section p = s.section("pcie");
-  t.pcie = PcieSpec{bounded(p, "switches"),      p.rate("bandwidth"),      p.seconds("latency"),
-                    p.seconds("switch_latency"), p.rate("host_bandwidth"), p.seconds("host_latency"),
-                    p.seconds("host_crossing")};
-  p.plausible("bandwidth", core::kPcieRate, t.pcie.bandwidth.value());
-  p.plausible("host_bandwidth", core::kPcieRate, t.pcie.host_bandwidth.value());
-  for (const char* k : {"latency", "switch_latency", "host_latency", "host_crossing"})
-    p.plausible(k, core::kWireLatency, p.seconds(k).value());
+  t.pcie = read_pcie(p);
   std::optional<core::Section> nics;
   std::vector<double> affinity;
   if (s.has("nics")) {
@@ -419,26 +483,8 @@ TopologySpec read_topology_spec(core::Section& s)
   std::vector<double> rail_of_nic;
   if (s.has("fabric")) {
     fabric.emplace(s.section("fabric"));
-    core::Section link = fabric->section("link");
-    t.fabric = FabricSpec{bounded(*fabric, "nodes_per_leaf"),
-                          bounded(*fabric, "leaves"),
-                          bounded(*fabric, "spines"),
-                          link.rate("bandwidth"),
-                          link.seconds("latency"),
-                          fabric->seconds("switch_latency"),
-                          fabric->number("oversubscription"),
-                          bounded(*fabric, "rails"),
-                          {},
-                          fabric->choice("cross_rail") == "spine" ? CrossRail::kSpine : CrossRail::kPxn,
-                          routing_named(fabric->choice("routing")),
-                          static_cast<std::uint64_t>(fabric->integer("ecmp_seed"))};
+    t.fabric = read_fabric(*fabric);
     rail_of_nic = fabric->numbers("rail_of_nic", core::Dimension::kCount);
-    link.plausible("bandwidth", core::kNicRate, t.fabric->link_bandwidth.value());
-    link.plausible("latency", core::kWireLatency, t.fabric->link_latency.value());
-    fabric->plausible("switch_latency", core::kWireLatency, t.fabric->switch_latency.value());
-    if (fabric->has("ecmp_seed") && t.fabric->routing != Routing::kEcmp)
-      fabric->error("ecmp_seed",
-                    "seeds the hash of routing ecmp; this fabric routes " + std::string(to_string(t.fabric->routing)));
   }
   if (diags.size() == errors_before && static_cast<std::int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus)
     s.error("nodes", std::to_string(t.nodes) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs are " +
@@ -452,30 +498,7 @@ TopologySpec read_topology_spec(core::Section& s)
     p.error("switches", std::to_string(g) + " GPUs per node do not spread evenly over " +
                             std::to_string(t.pcie.switches) + " PCIe switches");
   const std::size_t before_nics = diags.size();
-  if (t.nics) {
-    const int k = t.nics->count;
-    if (k > g)
-      nics->error("count",
-                  std::to_string(k) + " NICs per node for " + std::to_string(g) + " GPUs: at most one NIC per GPU");
-    if (nics->has("affinity")) {
-      if (affinity.size() != static_cast<std::size_t>(g))
-        nics->error("affinity", "lists " + std::to_string(affinity.size()) + " NICs, expected one per GPU (" +
-                                    std::to_string(g) + ")");
-      for (std::size_t i = 0; i < affinity.size(); ++i) {
-        double a = affinity[i];
-        if (a != static_cast<int>(a) || a >= k) {
-          nics->error("affinity", "GPU " + std::to_string(i) + " refers to NIC " + fmt::format("{}", a) +
-                                      ", but a node has " + std::to_string(k) + " NICs (0.." + std::to_string(k - 1) +
-                                      ")");
-          break;
-        }
-        t.nics->affinity.push_back(static_cast<int>(a));
-      }
-    } else {
-      for (int i = 0; i < g; ++i)
-        t.nics->affinity.push_back(i * k / g);
-    }
-  }
+  if (t.nics) check_nics(*nics, t, affinity);
   const bool nics_ok = diags.size() == before_nics;
   if (t.fabric) {
     const FabricSpec& f = *t.fabric;
