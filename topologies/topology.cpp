@@ -37,6 +37,26 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec))
 // Vertex block of a node: GPUs, [NVSwitch], PCIe switches, CPU, NICs. A node's NVSwitch is in its
 // block when its NVLink domain is the node alone; multi-node domains get one switch vertex each,
 // after the node blocks ("domain3.nvswitch").
+void Topology::place_nics()
+{
+  const int g_n = spec_.gpus_per_node;
+  const int p_n = spec_.pcie.switches;
+  const int k_n = spec_.nics ? spec_.nics->count : 0;
+  // A NIC sits on the PCIe switch of the first GPU that uses it (else spread evenly).
+  nic_switch_.assign(k_n, -1);
+  nic_owner_.assign(k_n, -1);
+  for (int g = 0; g < g_n && spec_.nics; ++g)
+    if (int& owner = nic_owner_[spec_.nics->affinity[g]]; owner < 0) {
+      owner = g;
+      nic_switch_[spec_.nics->affinity[g]] = pcie_switch_of_gpu(g);
+    }
+  for (int k = 0; k < k_n; ++k)
+    if (nic_switch_[k] < 0) nic_switch_[k] = k * p_n / k_n;
+  rail_owner_.assign(rails(), -1);
+  for (int g = 0; g < g_n && spec_.fabric; ++g)
+    if (int& owner = rail_owner_[rail_of_nic(spec_.nics->affinity[g])]; owner < 0) owner = g;
+}
+
 // Link block of a node:   [NVLink per GPU], PCIe slot per GPU, PCIe slot per NIC, host uplink per PCIe switch.
 // Then: domain switches, leaves, spines (vertices); NIC access links node-major, leaf-spine trunks
 // leaf-major (links).
@@ -51,19 +71,7 @@ void Topology::build()
   vertices_per_node_ = g_n + nv_vertex + p_n + 1 + k_n;
   links_per_node_ = nv * g_n + g_n + k_n + p_n;
 
-  // A NIC sits on the PCIe switch of the first GPU that uses it (else spread evenly).
-  nic_switch_.assign(k_n, -1);
-  nic_owner_.assign(k_n, -1);
-  for (int g = 0; g < g_n && spec_.nics; ++g)
-    if (int& owner = nic_owner_[spec_.nics->affinity[g]]; owner < 0) {
-      owner = g;
-      nic_switch_[spec_.nics->affinity[g]] = pcie_switch_of_gpu(g);
-    }
-  for (int k = 0; k < k_n; ++k)
-    if (nic_switch_[k] < 0) nic_switch_[k] = k * p_n / k_n;
-  rail_owner_.assign(rails(), -1);
-  for (int g = 0; g < g_n && spec_.fabric; ++g)
-    if (int& owner = rail_owner_[rail_of_nic(spec_.nics->affinity[g])]; owner < 0) owner = g;
+  place_nics();
 
   const auto& pc = spec_.pcie;
   core::Seconds zero{};

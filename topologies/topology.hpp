@@ -202,6 +202,8 @@ public:
 
 private:
   void build();
+  /// Each NIC's PCIe switch and first GPU, and each rail's first GPU (build()).
+  void place_nics();
   void validate() const;
   Hop hop(LinkId id, Direction d) const { return Hop{id, d, links_[id].bandwidth, links_[id].latency}; }
   // Per-node blocks of vertex and link ids.

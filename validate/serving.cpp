@@ -190,7 +190,8 @@ ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, 
   const fs::path dir = keep.empty() ? scratch->path() : fs::absolute(keep);
   fs::create_directories(dir);
   for (const ServingMeasurement& m : data) {
-    ServingPoint pt{m, {}, {}, 0, 0};
+    ServingPoint pt;
+    pt.measured = m;
     pt.one = simulate(m, 1, dir, v, pt);
     pt.two = simulate(m, 2, dir, v, pt);
     if (m.phase == "decode" && shared_tokens > 0) {
