@@ -271,6 +271,55 @@ std::vector<double> member_figures(const std::string& dir, const std::string& id
           if (fig == metric) return sp.values;
   throw std::runtime_error("point " + id + " has no ensemble figure " + metric + " for " + policy);
 }
+// Candidate `i` of combination `c`, its points run: its worst figure for each bound of the SLO
+// (or, with a confidence, the share of its ensemble members that meet them all), and whether it
+// meets the SLO. A point in `refused` does not fit its data: the candidate is judged, not run.
+Evaluation judge(const Space& space, const PlanSpec& spec, const std::string& dir, std::size_t c, std::size_t i,
+                 const std::map<std::string, std::string>& refused)
+{
+  Evaluation e;
+  e.combo = c;
+  e.index = i;
+  for (const Point& p : space.points(c, i, spec))
+    if (auto it = refused.find(p.id); it != refused.end() && e.refused.empty()) e.refused = it->second;
+  int met = 0;
+  e.worst_s.assign(spec.slo.size(), 0.0);
+  for (const Point& p : space.points(c, i, spec)) {
+    e.point_ids.push_back(p.id);
+    if (!e.refused.empty()) continue; // nothing simulated: it does not fit
+    const std::string judged = space.judged(c, spec);
+    for (std::size_t b = 0; b < spec.slo.size(); ++b)
+      e.worst_s[b] =
+          std::max(e.worst_s[b], figure(dir, p.id, judged, spec.slo[b].metric, e.invariants_ok, e.overloaded));
+    if (spec.confidence > 0) {
+      // A member meets the SLO when each of its figures is within its bound.
+      std::vector<bool> meets;
+      for (const SloBound& b : spec.slo) {
+        const std::vector<double> v = member_figures(dir, p.id, judged, b.metric);
+        meets.resize(v.size(), true);
+        for (std::size_t k = 0; k < v.size(); ++k)
+          meets[k] = meets[k] && v[k] <= b.max_s;
+      }
+      e.members += static_cast<int>(meets.size());
+      met += static_cast<int>(std::count(meets.begin(), meets.end(), true));
+    }
+  }
+  if (!e.refused.empty()) {
+    e.meets = false;
+    e.share = 0;
+  } else if (spec.confidence > 0) {
+    e.share = e.members > 0 ? static_cast<double>(met) / e.members : 0.0;
+    e.meets = e.share >= spec.confidence;
+  } else {
+    e.meets = true;
+    for (std::size_t b = 0; b < spec.slo.size(); ++b)
+      e.meets = e.meets && e.worst_s[b] <= spec.slo[b].max_s;
+  }
+  // A configuration that does not keep up with its load meets nothing: its latencies are a
+  // growing queue's, which a longer run would make worse.
+  e.meets = e.meets && !e.overloaded;
+  return e;
+}
 } // namespace
 
 PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, bool progress)
@@ -316,47 +365,7 @@ PlanResult run_plan(const PlanSpec& spec, const std::string& out, int workers, b
       refused[id] = std::move(*why);
     }
     for (const auto& [c, i] : batch) {
-      Evaluation e;
-      e.combo = c;
-      e.index = i;
-      for (const Point& p : space.points(c, i, spec))
-        if (auto it = refused.find(p.id); it != refused.end() && e.refused.empty()) e.refused = it->second;
-      int met = 0;
-      e.worst_s.assign(spec.slo.size(), 0.0);
-      for (const Point& p : space.points(c, i, spec)) {
-        e.point_ids.push_back(p.id);
-        if (!e.refused.empty()) continue; // nothing simulated: it does not fit
-        const std::string judged = space.judged(c, spec);
-        for (std::size_t b = 0; b < spec.slo.size(); ++b)
-          e.worst_s[b] =
-              std::max(e.worst_s[b], figure(r.dir, p.id, judged, spec.slo[b].metric, e.invariants_ok, e.overloaded));
-        if (spec.confidence > 0) {
-          // A member meets the SLO when each of its figures is within its bound.
-          std::vector<bool> meets;
-          for (const SloBound& b : spec.slo) {
-            const std::vector<double> v = member_figures(r.dir, p.id, judged, b.metric);
-            meets.resize(v.size(), true);
-            for (std::size_t k = 0; k < v.size(); ++k)
-              meets[k] = meets[k] && v[k] <= b.max_s;
-          }
-          e.members += static_cast<int>(meets.size());
-          met += static_cast<int>(std::count(meets.begin(), meets.end(), true));
-        }
-      }
-      if (!e.refused.empty()) {
-        e.meets = false;
-        e.share = 0;
-      } else if (spec.confidence > 0) {
-        e.share = e.members > 0 ? static_cast<double>(met) / e.members : 0.0;
-        e.meets = e.share >= spec.confidence;
-      } else {
-        e.meets = true;
-        for (std::size_t b = 0; b < spec.slo.size(); ++b)
-          e.meets = e.meets && e.worst_s[b] <= spec.slo[b].max_s;
-      }
-      // A configuration that does not keep up with its load meets nothing: its latencies are a
-      // growing queue's, which a longer run would make worse.
-      e.meets = e.meets && !e.overloaded;
+      const Evaluation e = judge(space, spec, r.dir, c, i, refused);
       r.evaluations.push_back(e);
       Search& s = search[c];
       if (e.meets)
