@@ -307,6 +307,53 @@ std::vector<FittedSeries> fit_measurements(const Measurements& m, const FitOptio
   return out;
 }
 
+namespace
+{
+// A fit's record in the profile (its `fit:` entry): how well it fits, its breakpoints, where the
+// curve departs from the measured times, the values it sets.
+YAML::Node fit_record(const FittedSeries& f)
+{
+  YAML::Node n;
+  n["measured"] = std::string(to_string(f.measured));
+  n["model"] = f.model;
+  n["points"] = f.quality.points;
+  n["r2"] = fixed6(f.quality.r2, "");
+  n["mape"] = fixed6(f.quality.mape, "");
+  n["max_error"] = fixed6(f.quality.max_error, "");
+  n["loo_mape"] = fixed6(f.quality.loo_mape, "");
+  if (f.line && !f.line->breakpoints.empty()) {
+    YAML::Node bps;
+    for (double b : f.line->breakpoints)
+      bps.push_back(whole_bytes(b));
+    n["breakpoints"] = bps;
+  }
+  if (f.line && f.measured == Measured::kTransfer) {
+    // Where the curve departs from the measured times to stay non-decreasing.
+    for (const Flattened& r : f.line->flattened) {
+      YAML::Node run;
+      run["at"] = whole_bytes(r.at_B);
+      run["from"] = whole_bytes(r.from_B);
+      run["to"] = whole_bytes(r.to_B);
+      run["points"] = r.points;
+      run["fell"] = fixed6(r.fell, "");
+      run["max_change"] = fixed6(r.max_change, "");
+      n["flattened"].push_back(run);
+    }
+    for (const std::string& a : f.line->adjustments)
+      n["adjustments"].push_back(a);
+  }
+  for (const Uncertainty& u : f.spread_check)
+    n["spread_check"][u.key]["relative"] = fixed6(u.relative, "");
+  if (!f.sets.empty()) {
+    YAML::Node sets;
+    for (const auto& kv : f.sets)
+      sets.push_back(kv.first);
+    n["sets"] = sets;
+  }
+  return n;
+}
+} // namespace
+
 std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileHeader& header)
 {
   YAML::Node root;
@@ -360,46 +407,8 @@ std::string render_profile(const std::vector<FittedSeries>& fits, const ProfileH
   if (spread.size() > 0) root["uncertainty"] = spread;
   if (corr.size() > 0) root["correlations"] = corr;
   YAML::Node fit_node;
-  for (const FittedSeries& f : fits) {
-    YAML::Node n;
-    n["measured"] = std::string(to_string(f.measured));
-    n["model"] = f.model;
-    n["points"] = f.quality.points;
-    n["r2"] = fixed6(f.quality.r2, "");
-    n["mape"] = fixed6(f.quality.mape, "");
-    n["max_error"] = fixed6(f.quality.max_error, "");
-    n["loo_mape"] = fixed6(f.quality.loo_mape, "");
-    if (f.line && !f.line->breakpoints.empty()) {
-      YAML::Node bps;
-      for (double b : f.line->breakpoints)
-        bps.push_back(whole_bytes(b));
-      n["breakpoints"] = bps;
-    }
-    if (f.line && f.measured == Measured::kTransfer) {
-      // Where the curve departs from the measured times to stay non-decreasing.
-      for (const Flattened& r : f.line->flattened) {
-        YAML::Node run;
-        run["at"] = whole_bytes(r.at_B);
-        run["from"] = whole_bytes(r.from_B);
-        run["to"] = whole_bytes(r.to_B);
-        run["points"] = r.points;
-        run["fell"] = fixed6(r.fell, "");
-        run["max_change"] = fixed6(r.max_change, "");
-        n["flattened"].push_back(run);
-      }
-      for (const std::string& a : f.line->adjustments)
-        n["adjustments"].push_back(a);
-    }
-    for (const Uncertainty& u : f.spread_check)
-      n["spread_check"][u.key]["relative"] = fixed6(u.relative, "");
-    if (!f.sets.empty()) {
-      YAML::Node sets;
-      for (const auto& kv : f.sets)
-        sets.push_back(kv.first);
-      n["sets"] = sets;
-    }
-    fit_node[f.name] = n;
-  }
+  for (const FittedSeries& f : fits)
+    fit_node[f.name] = fit_record(f);
   root["fit"] = fit_node;
   YAML::Emitter out;
   out << root;
