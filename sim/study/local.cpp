@@ -119,6 +119,23 @@ std::string describe(const ManifestPoint& p)
     s += k + "=" + v + " ";
   return s + "seed=" + std::to_string(p.seed);
 }
+// The manifest's points still to run (of opt.only, where given), in order; `skipped` counts the
+// complete ones. Each point's folder loses what killed runs left behind.
+std::vector<const ManifestPoint*> points_to_run(const Manifest& m, const std::string& dir, const LocalOptions& opt,
+                                                int& skipped)
+{
+  std::vector<const ManifestPoint*> todo;
+  for (const ManifestPoint& p : m.points) {
+    core::remove_temporaries(point_dir(dir, p.id), true);
+    if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), p.id) == opt.only.end()) continue;
+    if (point_complete(dir, p.id)) {
+      ++skipped;
+      continue;
+    }
+    todo.push_back(&p);
+  }
+  return todo;
+}
 } // namespace
 
 LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOptions& opt)
@@ -133,16 +150,7 @@ LocalOutcome run_local(const Manifest& m, const std::string& dir, const LocalOpt
   // an earlier sweep is), which no reader takes for a result but which would stay forever.
   core::remove_temporaries(dir, true);
 
-  std::vector<const ManifestPoint*> todo;
-  for (const ManifestPoint& p : m.points) {
-    core::remove_temporaries(point_dir(dir, p.id), true);
-    if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), p.id) == opt.only.end()) continue;
-    if (point_complete(dir, p.id)) {
-      ++out.skipped;
-      continue;
-    }
-    todo.push_back(&p);
-  }
+  const std::vector<const ManifestPoint*> todo = points_to_run(m, dir, opt, out.skipped);
   log_line(dir, "local: " + std::to_string(todo.size()) + " points to run, " + std::to_string(out.skipped) +
                     " complete, " + std::to_string(workers) + " workers");
 
