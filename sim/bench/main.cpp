@@ -117,11 +117,18 @@ void say(const std::string& what, const json& j)
 }
 } // namespace
 
-int main(int argc, char** argv)
+namespace
 {
+// The command line; a bad one exits 2 with the usage.
+struct Args {
   std::string out = "bench.json", xattn, scenario, mooncake, work = "bench-long";
   bool quick = false, long_tier = false;
   std::vector<std::string> only;
+};
+
+Args parse_args(int argc, char** argv)
+{
+  Args args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -132,31 +139,40 @@ int main(int argc, char** argv)
       return argv[++i];
     };
     if (a == "--out")
-      out = value();
+      args.out = value();
     else if (a == "--quick")
-      quick = true;
+      args.quick = true;
     else if (a == "--xattn")
-      xattn = value();
+      args.xattn = value();
     else if (a == "--scenario")
-      scenario = value();
+      args.scenario = value();
     else if (a == "--mooncake")
-      mooncake = value();
+      args.mooncake = value();
     else if (a == "--long")
-      long_tier = true;
+      args.long_tier = true;
     else if (a == "--only")
-      only.push_back(value());
+      args.only.push_back(value());
     else if (a == "--work")
-      work = value();
+      args.work = value();
     else {
       std::cerr << "usage: xattn_bench [--out FILE] [--quick] [--xattn PATH] [--scenario FILE] [--mooncake FILE]\n"
                    "       xattn_bench --long [--only NAME]... [--work DIR] [--out FILE] [--xattn PATH]\n";
-      return 2;
+      std::exit(2);
     }
   }
+  return args;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  Args args = parse_args(argc, argv);
+  std::string &out = args.out, &xattn = args.xattn, &scenario = args.scenario, &mooncake = args.mooncake;
+  const bool quick = args.quick;
   std::error_code ec;
   if (xattn.empty())
     xattn = (fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path().parent_path() / "xattn").string();
-  if (long_tier) return run_long(xattn, only, work, out);
+  if (args.long_tier) return run_long(xattn, args.only, args.work, out);
   if (scenario.empty())
     scenario = !data("scenarios/mooncake-1024.yaml").empty() ? data("scenarios/mooncake-1024.yaml")
                                                              : data("scenarios/quickstart.yaml");
