@@ -95,6 +95,45 @@ void MaxMinSolver::grow_table()
     table_[find(group_links(g))] = {stamp_, g};
 }
 
+double MaxMinSolver::freeze(std::uint32_t g, bool stop, double level, double tol)
+{
+  const auto links_begin = group_links_.begin() + group_begin_[g],
+             links_end = group_links_.begin() + group_begin_[g + 1];
+  // On a full link every unfrozen flow of the group freezes; otherwise those at their caps.
+  double rate = 0, weight = 0, still_lowest = std::numeric_limits<double>::infinity();
+  bool below = false; // a flow frozen below its cap: it is at the level
+  const auto freeze_flow = [&](std::uint32_t i) {
+    rate_[i] = std::min(cap_[i], weight_[i] * level);
+    rate += rate_[i];
+    weight += weight_[i];
+    below = below || below_cap(rate_[i], cap_[i]);
+  };
+  std::vector<std::uint32_t>& members = members_[g];
+  std::uint32_t end = live_end_[g];
+  if (stop) {
+    for (std::uint32_t k = 0; k < end; ++k)
+      freeze_flow(members[k]);
+    end = 0;
+  }
+  for (std::uint32_t k = 0; k < end;) {
+    const std::uint32_t i = members[k];
+    if (ceiling_[i] > tol) {
+      still_lowest = std::min(still_lowest, ceiling_[i]);
+      ++k;
+      continue;
+    }
+    freeze_flow(i);
+    std::swap(members[k], members[--end]); // the frozen go behind the unfrozen
+  }
+  live_end_[g] = end;
+  for (auto l = links_begin; l != links_end; ++l) {
+    left_[*l] -= rate;
+    wsum_[*l] -= weight;
+    if (below) top_[*l] = std::max(top_[*l], level);
+  }
+  return still_lowest;
+}
+
 const std::vector<double>& MaxMinSolver::solve()
 {
   const std::size_t n = flows(), m = capacity_.size(), groups = this->groups();
@@ -156,40 +195,9 @@ const std::vector<double>& MaxMinSolver::solve()
         lowest = std::min(lowest, lowest_left_[g]);
         continue;
       }
-      // On a full link every unfrozen flow of the group freezes; otherwise those at their caps.
-      double rate = 0, weight = 0, still_lowest = std::numeric_limits<double>::infinity();
-      bool below = false; // a flow frozen below its cap: it is at the level
-      const auto freeze = [&](std::uint32_t i) {
-        rate_[i] = std::min(cap_[i], weight_[i] * level);
-        rate += rate_[i];
-        weight += weight_[i];
-        below = below || below_cap(rate_[i], cap_[i]);
-      };
-      std::vector<std::uint32_t>& members = members_[g];
-      std::uint32_t end = live_end_[g];
-      if (stop) {
-        for (std::uint32_t k = 0; k < end; ++k)
-          freeze(members[k]);
-        end = 0;
-      }
-      for (std::uint32_t k = 0; k < end;) {
-        const std::uint32_t i = members[k];
-        if (ceiling_[i] > tol) {
-          still_lowest = std::min(still_lowest, ceiling_[i]);
-          ++k;
-          continue;
-        }
-        freeze(i);
-        std::swap(members[k], members[--end]); // the frozen go behind the unfrozen
-      }
+      const double still_lowest = freeze(g, stop, level, tol);
       froze = true;
-      live_end_[g] = end;
-      for (auto l = links_begin; l != links_end; ++l) {
-        left_[*l] -= rate;
-        wsum_[*l] -= weight;
-        if (below) top_[*l] = std::max(top_[*l], level);
-      }
-      if (end == 0) continue;
+      if (live_end_[g] == 0) continue;
       lowest_left_[g] = still_lowest;
       live_[kept++] = g;
       lowest = std::min(lowest, still_lowest);

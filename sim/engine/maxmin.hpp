@@ -76,7 +76,10 @@ private:
   bool crosses(std::uint32_t group, std::span<const std::uint32_t> links) const; ///< exactly these links
   /// The slot of the group with these links, or the free slot where it goes.
   std::size_t find(std::span<const std::uint32_t> links) const;
-  void grow_table();                                ///< doubles the table, keeping the set's groups
+  void grow_table(); ///< doubles the table, keeping the set's groups
+  /// A round of solve() at `level` freezes group `g`'s flows: all of them where it crosses a full
+  /// link (`stop`), else those whose ceiling is within `tol`; returns the lowest ceiling left.
+  double freeze(std::uint32_t g, bool stop, double level, double tol);
   std::vector<std::vector<std::uint32_t>> members_; ///< by group: its flows (storage kept from one clear() to the next)
   // Scratch.
   std::vector<double> rate_, left_, wsum_, top_;
