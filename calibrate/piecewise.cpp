@@ -79,8 +79,8 @@ namespace
 struct Fitting {
   const Sorted& s;
   const PiecewiseOptions& opt;
-  std::size_t n = 0;
-  std::size_t min_pts = 0; ///< least points of a segment
+  std::size_t min_pts = 0;          ///< least points of a segment
+  const std::size_t n = s.x.size(); ///< points
 
   bool can_cut(std::size_t i) const { return i == 0 || i == n || s.x[i] != s.x[i - 1]; }
   // A growing segment may be flat within the timer's resolution (quantised timings are): its line
@@ -348,7 +348,7 @@ Piecewise fit_piecewise(std::span<const double> x_in, std::span<const double> t_
   const std::size_t n = s.x.size();
   // A sweep shorter than a segment's least points is one line through all of them (nvbandwidth
   // runs give a size or two).
-  const Fitting fitting{s, opt, n,
+  const Fitting fitting{s, opt,
                         std::max<std::size_t>(2, std::min<std::size_t>(static_cast<std::size_t>(opt.min_points), n))};
   const std::vector<std::size_t> starts = fitting.cuts();
   const std::size_t segments = starts.size() - 1;

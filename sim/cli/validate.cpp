@@ -216,6 +216,9 @@ void add_validate(CLI::App& app, Action& action)
       core::fail("command line", 0, 0, "validate",
                  "give exactly one of MEASURED, --paper, --regression FILE, --expert-parallel FILE, --handoff FILE, "
                  "--serving FILE");
+    if (o->serving.empty() && (!o->deepep.empty() || o->shared_corpus > 0))
+      core::fail("command line", 0, 0, !o->deepep.empty() ? "--deepep" : "--shared-corpus",
+                 "goes with --serving, which sets the decode points it reads against");
     if (o->paper) return run_paper(*o);
     if (!o->expert_parallel.empty()) return run_expert_parallel(*o);
     if (!o->handoff.empty()) return run_handoff(*o);
