@@ -2,6 +2,7 @@
 // checked against what its parts must add up to and against the HBM bound of its attention.
 #include "validate/serving.hpp"
 
+#include "calibrate/profile.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/scenario.hpp"
 
@@ -94,10 +95,12 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   CHECK(p.dispatch_error() == Approx(s.dispatch / 100e-6 - 1));
   CHECK(p.combine_error() == Approx(s.combine / 200e-6 - 1));
   // Two micro-batches: each reads the weights again (8 rows each: the GEMMs are memory-bound, so
-  // nearly twice the time; the experts' too), and the same attention.
+  // nearly twice the time; the experts' too), and each runs its own attention kernel over half the
+  // requests: the same bytes, one launch more.
   const ServingSplit& o = p.two.per_layer;
   CHECK(o.gemm == Approx(2 * s.gemm).epsilon(0.1));
-  CHECK(o.attention == Approx(s.attention).epsilon(1e-4));
+  const double launch = calibrate::load_profile(kServingProfile).gpu.launch.value();
+  CHECK(o.attention == Approx(s.attention + launch).epsilon(1e-4));
   CHECK(p.error() == Approx(p.two.tokens_per_s_per_gpu / 1000 - 1));
   // The kept scenarios read again as they ran, their traces beside them.
   for (const char* run : {"decode-ep16-mb1", "decode-ep16-mb2"}) {
@@ -134,11 +137,15 @@ TEST_CASE("validate: a decode point over a shared corpus runs each policy, each 
   CHECK(fetch.route + fetch.local == 0);
   CHECK(local.local > 0);
   CHECK(local.route + local.fetch == 0);
+  // Attending off the GPU costs something: no policy beats every context on its own GPU (the
+  // study's configuration: one micro-batch). Routing pays at every step; the 16 chunks fit every
+  // cache, so fetching and re-prefilling pay at the first token only, which the TPOT leaves out.
   for (const SharedRun& r : p.shared) {
     INFO(r.policy);
-    // Attending off the GPU costs something: no policy beats every context on its own GPU.
-    CHECK(r.tokens_per_s_per_gpu < p.two.tokens_per_s_per_gpu);
+    CHECK(r.tokens_per_s_per_gpu <= p.one.tokens_per_s_per_gpu * (1 + 1e-12));
   }
+  CHECK(route.tokens_per_s_per_gpu < p.one.tokens_per_s_per_gpu);
+  CHECK(fetch.tpot_s == Approx(1 / (p.one.tokens_per_s_per_gpu / 16)));
   // Routing, every step alike: the batch over the TPOT is the engine's own count, every decoded
   // token over the run's simulated time and its 16 GPUs.
   std::ifstream in(keep / "out-decode-ep16-shared" / "summary.json");

@@ -16,6 +16,7 @@ using namespace iteration;
 
 void IterationSteps::run_round()
 {
+  plan->round_begun = now();
   if (plan->selects.empty()) {
     run_calls();
     return;
@@ -290,57 +291,33 @@ void IterationSteps::round_done()
   plan->gemm_s += gemm;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? step_other() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
+  plan->calls_s += now() - plan->round_begun;
+  if (sc().micro_batches > 1) {
+    pipeline_round(tail, gemm);
+    return;
+  }
   // The tail's kernels queue behind a background fetch's splice still running on the GPU (the
   // iteration's own moves have ended by now).
   IterationSteps self = *this;
   const double begin = OwnCompute::together_start(instance().own); // for the timeline
   const bool moe = sc().grouped() && round_moe_layers(plan->round) > 0;
-  // Two micro-batches: while one computes, the other's dispatch and combine are on the wire. Over
-  // the round's layers the GPU's compute (this tail, then its experts) and the all-to-all run side
-  // by side, and the round ends with the later (the pipeline's fill, a layer's worth, is not
-  // counted).
-  const bool overlap = moe && sc().micro_batches > 1;
-  if (overlap) plan->overlap_left = 2;
-  OwnCompute::run_together(instance().own, tail, [self, begin, gemm, moe, overlap]() mutable {
+  OwnCompute::run_together(instance().own, tail, [self, begin, gemm, moe]() mutable {
     if (Timeline* tl = self.timeline(); tl != nullptr && !self.plan->batch.empty()) // an idle GPU has no step
       for (topo::GpuId g : self.instance().gpus)
         tl->tail(g, self.plan->iteration, begin, self.plan->scale * self.plan->local_work,
                  self.plan->scale * self.plan->merge_work, gemm);
-    if (overlap) {
-      self.plan->tail_end = now();
-      self.overlap_part_done();
-    } else if (moe) {
+    if (moe) {
       self.plan->moe_arrived = now();
       MoePhase::arrive(self.sim, self);
     } else
       self.next_round();
   });
-  if (overlap) {
-    plan->moe_arrived = now();
-    MoePhase::arrive(sim, *this);
-  }
 }
 
 void IterationSteps::moe_done()
 {
-  if (plan->overlap_left > 0) {
-    plan->moe_end = now();
-    overlap_part_done();
-    return;
-  }
   plan->moe_s += now() - plan->moe_arrived;
   if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty()) // an idle GPU has no step
-    tl->moe(instance().gpus[0], plan->iteration, plan->moe_arrived);
-  next_round();
-}
-
-void IterationSteps::overlap_part_done()
-{
-  XATTN_CHECK(plan->overlap_left > 0, "a side of an overlapped round ended twice");
-  if (--plan->overlap_left > 0) return;
-  // The step's MoE share is what it waited for them past its own compute.
-  plan->moe_s += std::max(0.0, plan->moe_end - plan->tail_end);
-  if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty())
     tl->moe(instance().gpus[0], plan->iteration, plan->moe_arrived);
   next_round();
 }
@@ -429,7 +406,7 @@ void IterationSteps::finish()
     sim.start_iteration(plan->inst);
 }
 
-void IterationRunner::start(Simulation& sim, int inst)
+std::shared_ptr<Plan> IterationRunner::plan(Simulation& sim, int inst)
 {
   // A GPU of an expert-parallel group steps with the others even with nothing to decode: its
   // experts serve their tokens.
@@ -439,7 +416,17 @@ void IterationRunner::start(Simulation& sim, int inst)
   it.plan->inst = inst;
   it.plan->iteration = sim.iterations_;
   it.build();
-  it.run_round();
+  return it.plan;
+}
+
+void IterationRunner::run(Simulation& sim, std::shared_ptr<Plan> plan)
+{
+  IterationSteps{sim, std::move(plan)}.run_round();
+}
+
+void IterationRunner::start(Simulation& sim, int inst)
+{
+  run(sim, plan(sim, inst));
 }
 
 } // namespace xattn::sim::engine

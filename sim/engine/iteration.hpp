@@ -5,11 +5,22 @@
 
 #include "sim/engine/simulation.hpp"
 
+#include <memory>
+
 namespace xattn::sim::engine
 {
 
+namespace iteration
+{
+struct Plan;
+}
+
 struct IterationRunner {
   static void start(Simulation& sim, int inst);
+  /// start() in its two halves: the step planned, then run. An expert-parallel group with two
+  /// micro-batches plans every member's step before it runs any (each round's exchange reads them all).
+  static std::shared_ptr<iteration::Plan> plan(Simulation& sim, int inst);
+  static void run(Simulation& sim, std::shared_ptr<iteration::Plan> plan);
 };
 
 } // namespace xattn::sim::engine

@@ -317,12 +317,17 @@ void IterationSteps::close_plan(const Scratch& s)
   const ModelSpec& m = sc().model;
   const calibrate::Profile& p = sc().profile;
   // One attention launch and one merge launch per iteration for the whole batch; under selection,
-  // the indexer's scan of the context on the requester's own GPU first.
+  // the indexer's scan of the context on the requester's own GPU first. With micro-batches, each
+  // launches its own over its share of the batch (DeepSeek balances the attention between them).
+  const double mb = sc().micro_batches;
   if (s.local_tokens_all > 0)
-    plan->local_work = attention_kernel(m, p, 1, s.local_rows, s.local_tokens_all, s.local_token_rows).time().value();
+    plan->local_work =
+        mb *
+        attention_kernel(m, p, 1, s.local_rows / mb, s.local_tokens_all / mb, s.local_token_rows / mb).time().value();
   if (plan->local_scan_tokens > 0)
-    plan->local_work += index_scan_kernel(m, p, plan->local_scan_queries, plan->local_scan_tokens).time().value();
-  if (s.any_merge) plan->merge_work += merge_time(m, p, 0, 0).value();
+    plan->local_work +=
+        mb * index_scan_kernel(m, p, plan->local_scan_queries / mb, plan->local_scan_tokens / mb).time().value();
+  if (s.any_merge) plan->merge_work += mb * merge_time(m, p, 0, 0).value();
 
   double round_bound = 0, serial = 0, select_bound = 0;
   for (const Select& sel : plan->selects)

@@ -10,6 +10,7 @@
 #include "sim/model/pricing.hpp"
 #include "sim/model/serving.hpp"
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -79,10 +80,18 @@ struct Plan {
                           ///< included
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
-  /// instances.micro_batches 2: the round's sides still running (its compute, its MoE layers), and
-  /// when each ended.
-  int overlap_left = 0;
-  double tail_end = 0, moe_end = 0;
+  double round_begun = 0; ///< when this round's calls began
+  double calls_s = 0;     ///< the rounds' calls (their selection, exchanges and moves), summed
+  // instances.micro_batches 2 (moe_pipeline.cpp): the GPU's program of kernels, each round's two
+  // halves of its compute and its two micro-batches' experts, run in order.
+  std::vector<char> ready;                    ///< [round * 4 + kernel]: what the kernel waits for is there
+  int next_kernel = 0;                        ///< the program's next kernel
+  bool running = false;                       ///< a kernel of the program is on the GPU
+  double half_tail = 0;                       ///< the round's compute before its MoE layers, each half, s
+  double half_gemm = 0;                       ///< of which its GEMMs, each half, s
+  double tails_s = 0;                         ///< the rounds' compute before their MoE layers, summed, s
+  int parts_left = 2;                         ///< the last round's micro-batches whose results are not back
+  std::array<double, 2> part_sent{};          ///< when each micro-batch of the round ended its compute
   double ep_dispatch_s = 0, ep_combine_s = 0; ///< this GPU's dispatch and combine, summed over its rounds
   bool ep_received = false;                   ///< tokens came to this GPU's experts from a peer
 };
@@ -167,8 +176,16 @@ struct IterationSteps {
   void round_done();
   /// The round's MoE layers have their results back on this GPU.
   void moe_done();
-  /// instances.micro_batches 2: one of the round's two sides (its compute, its MoE layers) ended.
-  void overlap_part_done();
+  // instances.micro_batches 2 (moe_pipeline.cpp):
+  /// The round's calls are done: its compute (`tail`, of which `gemm` GEMMs) joins the program.
+  void pipeline_round(double tail, double gemm);
+  /// What kernel `kernel` of the program waits for is there; runs the program as far as it can.
+  void kernel_ready(int kernel);
+  /// Runs the program's next kernel if it may (one at a time, in order).
+  void run_program();
+  void kernel_done(int kernel, double begin);
+  /// Micro-batch `k` of round `round` has its results back (without MoE layers: its compute ended).
+  void part_done(int k, int round);
   /// After a round's tail (and its MoE layers' exchange when grouped): the next round, or finish.
   void next_round();
   void finish();

@@ -94,9 +94,9 @@ void check_layout(Scenario& sc, core::Section& top, core::Section& inst, core::S
                        inst.count("redundant_experts")};
   check_expert_routing(sc, inst);
   sc.micro_batches = inst.count("micro_batches");
-  if (sc.micro_batches > 1 && (!sc.full_step || sc.ep <= 1))
-    inst.error("micro_batches", "micro-batches overlap the MoE layers' all-to-all with compute: set engine.step: "
-                                "full and ep > 1 with them");
+  if (sc.micro_batches > 1 && (!sc.full_step || sc.ep <= 1 || sc.granularity != Granularity::kLayer))
+    inst.error("micro_batches", "two micro-batches overlap each layer's all-to-all with the other's compute: set "
+                                "engine.step: full, engine.granularity: layer and ep > 1 with them");
   const calibrate::GpuSpec& g = sc.profile.gpu;
   sc.batch_hbm = hbm_left(sc, core::Bytes(0)); // attention only: no weights priced, the cache's leftover
   if (!sc.full_step) {

@@ -29,8 +29,17 @@ void Simulation::start_group(int group)
     instances_[m]->busy = true;
     if (!instances_[m]->active.empty()) ++iterations_;
   }
+  if (sc_.micro_batches == 1) {
+    for (int m : g.members)
+      IterationRunner::start(*this, m);
+    return;
+  }
+  g.rounds.clear();
+  g.plans.clear();
   for (int m : g.members)
-    IterationRunner::start(*this, m);
+    g.plans.push_back(IterationRunner::plan(*this, m));
+  for (const std::shared_ptr<iteration::Plan>& plan : g.plans)
+    IterationRunner::run(*this, plan);
 }
 
 void Simulation::group_member_done(int inst)
@@ -40,33 +49,18 @@ void Simulation::group_member_done(int inst)
   if (++g.done == static_cast<int>(g.members.size())) start_group(instances_[inst]->group);
 }
 
-// One round's MoE layers across a group: what is still outstanding. Every callback of the round
-// holds it, and reads what it needs from it (a capture of a pointer and a GPU's index: no
-// allocation per message).
-struct MoePhase::Exchange {
-  Simulation* sim = nullptr;
-  std::vector<IterationSteps> members;
-  int n = 0;                 ///< GPUs
-  std::vector<double> pairs; ///< [r * n + t]: token-expert pairs of GPU r's tokens on GPU t's experts, a layer
-  int layers = 0;            ///< MoE layers in the round
-  /// instances.micro_batches: each GPU pair's tokens move in one message per micro-batch, and with
-  /// two the combines do not wait for the round's experts (iteration.cpp, round_done).
-  int parts = 1;
-  std::vector<double> work; ///< per GPU: its experts, all of the round's layers, s
-  double pairs_of(int r, int t) const { return pairs[static_cast<std::size_t>(r) * n + t]; }
-  std::vector<int> incoming;       ///< per GPU: dispatches not arrived, before its experts run
-  std::vector<int> pending;        ///< per GPU: its tokens' results not back yet (combines, its own experts)
-  double start = 0;                ///< when the last GPU reached the round's MoE layers
-  std::vector<double> experts_end; ///< per GPU: when its experts ended
-};
 // GPU r's tokens have all of their results back (or one more did).
-void MoePhase::result_back(const ExchangePtr& x, int r)
+void MoePhase::result_back(const ExchangePtr& x, int r, int k)
 {
-  XATTN_CHECK(x->pending[r] > 0, "an MoE layer's results came back twice");
-  if (--x->pending[r] > 0) return;
+  int& pending = x->pending[x->at(k, r)];
+  XATTN_CHECK(pending > 0, "an MoE layer's results came back twice");
+  if (--pending > 0) return;
   iteration::Plan& plan = *x->members[r].plan;
-  if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[r];
-  x->members[r].moe_done();
+  if (!plan.batch.empty()) plan.ep_combine_s += now() - x->experts_end[x->at(k, r)];
+  if (x->parts == 1)
+    x->members[r].moe_done();
+  else
+    x->members[r].part_done(k, x->round);
 }
 
 // One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
@@ -91,31 +85,107 @@ void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double 
   net_->transfer(from, to, (per_layer * layers).value(), e.flow, (e.after * layers).value(), std::move(then));
 }
 
-// GPU t's experts run once every dispatch to it arrived (`received`: some did), after what its GPU
+// GPU t's experts (one micro-batch) run once every dispatch to it arrived, after what its GPU
 // already queued; then each token's outputs go back to its GPU.
-void MoePhase::compute(const ExchangePtr& x, int t, bool received)
+void MoePhase::compute(const ExchangePtr& x, int t, int k)
 {
   Simulation::Instance& in = *x->sim->instances_[x->members[t].plan->inst];
-  if (received) {
-    x->members[t].plan->ep_dispatch_s += now() - x->start;
-    x->members[t].plan->ep_received = true;
-  }
-  // The results of each peer's tokens back to it, one message per micro-batch.
-  auto combine = [x, t]() {
-    for (int r = 0; r < x->n; ++r)
-      if (r != t && x->pairs_of(r, t) > 0)
-        for (int k = 0; k < x->parts; ++k)
-          message(x, t, r, r, EpOp::kCombine, [x, r]() { result_back(x, r); });
-  };
-  // Overlapped, a layer's combine leaves while the next layer computes: over the round the combines
-  // run beside the experts.
-  const bool overlap = x->parts > 1;
-  if (overlap) combine();
-  in.own[0].run(x->work[t], [x, t, combine, overlap]() {
-    x->experts_end[t] = now();
-    if (!overlap) combine();
-    result_back(x, t);
+  in.own[0].run(x->work_of(k, t), [x, t, k]() {
+    x->experts_end[x->at(k, t)] = now();
+    combine(x, t, k);
   });
+}
+
+// The results of micro-batch k's tokens on GPU t's experts back to each peer they came from.
+void MoePhase::combine(const ExchangePtr& x, int t, int k)
+{
+  for (int r = 0; r < x->n; ++r)
+    if (r != t && x->pairs_of(r, t) > 0) message(x, t, r, r, EpOp::kCombine, [x, r, k]() { result_back(x, r, k); });
+  result_back(x, t, k);
+}
+
+// Sends GPU r's dispatch of micro-batch k to every peer its tokens go to.
+void MoePhase::dispatch(const ExchangePtr& x, int r, int k)
+{
+  for (int t = 0; t < x->n; ++t)
+    if (t != r && x->pairs_of(r, t) > 0) {
+      x->left[x->at(k, t)] = now();
+      message(x, r, t, r, EpOp::kDispatch, [x, t, k]() { landed(x, t, k); });
+    }
+}
+
+void MoePhase::landed(const ExchangePtr& x, int t, int k)
+{
+  if (--x->incoming[x->at(k, t)] > 0) return;
+  iteration::Plan& plan = *x->members[t].plan;
+  plan.ep_dispatch_s += now() - x->left[x->at(k, t)];
+  plan.ep_received = true;
+  if (x->parts == 1)
+    compute(x, t, k);
+  else
+    x->members[t].kernel_ready(x->round * 4 + 2 + k); // moe_pipeline.cpp: its experts, in its program's turn
+}
+
+MoePhase::ExchangePtr MoePhase::make(Simulation& sim, Simulation::Group& g, std::vector<IterationSteps> members,
+                                     int round)
+{
+  auto x = std::make_shared<Exchange>();
+  x->sim = &sim;
+  x->members = std::move(members);
+  const Scenario& sc = sim.sc_;
+  const ModelSpec& m = sc.model;
+  const int n = x->n = static_cast<int>(x->members.size());
+  x->round = round;
+  x->layers = x->members[0].round_moe_layers(x->round);
+  const int parts = x->parts = sc.micro_batches;
+  std::vector<int> tokens(n);
+  for (int r = 0; r < n; ++r)
+    tokens[r] = static_cast<int>(std::lround(x->members[r].plan->tokens)); // decodes and prefill chunks
+  x->pairs.assign(static_cast<std::size_t>(n) * n, 0.0);
+  x->work.assign(static_cast<std::size_t>(parts) * n, 0.0);
+  if (g.draws != nullptr) {
+    // Each token's experts drawn, per layer: each GPU pair carries its own count, and each GPU's
+    // experts run the pairs it received, each micro-batch's apart.
+    for (int k = 0; k < parts; ++k) {
+      std::vector<int> share(n);
+      for (int r = 0; r < n; ++r)
+        share[r] = tokens[r] / parts + (k < tokens[r] % parts ? 1 : 0);
+      ExpertRound drawn = g.draws->draw(share, x->layers, [&](double pairs, double experts) {
+        return expert_gemm_time(m, sc.profile, pairs, experts).value();
+      });
+      for (std::size_t i = 0; i < x->pairs.size(); ++i)
+        x->pairs[i] += drawn.pairs[i];
+      for (int t = 0; t < n; ++t)
+        x->work[x->at(k, t)] = drawn.work[t];
+    }
+    for (double& p : x->pairs) // a message carries the round's layers, each its mean share
+      p /= std::max(1, x->layers);
+    for (int r = 0; r < n; ++r)
+      x->pairs[static_cast<std::size_t>(r) * n + r] = 0; // a GPU's own experts need no message
+  } else {
+    // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
+    // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
+    double group_tokens = 0;
+    for (int r = 0; r < n; ++r) {
+      for (int t = 0; t < n; ++t)
+        if (t != r)
+          x->pairs[static_cast<std::size_t>(r) * n + t] = static_cast<double>(tokens[r]) * m.experts_per_token / sc.ep;
+      group_tokens += tokens[r];
+    }
+    // Each micro-batch's experts read their weights again.
+    std::fill(x->work.begin(), x->work.end(),
+              x->layers * expert_time(m, sc.profile, sc.ep, group_tokens / parts).value());
+  }
+  const std::size_t cells = static_cast<std::size_t>(parts) * n;
+  x->incoming.assign(cells, 0);
+  x->pending.assign(cells, 1);
+  x->left.assign(cells, now());
+  x->experts_end.assign(cells, 0);
+  for (int k = 0; k < parts; ++k)
+    for (int r = 0; r < n; ++r)
+      for (int t = 0; t < n; ++t)
+        if (x->pairs_of(r, t) > 0) ++x->incoming[x->at(k, t)], ++x->pending[x->at(k, r)];
+  return x;
 }
 
 void MoePhase::arrive(Simulation& sim, IterationSteps s)
@@ -127,71 +197,17 @@ void MoePhase::arrive(Simulation& sim, IterationSteps s)
   g.arrived[at] = s.plan;
   if (++g.arrivals < static_cast<int>(g.members.size())) return;
   g.arrivals = 0;
-  auto x = std::make_shared<Exchange>();
-  x->sim = &sim;
+  std::vector<IterationSteps> members;
   for (std::shared_ptr<iteration::Plan>& plan : g.arrived)
-    x->members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
-  const Scenario& sc = sim.sc_;
-  const ModelSpec& m = sc.model;
-  const int n = x->n = static_cast<int>(x->members.size());
-  x->layers = x->members[0].round_moe_layers(x->members[0].plan->round);
-  for (const IterationSteps& it : x->members)
-    XATTN_CHECK(it.plan->round == x->members[0].plan->round, "the GPUs of a group reached different rounds");
-  const int parts = x->parts = sc.micro_batches;
-  std::vector<int> tokens(n);
-  for (int r = 0; r < n; ++r)
-    tokens[r] = static_cast<int>(std::lround(x->members[r].plan->tokens)); // decodes and prefill chunks
-  if (g.draws != nullptr) {
-    // Each token's experts drawn, per layer: each GPU pair carries its own count, and each GPU's
-    // experts run the pairs it received, each micro-batch's apart.
-    x->pairs.assign(static_cast<std::size_t>(n) * n, 0.0);
-    x->work.assign(n, 0.0);
-    for (int k = 0; k < parts; ++k) {
-      std::vector<int> share(n);
-      for (int r = 0; r < n; ++r)
-        share[r] = tokens[r] / parts + (k < tokens[r] % parts ? 1 : 0);
-      ExpertRound drawn = g.draws->draw(share, x->layers, [&](double pairs, double experts) {
-        return expert_gemm_time(m, sc.profile, pairs, experts).value();
-      });
-      for (std::size_t i = 0; i < x->pairs.size(); ++i)
-        x->pairs[i] += drawn.pairs[i];
-      for (int t = 0; t < n; ++t)
-        x->work[t] += drawn.work[t];
-    }
-    for (double& p : x->pairs) // a message carries the round's layers, each its mean share
-      p /= std::max(1, x->layers);
-    for (int r = 0; r < n; ++r)
-      x->pairs[static_cast<std::size_t>(r) * n + r] = 0; // a GPU's own experts need no message
-  } else {
-    // Each token goes to experts_per_token experts spread evenly over the ep GPUs: a GPU sends each
-    // peer its tokens x experts_per_token / ep token-expert pairs, and keeps its own share local.
-    x->pairs.assign(static_cast<std::size_t>(n) * n, 0.0);
-    double group_tokens = 0;
-    for (int r = 0; r < n; ++r) {
-      for (int t = 0; t < n; ++t)
-        if (t != r)
-          x->pairs[static_cast<std::size_t>(r) * n + t] = static_cast<double>(tokens[r]) * m.experts_per_token / sc.ep;
-      group_tokens += tokens[r];
-    }
-    // Each micro-batch's experts read their weights again.
-    x->work.assign(n, x->layers * parts * expert_time(m, sc.profile, sc.ep, group_tokens / parts).value());
-  }
-  x->incoming.assign(n, 0);
-  x->pending.assign(n, 1);
-  x->start = now();
-  x->experts_end.assign(n, 0);
-  for (int r = 0; r < n; ++r)
-    for (int t = 0; t < n; ++t)
-      if (x->pairs_of(r, t) > 0) x->incoming[t] += parts, x->pending[r] += parts;
-  for (int r = 0; r < n; ++r)
-    for (int t = 0; t < n; ++t)
-      if (x->pairs_of(r, t) > 0)
-        for (int k = 0; k < parts; ++k)
-          message(x, r, t, r, EpOp::kDispatch, [x, t]() {
-            if (--x->incoming[t] == 0) compute(x, t, true);
-          });
-  for (int t = 0; t < n; ++t)
-    if (x->incoming[t] == 0) compute(x, t, false);
+    members.push_back(IterationSteps{sim, std::exchange(plan, nullptr)});
+  for (const IterationSteps& it : members)
+    XATTN_CHECK(it.plan->round == members[0].plan->round, "the GPUs of a group reached different rounds");
+  const int round = members[0].plan->round;
+  const ExchangePtr x = make(sim, g, std::move(members), round);
+  for (int r = 0; r < x->n; ++r)
+    dispatch(x, r, 0);
+  for (int t = 0; t < x->n; ++t)
+    if (x->incoming[t] == 0) compute(x, t, 0);
 }
 
 } // namespace xattn::sim::engine

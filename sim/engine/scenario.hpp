@@ -116,7 +116,7 @@ struct Scenario {
   bool full_step = false;
   int dp_attention = 1;
   int ep = 1;
-  /// instances.micro_batches: 2 overlaps a round's compute with its all-to-all (moe.cpp).
+  /// instances.micro_batches: 2 pipelines each layer's compute with its all-to-all (moe_pipeline.cpp).
   int micro_batches = 1;
   ExpertRoutingConfig expert_routing; ///< instances.expert_routing and its knobs (expert_draws.hpp)
   workloads::CorpusConfig corpus;

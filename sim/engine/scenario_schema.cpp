@@ -68,10 +68,10 @@ const core::Schema kInstancesSchema{
      .kind = FieldKind::kInteger,
      .def = "1",
      .meaning =
-         "ep > 1: micro-batches each GPU splits its batch into, 1 or 2. 2: as DeepSeek serves, one micro-batch's "
-         "attention, GEMMs and experts run while the other's dispatch and combine are on the wire, so that over "
-         "a step's layers the GPU's compute and the all-to-all run side by side (each micro-batch reads the "
-         "weights again; the calls to holders stay before the compute)",
+         "ep > 1: micro-batches each GPU splits its batch into, 1 or 2. 2 (engine.granularity layer): as DeepSeek "
+         "serves, each layer's compute runs as two halves, each sending its dispatch as it ends, so that one "
+         "micro-batch's all-to-all is on the wire while the other computes, as far as each layer's dependencies "
+         "allow (each micro-batch reads the weights again; the calls to holders stay before the compute)",
      .check = Check::kPositive,
      .range = {1, 2, "DeepSeek's serving overlaps two"}},
     {.key = "expert_routing",
