@@ -70,10 +70,16 @@ void MoePhase::result_back(const ExchangePtr& x, int r, int k)
 // end together.
 void MoePhase::message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then)
 {
+  send(x, r, t, x->pairs_of(owner, owner == r ? t : r) / x->parts, op, std::move(then));
+}
+
+void MoePhase::send(const ExchangePtr& x, int r, int t, double pairs, EpOp op, Callback then)
+{
+  // The normal kernels move a GPU pair's tokens in bulk chunks: one stream (pairs >= 0).
+  const int streams = x->nodes ? 1 : std::max(1, static_cast<int>(pairs + 0.5));
   Simulation& sim = *x->sim;
-  const double pairs = x->pairs_of(owner, owner == r ? t : r) / x->parts;
   sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
-              pairs, x->layers, std::max(1, static_cast<int>(pairs + 0.5)), op, std::move(then)); // pairs >= 0
+              pairs, x->layers, streams, op, std::move(then));
 }
 
 void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op,
@@ -96,22 +102,54 @@ void MoePhase::compute(const ExchangePtr& x, int t, int k)
   });
 }
 
-// The results of micro-batch k's tokens on GPU t's experts back to each peer they came from.
+// The results of micro-batch k's tokens on GPU t's experts back to each peer they came from:
+// directly, or (prefill) within t's node directly and to another node's GPU through the relay of
+// t's node, which sums them and sends them on once a token.
 void MoePhase::combine(const ExchangePtr& x, int t, int k)
 {
-  for (int r = 0; r < x->n; ++r)
-    if (r != t && x->pairs_of(r, t) > 0) message(x, t, r, r, EpOp::kCombine, [x, r, k]() { result_back(x, r, k); });
+  for (int r = 0; r < x->n; ++r) {
+    if (r == t || x->pairs_of(r, t) <= 0) continue;
+    if (!x->nodes || x->nodes->node[r] == x->nodes->node[t]) {
+      message(x, t, r, r, EpOp::kCombine, [x, r, k]() { result_back(x, r, k); });
+      continue;
+    }
+    const int nd = x->nodes->node[t], g = x->nodes->relay(r, nd);
+    if (g == t)
+      at_relay(x, r, nd, k);
+    else
+      message(x, t, g, r, EpOp::kCombine, [x, r, nd, k]() { at_relay(x, r, nd, k); });
+  }
   result_back(x, t, k);
 }
 
-// Sends GPU r's dispatch of micro-batch k to every peer its tokens go to.
+void MoePhase::at_relay(const ExchangePtr& x, int r, int nd, int k)
+{
+  if (--x->relay_left[x->relay_at(k, r, nd)] > 0) return;
+  send(x, x->nodes->relay(r, nd), r, x->reaching(r, nd), EpOp::kCombine, [x, r, k]() { result_back(x, r, k); });
+}
+
+// Sends GPU r's dispatch of micro-batch k to every peer its tokens go to: directly, or (prefill,
+// DeepEP's normal kernels) within its node directly and to another node once a token with an
+// expert there, to the relay, which forwards each of its node's GPUs their pairs.
 void MoePhase::dispatch(const ExchangePtr& x, int r, int k)
 {
   for (int t = 0; t < x->n; ++t)
     if (t != r && x->pairs_of(r, t) > 0) {
       x->left[x->at(k, t)] = now();
-      message(x, r, t, r, EpOp::kDispatch, [x, t, k]() { landed(x, t, k); });
+      if (!x->nodes || x->nodes->node[r] == x->nodes->node[t])
+        message(x, r, t, r, EpOp::kDispatch, [x, t, k]() { landed(x, t, k); });
     }
+  if (!x->nodes) return;
+  for (int nd = 0; nd < x->nodes->nodes(); ++nd) {
+    if (nd == x->nodes->node[r] || x->relay_left[x->relay_at(k, r, nd)] == 0) continue;
+    const int g = x->nodes->relay(r, nd);
+    send(x, r, g, x->reaching(r, nd), EpOp::kDispatch, [x, r, g, nd, k]() {
+      for (int t : x->nodes->on[nd])
+        if (t != g && x->pairs_of(r, t) > 0)
+          send(x, g, t, x->pairs_of(r, t) / x->parts, EpOp::kDispatch, [x, t, k]() { landed(x, t, k); });
+      if (x->pairs_of(r, g) > 0) landed(x, g, k);
+    });
+  }
 }
 
 void MoePhase::landed(const ExchangePtr& x, int t, int k)
@@ -176,15 +214,34 @@ MoePhase::ExchangePtr MoePhase::make(Simulation& sim, Simulation::Group& g, std:
     std::fill(x->work.begin(), x->work.end(),
               x->layers * expert_time(m, sc.profile, sc.ep, group_tokens / parts).value());
   }
+  x->tokens.assign(tokens.begin(), tokens.end());
+  // A round that prefills moves its tokens as DeepEP's normal kernels do (ep_nodes.hpp).
+  const bool prefilling = std::any_of(x->members.begin(), x->members.end(), [](const IterationSteps& s) {
+    return std::any_of(s.plan->chunk.begin(), s.plan->chunk.end(), [](double c) { return c > 0; });
+  });
+  if (prefilling) {
+    std::vector<topo::GpuId> gpus;
+    for (const IterationSteps& s : x->members)
+      gpus.push_back(sim.instances_[s.plan->inst]->gpus[0]);
+    x->nodes.emplace(*sc.topology, gpus);
+  }
+  const int nodes = x->nodes ? x->nodes->nodes() : 0;
   const std::size_t cells = static_cast<std::size_t>(parts) * n;
   x->incoming.assign(cells, 0);
   x->pending.assign(cells, 1);
   x->left.assign(cells, now());
   x->experts_end.assign(cells, 0);
+  x->relay_left.assign(cells * nodes, 0);
   for (int k = 0; k < parts; ++k)
     for (int r = 0; r < n; ++r)
-      for (int t = 0; t < n; ++t)
-        if (x->pairs_of(r, t) > 0) ++x->incoming[x->at(k, t)], ++x->pending[x->at(k, r)];
+      for (int t = 0; t < n; ++t) {
+        if (x->pairs_of(r, t) <= 0) continue;
+        ++x->incoming[x->at(k, t)];
+        if (!x->nodes || x->nodes->node[r] == x->nodes->node[t])
+          ++x->pending[x->at(k, r)];
+        else if (x->relay_left[x->relay_at(k, r, x->nodes->node[t])]++ == 0)
+          ++x->pending[x->at(k, r)]; // once a node: its relay's sum
+      }
   return x;
 }
 

@@ -4,10 +4,12 @@
 // sim/engine.
 #pragma once
 
+#include "sim/engine/ep_nodes.hpp"
 #include "sim/engine/expert_draws.hpp"
 #include "sim/engine/iteration_steps.hpp"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace xattn::sim::engine
@@ -37,8 +39,15 @@ private:
   /// GPU r's tokens of micro-batch k have one more of their results back (all of them: the round,
   /// or that micro-batch of it, goes on).
   static void result_back(const ExchangePtr& x, int r, int k);
-  /// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs.
+  /// One message of the round's MoE layers from GPU r to GPU t, carrying GPU `owner`'s pairs: a
+  /// dispatch (owner r) those with t, a combine (owner t, or on its way to t through a relay) those
+  /// with r.
   static void message(const ExchangePtr& x, int r, int t, int owner, EpOp op, Callback then);
+  /// One message of `pairs` token-expert pairs (or tokens) of the round's MoE layers from r to t.
+  static void send(const ExchangePtr& x, int r, int t, double pairs, EpOp op, Callback then);
+  /// A result of GPU r's tokens of micro-batch k reached node nd's relay; with the node's last,
+  /// their sum goes on to r.
+  static void at_relay(const ExchangePtr& x, int r, int nd, int k);
   /// One micro-batch: GPU t's experts, once every dispatch to it is there, then its combine.
   static void compute(const ExchangePtr& x, int t, int k);
   /// GPU t's experts on micro-batch k ended: the results go back.
@@ -67,6 +76,15 @@ struct MoePhase::Exchange {
   std::vector<int> pending;        ///< its tokens' results not back yet (combines, its own experts)
   std::vector<double> left;        ///< when the last dispatch to it left
   std::vector<double> experts_end; ///< when its experts ended
+  std::vector<double> tokens;      ///< by GPU: its tokens this round (decodes and prefill chunks)
+  /// A round that prefills: the group's GPUs by node (DeepEP's normal kernels); empty otherwise.
+  std::optional<EpNodes> nodes;
+  /// By [(k * n + r) * nodes + nd]: results of GPU r's tokens of micro-batch k not yet summed on
+  /// node nd's relay (before they are: its GPUs that hold any of their experts).
+  std::vector<int> relay_left;
+  std::size_t relay_at(int k, int r, int nd) const { return at(k, r) * nodes->nodes() + nd; }
+  /// GPU r's tokens of one micro-batch with an expert on node nd: sent there once each.
+  double reaching(int r, int nd) const { return nodes->reaching(sim->sc_.model, sim->sc_.ep, tokens[r] / parts, nd); }
 };
 
 struct Simulation::Group {

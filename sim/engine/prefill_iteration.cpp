@@ -9,6 +9,7 @@
 // MoE layers at once (as the decode step's exchange at step granularity), as flows on the
 // network; the iteration ends when every GPU has its results back. Under prefill.handoff none a
 // prefill GPU is a holder too, and its iterations share it with the calls it serves.
+#include "sim/engine/ep_nodes.hpp"
 #include "sim/engine/network.hpp"
 #include "sim/engine/state.hpp"
 #include "sim/model/prefill.hpp"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace xattn::sim::engine
@@ -34,28 +36,24 @@ struct PrefillExchange {
   };
   Simulation* sim = nullptr;
   std::vector<Share> shares;
-  Callback end;             ///< once every GPU has its results back
-  double experts = 0;       ///< each GPU's routed experts over the group's tokens, every MoE layer, s
-  std::vector<int> waiting; ///< per GPU: dispatches to it not arrived
-  std::vector<int> pending; ///< per GPU: results of its tokens not back (each peer's combine, its own experts)
-  int left = 0;             ///< GPUs whose results are not all back
-  // The group's nodes, in order of their first GPU: by node its GPUs; by GPU its node and its
-  // place there. relay_left[r * nodes + nd]: results of GPU r's tokens not yet on node nd's relay.
-  std::vector<std::vector<int>> on;
-  std::vector<int> node, place, relay_left;
+  Callback end;              ///< once every GPU has its results back
+  double experts = 0;        ///< each GPU's routed experts over the group's tokens, every MoE layer, s
+  std::vector<int> waiting;  ///< per GPU: dispatches to it not arrived
+  std::vector<int> pending;  ///< per GPU: results of its tokens not back (each peer's combine, its own experts)
+  int left = 0;              ///< GPUs whose results are not all back
+  std::optional<EpNodes> at; ///< the group's GPUs by node, once the exchange starts
+  /// By [r * nodes + nd]: results of GPU r's tokens not yet on node nd's relay.
+  std::vector<int> relay_left;
 
   int gpus() const { return static_cast<int>(shares.size()); }
-  int nodes() const { return static_cast<int>(on.size()); }
   topo::GpuId gpu(int r) const { return sim->prefill_instances_[shares[r].inst]->gpus[0]; }
-  /// The GPU at r's place among node nd's: where r's tokens for that node go.
-  int relay(int r, int nd) const { return on[nd][place[r] % on[nd].size()]; }
   /// Token-expert pairs of GPU r's tokens on each peer: an even share of their experts_per_token.
   double pairs(int r) const { return shares[r].tokens * sim->sc_.model.experts_per_token / sim->sc_.prefill.pool_ep; }
-  /// GPU r's tokens with an expert on node nd: the chance that one of a token's k distinct experts
-  /// of E is among that node's e is 1 - C(E - e, k) / C(E, k).
-  double reaching(int r, int nd) const;
-  /// Lays the group's GPUs out by node.
-  void place_gpus();
+  /// GPU r's tokens with an expert on node nd.
+  double reaching(int r, int nd) const
+  {
+    return at->reaching(sim->sc_.model, sim->sc_.prefill.pool_ep, shares[r].tokens, nd);
+  }
   static void send(const Ptr& x, int r, int t, double pairs, EpOp op, Callback then)
   {
     // DeepEP's normal kernels move a GPU pair's tokens in bulk chunks: one stream.
@@ -161,37 +159,6 @@ void Simulation::start_prefill(int g)
     });
 }
 
-double PrefillExchange::reaching(int r, int nd) const
-{
-  const ModelSpec& m = sim->sc_.model;
-  const double E = m.experts, k = m.experts_per_token;
-  const double e = E / sim->sc_.prefill.pool_ep * static_cast<double>(on[nd].size());
-  double none = 1;
-  for (int i = 0; i < static_cast<int>(k); ++i)
-    none *= std::max(0.0, (E - e - i) / (E - i));
-  return shares[r].tokens * (1 - none);
-}
-
-void PrefillExchange::place_gpus()
-{
-  const topo::Topology& topo = *sim->sc_.topology;
-  std::vector<int> ids; // the nodes' topology ids, in the order of on
-  node.assign(gpus(), 0);
-  place.assign(gpus(), 0);
-  for (int r = 0; r < gpus(); ++r) {
-    const int id = topo.node_of(gpu(r));
-    auto it = std::find(ids.begin(), ids.end(), id);
-    if (it == ids.end()) {
-      ids.push_back(id);
-      on.emplace_back();
-      it = ids.end() - 1;
-    }
-    node[r] = static_cast<int>(it - ids.begin());
-    place[r] = static_cast<int>(on[node[r]].size());
-    on[node[r]].push_back(r);
-  }
-}
-
 // DeepEP's normal kernels, as prefill runs them: GPU r's tokens reach each peer of its node over
 // NVLink (pairs(r) each); another node once per token that has an expert there, over RDMA to the
 // GPU at r's place among that node's (relay), which forwards each of its node's peers their pairs
@@ -199,8 +166,11 @@ void PrefillExchange::place_gpus()
 // relay, then sent once.
 void PrefillExchange::dispatch(const Ptr& x)
 {
-  x->place_gpus();
-  const int n = x->gpus(), nodes = x->nodes();
+  std::vector<topo::GpuId> gpus;
+  for (int r = 0; r < x->gpus(); ++r)
+    gpus.push_back(x->gpu(r));
+  const EpNodes& at = x->at.emplace(*x->sim->sc_.topology, gpus);
+  const int n = x->gpus(), nodes = at.nodes();
   x->waiting.assign(n, 0);
   x->pending.assign(n, 1);
   x->relay_left.assign(static_cast<std::size_t>(n) * nodes, 0);
@@ -210,22 +180,22 @@ void PrefillExchange::dispatch(const Ptr& x)
     for (int t = 0; t < n; ++t)
       if (t != r) ++x->waiting[t];
     for (int nd = 0; nd < nodes; ++nd)
-      if (nd != x->node[r]) {
+      if (nd != at.node[r]) {
         ++x->pending[r];
-        x->relay_left[static_cast<std::size_t>(r) * nodes + nd] = static_cast<int>(x->on[nd].size());
+        x->relay_left[static_cast<std::size_t>(r) * nodes + nd] = static_cast<int>(at.on[nd].size());
       } else {
-        x->pending[r] += static_cast<int>(x->on[nd].size()) - 1;
+        x->pending[r] += static_cast<int>(at.on[nd].size()) - 1;
       }
   }
   for (int r = 0; r < n; ++r) {
     if (x->pairs(r) <= 0) continue;
-    for (int t : x->on[x->node[r]])
+    for (int t : at.on[at.node[r]])
       if (t != r) send(x, r, t, x->pairs(r), EpOp::kDispatch, [x, t] { arrived(x, t); });
     for (int nd = 0; nd < nodes; ++nd) {
-      if (nd == x->node[r]) continue;
-      const int g = x->relay(r, nd);
+      if (nd == at.node[r]) continue;
+      const int g = at.relay(r, nd);
       send(x, r, g, x->reaching(r, nd), EpOp::kDispatch, [x, r, g, nd] {
-        for (int t : x->on[nd])
+        for (int t : x->at->on[nd])
           if (t != g) send(x, g, t, x->pairs(r), EpOp::kDispatch, [x, t] { arrived(x, t); });
         arrived(x, g);
       });
@@ -247,15 +217,15 @@ void PrefillExchange::run_experts(const Ptr& x, int t)
   x->sim->compute_on(x->shares[t].inst, x->experts, [x, t] {
     for (int r = 0; r < x->gpus(); ++r) {
       if (r == t || x->pairs(r) <= 0) continue;
-      if (x->node[r] == x->node[t]) {
+      if (x->at->node[r] == x->at->node[t]) {
         send(x, t, r, x->pairs(r), EpOp::kCombine, [x, r] { back(x, r); });
         continue;
       }
-      const int g = x->relay(r, x->node[t]);
+      const int g = x->at->relay(r, x->at->node[t]);
       if (g == t)
-        at_relay(x, r, x->node[t]);
+        at_relay(x, r, x->at->node[t]);
       else
-        send(x, t, g, x->pairs(r), EpOp::kCombine, [x, r, nd = x->node[t]] { at_relay(x, r, nd); });
+        send(x, t, g, x->pairs(r), EpOp::kCombine, [x, r, nd = x->at->node[t]] { at_relay(x, r, nd); });
     }
     back(x, t);
   });
@@ -264,8 +234,8 @@ void PrefillExchange::run_experts(const Ptr& x, int t)
 // A result of r's tokens reached the relay of node nd; with the node's last, it goes to r.
 void PrefillExchange::at_relay(const Ptr& x, int r, int nd)
 {
-  if (--x->relay_left[static_cast<std::size_t>(r) * x->nodes() + nd] > 0) return;
-  send(x, x->relay(r, nd), r, x->reaching(r, nd), EpOp::kCombine, [x, r] { back(x, r); });
+  if (--x->relay_left[static_cast<std::size_t>(r) * x->at->nodes() + nd] > 0) return;
+  send(x, x->at->relay(r, nd), r, x->reaching(r, nd), EpOp::kCombine, [x, r] { back(x, r); });
 }
 
 void PrefillExchange::back(const Ptr& x, int r)

@@ -401,3 +401,35 @@ TEST_CASE("engine: a prefill group's tokens cross to another node once and are f
   CHECK(wire["nvlink"].get<double>() == Approx(2 * 2 * pairs * (d + c)));
   CHECK(wire["ib-same-leaf"].get<double>() == Approx(2 * sent * (d + c)));
 }
+
+TEST_CASE("engine: a co-located iteration that prefills sends its tokens across nodes once, as the prefill pool does")
+{
+  // The model above served co-located by four GPUs on two nodes (node2.gpu0-1, node3.gpu0-1), data-
+  // parallel attention, the 16 experts over all four (ep 4). A's 2,048-token prompt is prefilled
+  // on node2.gpu0 (the router's first) in one iteration, which makes its one token. As DeepEP's
+  // normal kernels send (and the pool's exchange above): node2.gpu1 gets its 2,048 pairs over
+  // NVLink; node3 once each token with an expert there, 1 - C(8, 4) / C(16, 4) of them, over the
+  // network to node3.gpu0, which forwards node3.gpu1 its 2,048 pairs over NVLink; the results come
+  // back the same ways. Each MoE layer, each way.
+  const std::string text = "name: colocated-ep-prefill\n"
+                           "model: {name: moe2, layers: 2, dense_layers: 0, heads: 16, kv_lora_rank: 512, rope_dim: "
+                           "64, qk_nope_head_dim: 128, v_head_dim: 128, hidden: 2048, q_lora_rank: 512, experts: 16, "
+                           "experts_per_token: 4, expert_intermediate: 512, vocab: 32000}\n"
+                           "topology: testbed-ndr200\nprofile: h100-ndr200-ibgda\n"
+                           "instances: {requesters: [node2.gpu0-1, node3.gpu0-1], holders: [node2.gpu0-1, "
+                           "node3.gpu0-1], dp_attention: 4, ep: 4}\n"
+                           "corpus: {chunk_tokens: 2048}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+                           "engine: {step: full, route_protocol: absorbed}\nprefill: {enabled: true}\n"
+                           "router: {policy: round-robin}\n";
+  const Scenario sc = loaded(text);
+  const sim::ModelSpec& m = sc.model;
+  const double d = sim::dispatch_bytes(m).value(), c = sim::combine_bytes(m).value();
+  const double sent = 2048 * (1 - 70.0 / 1820), pairs = 2048;
+  const nlohmann::json all = run(text, request(0, 0.0, 0, 0, 32, 1));
+  const nlohmann::json& p = all["policies"]["route"];
+  REQUIRE(p["requests"].get<int>() == 1);
+  const nlohmann::json& wire = p["wire_bytes_by_fabric"];
+  CHECK(wire["nvlink"].get<double>() == Approx(2 * 2 * pairs * (d + c)));
+  CHECK(wire["ib-same-leaf"].get<double>() == Approx(2 * sent * (d + c)));
+  CHECK(wire["ib-spine"].get<double>() == 0);
+}
