@@ -76,7 +76,7 @@ const char* const kSharedPolicies = "[route, fetch, local, predicate]";
 // kSharedPolicies with the engine's default cache budget. Runs it in `dir` as `stem`.
 sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches, std::int64_t shared_chunks,
                                   const std::string& stem, int per_gpu, int out_tokens, const fs::path& dir,
-                                  ServingValidation& v, sim::engine::Scenario& sc)
+                                  ServingValidation& v, sim::engine::Scenario& sc, int members = 0)
 {
   const bool decode = m.phase == "decode", shared = shared_chunks > 0;
   const fs::path trace = dir / (stem + ".jsonl");
@@ -100,6 +100,7 @@ sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches
   sim::engine::RunOptions opt;
   opt.out_dir = (dir / ("out-" + stem)).string();
   opt.progress = false;
+  opt.ensemble = members;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
   v.invariants_ok = v.invariants_ok && o.exit_code == 0 && o.result.ok;
   const std::uint64_t expected = static_cast<std::uint64_t>(per_gpu) * m.gpus;
@@ -111,7 +112,7 @@ sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches
 }
 
 ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::path& dir, ServingValidation& v,
-                    ServingPoint& pt)
+                    ServingPoint& pt, int members = 0)
 {
   const bool decode = m.phase == "decode";
   const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
@@ -119,7 +120,7 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   sim::engine::Scenario sc;
   const sim::engine::RunOutcome o =
       run_point(m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), per_gpu,
-                decode ? kDecodeTokens : 1, dir, v, sc);
+                decode ? kDecodeTokens : 1, dir, v, sc, members);
   const sim::engine::PolicyResult& p = o.result.policies.front().second;
   // None attended anything off its own GPU.
   const sim::engine::Decisions& d = p.decisions;
@@ -134,7 +135,46 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   const double layers = pt.layers, moe_layers = std::max(1, pt.moe_layers);
   run.per_layer = {p.step_latency_s.mean / layers, p.split_attention_s / layers,      p.split_gemm_s / layers,
                    p.split_moe_s / moe_layers,     p.ep_dispatch_s.mean / moe_layers, p.ep_combine_s.mean / moe_layers};
+  if (o.result.ensemble)
+    run.member_tpot_s = o.result.ensemble->spread(o.result.policies.front().first, "tpot_s.mean")->values;
   return run;
+}
+
+// Decode point `m` again over a shared corpus, under each policy of kSharedPolicies, each (with
+// `members`) as an ensemble whose members pair with the baseline's, member by member.
+void study_shared(const ServingMeasurement& m, std::int64_t shared_tokens, int members, const fs::path& dir,
+                  ServingValidation& v, ServingPoint& pt)
+{
+  pt.shared_chunks = std::max<std::int64_t>(1, shared_tokens / m.context_tokens);
+  pt.shared_members = members;
+  sim::engine::Scenario sc;
+  // One micro-batch at step granularity: two pipelined run every layer's calls apart, hundreds of
+  // times the events, where the study compares policies at one configuration.
+  const sim::engine::RunOutcome o = run_point(m, 1, pt.shared_chunks, fmt::format("decode-ep{}-shared", m.ep),
+                                              m.requests_per_gpu, kSharedTokens, dir, v, sc, members);
+  for (const auto& [name, r] : o.result.policies) {
+    SharedRun run{name,
+                  m.requests_per_gpu / r.tpot_s.mean,
+                  r.tpot_s.mean,
+                  r.decisions.route,
+                  r.decisions.fetch,
+                  r.decisions.local,
+                  r.decisions.cached,
+                  static_cast<double>(r.wire_bytes),
+                  {},
+                  {}};
+    if (o.result.ensemble) {
+      const std::vector<double>& tpot = o.result.ensemble->spread(name, "tpot_s.mean")->values;
+      std::vector<double> tokens, share;
+      for (std::size_t k = 0; k < tpot.size(); ++k) {
+        tokens.push_back(m.requests_per_gpu / tpot[k]);
+        share.push_back(pt.one.member_tpot_s.at(k) / tpot[k]); // the batch over each TPOT: their ratio
+      }
+      run.tokens = sim::quantiles(tokens);
+      run.share = sim::quantiles(share);
+    }
+    pt.shared.push_back(run);
+  }
 }
 } // namespace
 
@@ -183,7 +223,7 @@ std::vector<ServingMeasurement> read_serving_measurements(const std::string& pat
 
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
                                    const std::string& topology, const std::vector<EpMeasurement>& deepep,
-                                   const std::string& keep, std::int64_t shared_tokens)
+                                   const std::string& keep, std::int64_t shared_tokens, int shared_members)
 {
   ServingValidation v{{}, profile, topology, true};
   std::optional<ScratchDir> scratch;
@@ -193,20 +233,10 @@ ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, 
   for (const ServingMeasurement& m : data) {
     ServingPoint pt;
     pt.measured = m;
-    pt.one = simulate(m, 1, dir, v, pt);
+    const bool study = m.phase == "decode" && shared_tokens > 0;
+    pt.one = simulate(m, 1, dir, v, pt, study ? shared_members : 0);
     pt.two = simulate(m, 2, dir, v, pt);
-    if (m.phase == "decode" && shared_tokens > 0) {
-      pt.shared_chunks = std::max<std::int64_t>(1, shared_tokens / m.context_tokens);
-      sim::engine::Scenario sc;
-      // One micro-batch at step granularity: two pipelined run every layer's calls apart, hundreds of
-      // times the events, where the study compares policies at one configuration.
-      const sim::engine::RunOutcome o = run_point(m, 1, pt.shared_chunks, fmt::format("decode-ep{}-shared", m.ep),
-                                                  m.requests_per_gpu, kSharedTokens, dir, v, sc);
-      for (const auto& [name, r] : o.result.policies)
-        pt.shared.push_back({name, m.requests_per_gpu / r.tpot_s.mean, r.tpot_s.mean, r.decisions.route,
-                             r.decisions.fetch, r.decisions.local, r.decisions.cached,
-                             static_cast<double>(r.wire_bytes)});
-    }
+    if (study) study_shared(m, shared_tokens, shared_members, dir, v, pt);
     if (m.phase == "decode")
       for (const EpMeasurement& e : deepep)
         if (e.table == "pure-rdma" && e.ep == m.ep)
@@ -253,16 +283,27 @@ std::string serving_report(const ServingValidation& v, double max_error)
                          1e6 * p.one.per_layer.combine, 1e6 * p.deepep_combine_s, 100 * p.combine_error());
   for (const ServingPoint& p : v.points) {
     if (p.shared.empty()) continue;
+    const bool ranged = p.shared_members > 0;
     out += fmt::format("\ndecode at EP {} over a shared corpus of {} chunks of {} tokens (popularity 1 / rank, spread "
                        "over its GPUs), one micro-batch, {} tokens a request, against every context on its own "
-                       "GPU ({:.1f} tokens/s per GPU)\n{:<11} {:>10} {:>8} {:>10} {:>28} {:>10}\n",
+                       "GPU ({:.1f} tokens/s per GPU)",
                        p.measured.ep, p.shared_chunks, p.measured.context_tokens, kSharedTokens,
-                       p.one.tokens_per_s_per_gpu, "policy", "tok/s/GPU", "of own", "TPOT", "route/fetch/local/cached",
-                       "wire GB");
-    for (const SharedRun& r : p.shared)
-      out += fmt::format("{:<11} {:>10.1f} {:>7.1f}% {:>8.1f}ms {:>28} {:>10.1f}\n", r.policy, r.tokens_per_s_per_gpu,
+                       p.one.tokens_per_s_per_gpu);
+    if (ranged)
+      out += fmt::format("; ranges over {} profile draws, each against the baseline's same draw ({})", p.shared_members,
+                         p.shared_members < 20 ? "every member" : "5-95%");
+    out += fmt::format("\n{:<11} {:>10} {:>8} {:>10} {:>28} {:>10}{}\n", "policy", "tok/s/GPU", "of own", "TPOT",
+                       "route/fetch/local/cached", "wire GB",
+                       ranged ? fmt::format(" {:>15} {:>15}", "tok/s/GPU range", "of own range") : "");
+    for (const SharedRun& r : p.shared) {
+      out += fmt::format("{:<11} {:>10.1f} {:>7.1f}% {:>8.1f}ms {:>28} {:>10.1f}", r.policy, r.tokens_per_s_per_gpu,
                          100 * r.tokens_per_s_per_gpu / p.one.tokens_per_s_per_gpu, 1e3 * r.tpot_s,
                          fmt::format("{}/{}/{}/{}", r.route, r.fetch, r.local, r.cached), r.wire_bytes / 1e9);
+      if (ranged)
+        out += fmt::format(" {:>15} {:>15}", fmt::format("{:.1f}-{:.1f}", r.tokens.p5, r.tokens.p95),
+                           fmt::format("{:.1f}-{:.1f}%", 100 * r.share.p5, 100 * r.share.p95));
+      out += "\n";
+    }
   }
   return out;
 }

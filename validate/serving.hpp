@@ -14,6 +14,7 @@
 // these the dispatch and the combine), so that a reader sees where the time goes.
 #pragma once
 
+#include "sim/model/confidence.hpp"
 #include "validate/expert_parallel.hpp"
 
 #include <cstdint>
@@ -50,6 +51,7 @@ struct ServingSplit {
 struct ServingRun {
   double tokens_per_s_per_gpu = 0;
   ServingSplit per_layer;
+  std::vector<double> member_tpot_s; ///< with an ensemble: each member's mean TPOT, in member order
 };
 
 /// One policy's run of a decode point whose contexts are chunks of a shared corpus.
@@ -58,6 +60,9 @@ struct SharedRun {
   double tokens_per_s_per_gpu = 0, tpot_s = 0;
   std::uint64_t route = 0, fetch = 0, local = 0, cached = 0; ///< calls off the requester's GPU, by primitive
   double wire_bytes = 0;
+  /// With an ensemble: the 5-95% ranges over its members of the throughput and of its share of the
+  /// baseline's, each member against the baseline's member with the same profile draw.
+  sim::Quantiles tokens, share;
 };
 
 struct ServingPoint {
@@ -68,9 +73,10 @@ struct ServingPoint {
   /// decode, with DeepEP's table given: its pure-RDMA low-latency dispatch and combine at this EP
   /// (128 tokens a GPU, as the decode point's batch), s; 0: none.
   double deepep_dispatch_s = 0, deepep_combine_s = 0;
-  /// decode, with a shared corpus asked for: its chunks, and each policy's run over it (two
-  /// micro-batches): route, fetch, local, predicate.
+  /// decode, with a shared corpus asked for: its chunks, and each policy's run over it (one
+  /// micro-batch, as the baseline `one`): route, fetch, local, predicate.
   std::int64_t shared_chunks = 0;
+  int shared_members = 0; ///< the study's ensemble members (0: none)
   std::vector<SharedRun> shared;
   double dispatch_error() const { return one.per_layer.dispatch / deepep_dispatch_s - 1; }
   double combine_error() const { return one.per_layer.combine / deepep_combine_s - 1; }
@@ -94,10 +100,12 @@ inline constexpr double kDispatchBound = 0.25;
 /// results (out-PHASE-epEP-mbN/); empty: a scratch folder, removed. `shared_tokens` > 0: each
 /// decode point runs again with every request's context a chunk (of context_tokens) of a shared
 /// corpus of that many tokens, drawn with popularity 1 / rank, spread over the point's GPUs, under
-/// route, fetch, local and predicate (a study on top of the baseline, not a check).
+/// route, fetch, local and predicate (a study on top of the baseline, not a check); with
+/// `shared_members`, that study and its baseline each run an ensemble of as many profile draws.
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
                                    const std::string& topology, const std::vector<EpMeasurement>& deepep = {},
-                                   const std::string& keep = "", std::int64_t shared_tokens = 0);
+                                   const std::string& keep = "", std::int64_t shared_tokens = 0,
+                                   int shared_members = 0);
 /// Every point against its measurement, then its time per layer by part, then each decode point's
 /// dispatch and combine beside DeepEP's.
 std::string serving_report(const ServingValidation& v, double max_error);

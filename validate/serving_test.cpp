@@ -120,11 +120,13 @@ TEST_CASE("validate: a decode point over a shared corpus runs each policy, each 
   const auto rows = read_serving_measurements(table("decode,16,1,16,,16,1024,1000\n"));
   const auto keep = std::filesystem::temp_directory_path() / "xattn_serving_shared";
   std::filesystem::remove_all(keep);
-  const ServingValidation v = validate_serving(rows, kServingProfile, kServingTopology, {}, keep.string(), 16 * 1024);
+  const ServingValidation v =
+      validate_serving(rows, kServingProfile, kServingTopology, {}, keep.string(), 16 * 1024, 3);
   REQUIRE(v.points.size() == 1);
   CHECK(v.invariants_ok);
   const ServingPoint& p = v.points[0];
   CHECK(p.shared_chunks == 16);
+  CHECK(p.shared_members == 3);
   REQUIRE(p.shared.size() == 4);
   CHECK(p.shared[0].policy == "route");
   CHECK(p.shared[1].policy == "fetch");
@@ -146,6 +148,14 @@ TEST_CASE("validate: a decode point over a shared corpus runs each policy, each 
   }
   CHECK(route.tokens_per_s_per_gpu < p.one.tokens_per_s_per_gpu);
   CHECK(fetch.tpot_s == Approx(1 / (p.one.tokens_per_s_per_gpu / 16)));
+  // Over the ensemble the same holds member by member, each against the baseline's member with the
+  // same profile draw: fetching keeps all of it in every member (a member paired with another
+  // draw would not), routing loses some in every member, and the draws spread the throughput.
+  CHECK(fetch.share.p5 == Approx(1));
+  CHECK(fetch.share.p95 == Approx(1));
+  CHECK(route.share.p95 < 1);
+  CHECK(route.tokens.p5 < route.tokens.p95);
+  CHECK_THAT(serving_report(v, 0.15), Contains("ranges over 3 profile draws"));
   // Routing, every step alike: the batch over the TPOT is the engine's own count, every decoded
   // token over the run's simulated time and its 16 GPUs.
   std::ifstream in(keep / "out-decode-ep16-shared" / "summary.json");

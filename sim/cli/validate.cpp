@@ -5,7 +5,7 @@
 //   xattn validate --expert-parallel DEEPEP.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --handoff MOONCAKE_PD.csv [--profile P] [--topology T] [--max-error PCT]
 //   xattn validate --serving DEEPSEEK_PROFILE.csv [--deepep DEEPEP.csv] [--profile P] [--topology T]
-//                  [--max-error PCT] [--out DIR] [--shared-corpus TOKENS]
+//                  [--max-error PCT] [--out DIR] [--shared-corpus TOKENS [--ensemble N]]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
 #include "sim/cli/command.hpp"
@@ -48,6 +48,7 @@ struct ValidateOptions {
   std::string serving;
   std::string deepep;
   std::int64_t shared_corpus = 0;
+  int ensemble = 0;
   double max_error = 15;
   std::size_t worst = 10;
 };
@@ -142,7 +143,7 @@ int run_serving(const ValidateOptions& o)
       o.deepep.empty() ? std::vector<validate::EpMeasurement>{} : validate::read_ep_measurements(o.deepep);
   const validate::ServingValidation v = validate::validate_serving(
       data, o.profile.empty() ? validate::kServingProfile : o.profile,
-      o.topology.empty() ? validate::kServingTopology : o.topology, deepep, o.out, o.shared_corpus);
+      o.topology.empty() ? validate::kServingTopology : o.topology, deepep, o.out, o.shared_corpus, o.ensemble);
   const double bound = o.max_error / 100;
   std::cout << validate::serving_report(v, bound);
   const bool ok = v.invariants_ok && std::all_of(v.points.begin(), v.points.end(), [bound](const auto& p) {
@@ -205,6 +206,10 @@ void add_validate(CLI::App& app, Action& action)
                   "With --serving: each decode point again over a shared corpus of this many tokens (its contexts "
                   "drawn from it, popularity 1 / rank), under route, fetch, local and predicate")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--ensemble", o->ensemble,
+                  "With --shared-corpus: the study and its baseline each as this many members, each a draw of the "
+                  "profile's uncertainty, every policy's throughput and its share of the baseline's with a range")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--max-error", o->max_error,
                   "With --expert-parallel, --handoff or --serving: fail (exit 1) past this error, percent")
       ->check(CLI::NonNegativeNumber)
@@ -219,6 +224,8 @@ void add_validate(CLI::App& app, Action& action)
     if (o->serving.empty() && (!o->deepep.empty() || o->shared_corpus > 0))
       core::fail("command line", 0, 0, !o->deepep.empty() ? "--deepep" : "--shared-corpus",
                  "goes with --serving, which sets the decode points it reads against");
+    if (o->ensemble > 0 && o->shared_corpus <= 0)
+      core::fail("command line", 0, 0, "--ensemble", "goes with --shared-corpus: the study it gives ranges to");
     if (o->paper) return run_paper(*o);
     if (!o->expert_parallel.empty()) return run_expert_parallel(*o);
     if (!o->handoff.empty()) return run_handoff(*o);
