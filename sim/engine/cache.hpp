@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <list>
 #include <unordered_map>
+#include <vector>
 
 namespace xattn::sim::engine
 {
@@ -29,14 +30,16 @@ public:
     return true;
   }
   bool contains(std::uint64_t key) const { return index_.count(key) != 0; }
-  /// Inserts `key` of `bytes`, evicting the least recent entries to fit. An entry larger than the
-  /// whole budget is not kept (it is paid again next time). REQUIRES: bytes >= 0, finite.
-  void insert(std::uint64_t key, double bytes)
+  /// Inserts `key` of `bytes`, evicting the least recent entries to fit (their keys appended to
+  /// `evicted` when given). An entry larger than the whole budget is not kept (it is paid again
+  /// next time). REQUIRES: bytes >= 0, finite.
+  void insert(std::uint64_t key, double bytes, std::vector<std::uint64_t>* evicted = nullptr)
   {
     XATTN_CHECK(bytes >= 0 && std::isfinite(bytes), "a cache entry has a size");
     if (bytes > budget_ || touch(key)) return;
     while (used_ + bytes > budget_ && !order_.empty()) {
       if (XATTN_FAULT(kCacheOverBudget)) break; // in without room
+      if (evicted != nullptr) evicted->push_back(order_.back().first);
       used_ -= order_.back().second;
       index_.erase(order_.back().first);
       order_.pop_back();

@@ -214,3 +214,39 @@ TEST_CASE("engine: a chunk's copies: an idle call takes the near copy, a loaded 
   // Spread over both copies, the calls end sooner.
   CHECK(step_mean(load, "route") < step_mean(near, "route"));
 }
+
+TEST_CASE("engine: a chunk read often gets a copy near its reader, priced as a fetch there, and its calls follow")
+{
+  // One request on node0.gpu0 decoding 8 tokens over one 2,048-token chunk, placed on node2.gpu0
+  // across the spine; node0.gpu7 holds nothing. With dynamic replication, a copy every 2 reads: the
+  // second step's read sends the chunk to the holder nearest the reader without one, node0.gpu7
+  // (NVLink), 2,048 tokens x (512 + 64) BF16 values x 61 layers from node2.gpu0, and once it landed
+  // the calls go there (the nearer copy ends a call sooner).
+  auto scenario = [](const std::string& engine) {
+    return "name: replication\nmodel: {name: m, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n" +
+           two_leaf_topology(1) +
+           "instances: {requesters: [node0.gpu0], holders: [node2.gpu0, node0.gpu7]}\n"
+           "corpus: {chunk_tokens: 2048, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+           "engine: {route_protocol: absorbed" +
+           engine + "}\n";
+  };
+  auto kernels = [](const std::filesystem::path& out) { return csv_column(out / "holders.csv", "gpu", "kernels"); };
+  const std::string trace = request(0, 0, 0, 0, 32, 8);
+  const std::string dynamic = ", replication: dynamic, replicate_after: 2, max_copies: 1";
+  std::filesystem::path none_out, kept_out;
+  const nlohmann::json none = run(scenario(""), trace, {}, &none_out);
+  const nlohmann::json kept = run(scenario(dynamic), trace, {}, &kept_out);
+  const nlohmann::json &n = none["policies"]["route"], &k = kept["policies"]["route"];
+  CHECK(n["memory"]["replica_copies"].get<int>() == 0);
+  CHECK(kernels(none_out)["node2.gpu0"] == 8);
+  CHECK(k["memory"]["replica_copies"].get<int>() == 1);
+  CHECK(k["memory"]["replica_evictions"].get<int>() == 0);
+  CHECK(kernels(kept_out)["node2.gpu0"] >= 2);
+  CHECK(kernels(kept_out)["node0.gpu7"] > 0);
+  CHECK(kernels(kept_out)["node2.gpu0"] + kernels(kept_out)["node0.gpu7"] == 8);
+  // The calls carry the same bytes over either path: what more crossed a wire is the copy.
+  CHECK(k["wire_bytes"].get<double>() - n["wire_bytes"].get<double>() ==
+        Approx(2048.0 * (512 + 64) * 2 * 61).epsilon(1e-9));
+  CHECK(k["wire_bytes_by_fabric"]["nvlink"].get<double>() > 0);
+  CHECK(step_mean(kept, "route") < step_mean(none, "route"));
+}

@@ -70,11 +70,16 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters:
 /// evictions.
 struct MemoryCounters {
   std::uint64_t hbm_bound_steps = 0, hbm_waiting = 0, cache_evictions = 0;
+  /// engine.replication dynamic: copies of chunks the holders received, and those their budgets
+  /// evicted since.
+  std::uint64_t replica_copies = 0, replica_evictions = 0;
 };
-inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters::*>, 3> kMemoryFields{
+inline constexpr std::array<std::pair<const char*, std::uint64_t MemoryCounters::*>, 5> kMemoryFields{
     {{"hbm_bound_steps", &MemoryCounters::hbm_bound_steps},
      {"hbm_waiting", &MemoryCounters::hbm_waiting},
-     {"cache_evictions", &MemoryCounters::cache_evictions}}};
+     {"cache_evictions", &MemoryCounters::cache_evictions},
+     {"replica_copies", &MemoryCounters::replica_copies},
+     {"replica_evictions", &MemoryCounters::replica_evictions}}};
 
 /// prefill.enabled: the prompts' block references, those that found the block prefilled already
 /// (by an earlier request, in a pool), the tokens prefilled and the chunks they ran in.

@@ -1,5 +1,6 @@
 // The end of a simulation: statistics, invariants (sim/engine/README.md, "Invariants"), CSV fragments.
 #include "sim/engine/clock.hpp"
+#include "sim/engine/replicas.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/state.hpp"
 
@@ -120,6 +121,10 @@ PolicyResult Simulation::figures()
   r.memory.hbm_waiting = hbm_waiting_;
   for (const auto& in : instances_)
     r.memory.cache_evictions += in->cache->evictions();
+  if (replicas_) {
+    r.memory.replica_copies = replicas_->made();
+    r.memory.replica_evictions = replicas_->evicted();
+  }
   r.skipped_trace_entries = source_->skipped();
   return r;
 }

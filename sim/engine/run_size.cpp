@@ -72,6 +72,11 @@ void check_run_size(const Scenario& sc, RunSizeKeys k)
                                                core::format_bytes(per_token), sc.corpus.chunk_tokens, sc.model.layers,
                                                core::format_bytes(per_token), core::format_bytes(chunk),
                                                core::format_bytes(sc.corpus.holder_hbm)));
+  // A copy must fit the budget it goes to, or it would move and never be kept.
+  if (sc.replication.on && sc.model.layers > 0 && chunk.value() > sc.replication.budget_B)
+    k.engine.error("replica_budget",
+                   fmt::format("{} holds no copy of a chunk ({} per GPU)",
+                               core::format_bytes(core::Bytes(sc.replication.budget_B)), core::format_bytes(chunk)));
 
   if (!w.generator || k.generator == nullptr) return;
   const workloads::GeneratorConfig& g = *w.generator;

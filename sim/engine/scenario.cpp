@@ -366,6 +366,8 @@ void read_engine(Scenario& sc, core::Section& top, core::Section& eng)
   sc.check_solver = eng.boolean("check_solver");
   sc.interference = eng.boolean("interference");
   sc.replica_by_load = eng.choice("replica_choice") == "load";
+  sc.replication = {eng.choice("replication") == "dynamic", static_cast<int>(eng.count("replicate_after")),
+                    static_cast<int>(eng.count("max_copies")), eng.bytes("replica_budget").value()};
   sc.requester_nics_node = eng.choice("requester_nics") == "node";
   if (sc.requester_nics_node && sc.topology && !sc.topology->can_stripe()) {
     // Striping relays over NVLink to another NIC of the node: without them it would do nothing.
@@ -488,6 +490,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   read_goodput(sc, top);
   core::Section pf = top.section("prefill");
   read_prefill(sc, inst, pf);
+  if (sc.replication.on && sc.prefill.enabled)
+    eng.error("replication", "copies chunks the corpus placed on holders; with prefill.enabled a chunk lives in "
+                             "the pool that prefilled it");
   core::Section rt = top.section("router");
   read_router(sc, rt);
   core::Section wi = top.section("what_if");

@@ -140,6 +140,13 @@ struct Scenario {
   bool interference = false;
   /// engine.replica_choice: a chunk's copy by the call's expected end (load), or the nearest.
   bool replica_by_load = true;
+  /// engine.replication dynamic (replicas.hpp): copies of hot chunks made as the run goes.
+  struct Replication {
+    bool on = false;
+    int after = 64;     ///< engine.replicate_after
+    int max_copies = 3; ///< engine.max_copies
+    double budget_B = 8e9;
+  } replication;
   /// Requesters spread inter-node exchanges over their node's NICs, rail-matched to the holder
   /// (Topology::rail_relay), instead of sending everything through their own NIC.
   bool requester_nics_node = false;

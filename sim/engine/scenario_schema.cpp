@@ -202,6 +202,33 @@ const core::Schema kEngineSchema{
                 "load, the one whose routed call would end first now (idle on its path, plus what the kernels "
                 "running on that holder slow its kernel by); nearest, the nearest by fabric class",
      .choices = "load|nearest"},
+    {.key = "replication",
+     .kind = FieldKind::kChoice,
+     .def = "none",
+     .meaning = "dynamic: a chunk read engine.replicate_after times since its last copy gets one more, moved from "
+                "the holder serving the read to the holder nearest the reader that has none (priced as a fetch "
+                "there), up to engine.max_copies beyond its placement's, each holder keeping its copies in "
+                "engine.replica_budget (least recently read out first); calls then go to the copy "
+                "engine.replica_choice picks. none: chunks stay where the placement put them",
+     .choices = "none|dynamic"},
+    {.key = "replicate_after",
+     .kind = FieldKind::kInteger,
+     .def = "64",
+     .meaning = "replication dynamic: reads of a chunk (one request's step each) since its last copy that earn "
+                "it another",
+     .check = Check::kPositive,
+     .range = {1, 1e9, "reads of one chunk"}},
+    {.key = "max_copies",
+     .kind = FieldKind::kInteger,
+     .def = "3",
+     .meaning = "replication dynamic: copies of a chunk beyond its placement's",
+     .check = Check::kPositive,
+     .range = {1, 65536, "copies of one chunk, at most one a holder"}},
+    {.key = "replica_budget",
+     .dim = Dimension::kBytes,
+     .def = "8GB",
+     .meaning = "replication dynamic: HBM per holder GPU for the copies it receives (LRU)",
+     .range = {0, 1e15, "HBM per GPU: 80GB (H100) to 288GB (B300); a PB is a typo"}},
     {.key = "interference",
      .kind = FieldKind::kBool,
      .def = "false",

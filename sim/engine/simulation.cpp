@@ -1,5 +1,6 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/prefill_pool.hpp"
+#include "sim/engine/replicas.hpp"
 
 #include "sim/engine/clock.hpp"
 #include "sim/engine/future.hpp"
@@ -139,6 +140,9 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     holder_compute_.push_back(std::make_unique<ComputeUnit>());
     holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
   }
+  if (sc.replication.on)
+    replicas_ = std::make_unique<Replicas>(sc.holder_instances(), sc.replication.budget_B, sc.replication.after,
+                                           sc.replication.max_copies);
   for (int i = 0; i < sc.requester_instances(); ++i) {
     auto in = std::make_unique<Instance>();
     in->index = i;
@@ -337,10 +341,22 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
     return sc_.holder_instances() + home;
   }
   const workloads::Placement& pl = *plan_.placement;
-  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated) return pl.primary(chunk);
+  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated && !replicas_) return pl.primary(chunk);
   thread_local std::vector<int> options;
   pl.holders_of(chunk, options);
   XATTN_CHECK(!options.empty(), "a chunk has no holder");
+  if (replicas_) {
+    const std::vector<int>& copies = replicas_->copies(chunk);
+    options.insert(options.end(), copies.begin(), copies.end());
+    const int h = pick_copy(inst, options);
+    if (replicas_->read(chunk, h)) replicate(inst, chunk, h, options);
+    return h;
+  }
+  return pick_copy(inst, options);
+}
+
+int Simulation::pick_copy(int inst, const std::vector<int>& options)
+{
   const topo::GpuId me = instances_[inst]->gpus[0];
   int best = options[0];
   if (!sc_.replica_by_load) { // the nearest replica (fabric class order), the primary among equals

@@ -60,6 +60,7 @@ struct SimulationOptions {
 };
 
 class FutureReads; // future.hpp
+class Replicas;    // replicas.hpp
 
 class Simulation
 {
@@ -170,6 +171,11 @@ private:
   void write_holders_csv(double makespan) const; ///< opt_.holders_csv: per holder GPU
 
   int choose_holder(int inst, std::uint64_t chunk);
+  /// Among holder instances `options` (each with a copy of a chunk), the one a call of instance
+  /// `inst` goes to (engine.replica_choice).
+  int pick_copy(int inst, const std::vector<int>& options);
+  /// engine.replication dynamic: a new copy of `chunk`, from holder instance `from` (replicate.cpp).
+  void replicate(int inst, std::uint64_t chunk, int from, const std::vector<int>& options);
 
   const Scenario& sc_;
   std::string policy_name_;
@@ -215,7 +221,8 @@ private:
   std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
   std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
   PrefillCounters prefill_counts_;
-  std::unique_ptr<KvPool> kv_pool_; ///< prefill.enabled: where each chunk's KV lives
+  std::unique_ptr<KvPool> kv_pool_;    ///< prefill.enabled: where each chunk's KV lives
+  std::unique_ptr<Replicas> replicas_; ///< engine.replication dynamic
   /// prefill.enabled: every block some prompt prefilled, and the request that first did.
   std::unordered_map<std::uint64_t, std::uint64_t> prefilled_blocks_;
   std::vector<float> step_latency_;
