@@ -87,8 +87,8 @@ struct Plan {
   std::vector<char> ready;                    ///< [round * 4 + kernel]: what the kernel waits for is there
   int next_kernel = 0;                        ///< the program's next kernel
   bool running = false;                       ///< a kernel of the program is on the GPU
-  double half_tail = 0;                       ///< the round's compute before its MoE layers, each half, s
-  double half_gemm = 0;                       ///< of which its GEMMs, each half, s
+  std::vector<double> half_tail;              ///< by round: its compute before its MoE layers, each half, s
+  std::vector<double> half_gemm;              ///< by round: of which its GEMMs, each half, s
   double tails_s = 0;                         ///< the rounds' compute before their MoE layers, summed, s
   int parts_left = 2;                         ///< the last round's micro-batches whose results are not back
   std::array<double, 2> part_sent{};          ///< when each micro-batch of the round ended its compute
@@ -179,6 +179,8 @@ struct IterationSteps {
   // instances.micro_batches 2 (moe_pipeline.cpp):
   /// The round's calls are done: its compute (`tail`, of which `gemm` GEMMs) joins the program.
   void pipeline_round(double tail, double gemm);
+  /// The step's program, once (at its first round, or when a peer's exchange readies a kernel).
+  void make_program();
   /// What kernel `kernel` of the program waits for is there; runs the program as far as it can.
   void kernel_ready(int kernel);
   /// Runs the program's next kernel if it may (one at a time, in order).

@@ -28,18 +28,28 @@ constexpr int kKernels = 4; ///< a round's kernels in the program: two halves, t
 
 void IterationSteps::pipeline_round(double tail, double gemm)
 {
+  make_program();
   plan->tails_s += tail;
-  plan->half_tail = tail / 2;
-  plan->half_gemm = gemm / 2;
+  // Each half of this round's compute: a kernel may start after the next round has begun (a
+  // round without MoE layers ends with its first half).
+  const auto at = static_cast<std::size_t>(plan->round);
+  plan->half_tail[at] = tail / 2;
+  plan->half_gemm[at] = gemm / 2;
   kernel_ready(plan->round * kKernels);
+}
+
+void IterationSteps::make_program()
+{
+  if (!plan->ready.empty()) return;
+  plan->ready.assign(static_cast<std::size_t>(plan->rounds) * kKernels, 0);
+  plan->ready[1] = 1; // no round before the first: its second half waits for nothing
+  plan->half_tail.assign(static_cast<std::size_t>(plan->rounds), 0.0);
+  plan->half_gemm.assign(static_cast<std::size_t>(plan->rounds), 0.0);
 }
 
 void IterationSteps::kernel_ready(int kernel)
 {
-  if (plan->ready.empty()) { // the step's program, made at its first kernel ready
-    plan->ready.assign(static_cast<std::size_t>(plan->rounds) * kKernels, 0);
-    plan->ready[1] = 1; // no round before the first: its second half waits for nothing
-  }
+  make_program();
   plan->ready[kernel] = 1;
   run_program();
 }
@@ -54,7 +64,7 @@ void IterationSteps::run_program()
       continue;
     }
     if (!plan->ready[k]) return;
-    double work = plan->half_tail;
+    double work = plan->half_tail[static_cast<std::size_t>(round)];
     if (stage >= 2) {
       const MoePhase::Exchange& x = *sim.groups_[instance().group]->rounds[round];
       work = MoePhase::expert_work(x, plan->inst, stage - 2);
@@ -77,7 +87,7 @@ void IterationSteps::kernel_done(int kernel, double begin)
     if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty()) // an idle GPU has no step
       for (topo::GpuId g : instance().gpus)
         tl->tail(g, plan->iteration, begin, plan->scale * plan->local_work / 2, plan->scale * plan->merge_work / 2,
-                 plan->half_gemm);
+                 plan->half_gemm[static_cast<std::size_t>(round)]);
     plan->part_sent[stage] = now();
     if (moe)
       MoePhase::part_ready(sim, *this, stage, round);
@@ -119,12 +129,12 @@ void MoePhase::part_ready(Simulation& sim, const IterationSteps& s, int k, int r
       XATTN_CHECK(plan != nullptr, "a member of an expert-parallel group has no step");
       members.push_back(IterationSteps{sim, plan});
     }
-    slot = make(sim, g, std::move(members), round);
-    for (int part = 0; part < slot->parts; ++part) // nothing comes to these experts: they run in turn
-      for (int t = 0; t < slot->n; ++t)
-        if (slot->incoming[slot->at(part, t)] == 0) slot->members[t].kernel_ready(round * kKernels + 2 + part);
+    const ExchangePtr made = slot = make(sim, g, std::move(members), round);
+    for (int part = 0; part < made->parts; ++part) // nothing comes to these experts: they run in turn
+      for (int t = 0; t < made->n; ++t)
+        if (made->incoming[made->at(part, t)] == 0) made->members[t].kernel_ready(round * kKernels + 2 + part);
   }
-  const ExchangePtr x = slot;
+  const ExchangePtr x = g.rounds[round];
   const int r = s.plan->inst - g.members.front();
   XATTN_CHECK(x->members[r].plan == s.plan, "a GPU sent another step's dispatch");
   dispatch(x, r, k);

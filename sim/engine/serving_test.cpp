@@ -376,3 +376,46 @@ TEST_CASE("serving step: two micro-batches pipeline each layer, the weights read
   // last exposes its combine past the experts.
   CHECK(figure(two, "step_latency_s") > layers * (2 * a + 2 * e) + (layers - 1) * (c - e) * 0.999);
 }
+
+TEST_CASE("serving step: two micro-batches run a dense layer's halves, then a MoE layer's pipeline", "[serving]")
+{
+  const auto dir = with_profile();
+  // The group above with a dense layer before one MoE layer (which, the last, runs the output
+  // head): each halves of its compute (a0, a1) run one after the other, then the MoE layer's
+  // experts (e each), dispatch (d) and combine (c). a1, d, e and c come from a run of that MoE
+  // layer alone, one micro-batch of 8 tokens; a0 + a1 from the two layers' run.
+  auto scenario = [&](int layers, int micro_batches) {
+    return "name: dense\nmodel: {name: moe, layers: " + std::to_string(layers) +
+           ", dense_layers: " + std::to_string(layers - 1) +
+           ", dense_intermediate: 4096, heads: 1, kv_lora_rank: 64, rope_dim: 16, qk_nope_head_dim: 16, "
+           "v_head_dim: 16, hidden: 16384, experts: 2, experts_per_token: 1, expert_intermediate: 128, vocab: 1000}\n"
+           "profile: " +
+           (dir / "hand.yaml").string() +
+           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node0.gpu1, "
+           "node1.gpu1], dp_attention: 2, ep: 2, micro_batches: " +
+           std::to_string(micro_batches) +
+           "}\ncorpus: {chunk_tokens: 64, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+           "engine: {step: full, granularity: layer, max_batch: 256, route_protocol: absorbed}\n";
+  };
+  auto trace = [](int tokens) {
+    std::string t;
+    for (int i = 0; i < tokens; ++i)
+      t += request(2 * i, 0, 0, 0, 1, 1) + request(2 * i + 1, 0, 1, 1, 1, 1);
+    return t;
+  };
+  auto figure = [](const nlohmann::json& p, const char* key) { return p[key]["mean"].get<double>(); };
+  auto part = [](const nlohmann::json& p, const char* key) { return p["step_split_s"][key].get<double>(); };
+  const nlohmann::json moe = run(scenario(1, 1), trace(8))["policies"]["route"];
+  const nlohmann::json both = run(scenario(2, 1), trace(8))["policies"]["route"];
+  const nlohmann::json two = run(scenario(2, 2), trace(16))["policies"]["route"];
+  const double a1 = part(moe, "attention") + part(moe, "gemm");
+  const double d = figure(moe, "ep_dispatch_s"), c = figure(moe, "ep_combine_s");
+  const double e = part(moe, "moe") - d - c;
+  const double A = part(both, "attention") + part(both, "gemm");
+  REQUIRE(A > 1.5 * a1); // the dense layer's compute weighs, unlike the MoE layer's
+  // The dense layer's halves, 2 a0; the MoE layer's, 2 a1: the first micro-batch's dispatch lands
+  // while the second computes (d < a1), its experts follow, then the second's (after its dispatch
+  // too), whose combine ends the step.
+  REQUIRE(d < a1);
+  CHECK(figure(two, "step_latency_s") == Approx(2 * A + std::max(e, d) + e + c).epsilon(1e-6));
+}
