@@ -239,6 +239,7 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
     return in.in_flight.count(k) != 0;
   });
   const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
+  if (choice != Primitive::kLocal) sim.count_read(plan->inst, n.chunk, h); // the holder serves it
   // The call goes to the holder this step (routed, or served there while its chunk is fetched).
   if (choice == Primitive::kRoute) {
     route_need(q, need, h, s);

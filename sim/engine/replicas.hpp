@@ -1,10 +1,11 @@
 // Copies of hot chunks made while a run goes (engine.replication: dynamic). Each read of a chunk
-// counts; one read `replicate_after` times since its last copy (or since the run began) gets one
-// more copy, up to `max_copies` beyond its placement's: the engine moves it from the holder that
-// serves the read to the holder nearest the reader that has none (replicate.cpp), priced as a
-// fetch to that holder, and calls go to whichever copy the replica choice picks from then on. Each
-// holder keeps its copies within a budget of HBM, the least recently read out first. No live system
-// needs the future for this: it sees reads as they come. Internal to sim/engine.
+// counts: a routed call to it or a fetch of it that a request's step plans, which a holder serves.
+// A chunk read `replicate_after` times since its last copy (or since the run began) gets one more,
+// up to `max_copies` beyond its placement's: the engine moves it from the holder that serves the
+// read to the holder nearest the reader that has none (replicate.cpp), priced as a fetch to that
+// holder, and calls go to whichever copy the replica choice picks from then on. Each holder keeps
+// its copies within a budget of HBM, the least recently read out first. No live system needs the
+// future for this: it sees reads as they come. Internal to sim/engine.
 #pragma once
 
 #include "sim/engine/cache.hpp"

@@ -11,6 +11,16 @@
 namespace xattn::sim::engine
 {
 
+void Simulation::count_read(int inst, std::uint64_t chunk, int h)
+{
+  if (!replicas_ || !replicas_->read(chunk, h)) return;
+  std::vector<int> options; // every holder with a copy: the placement's, then those made since
+  plan_.placement->holders_of(chunk, options);
+  const std::vector<int>& copies = replicas_->copies(chunk);
+  options.insert(options.end(), copies.begin(), copies.end());
+  replicate(inst, chunk, h, options);
+}
+
 // A copy of `chunk` from holder instance `from`, which serves requester instance `inst` a read of
 // it, to the holder nearest that requester among those without one (`options` hold it): by
 // fabric class from the requester's GPU, then the fewest kernels running, then the lowest index.

@@ -214,8 +214,8 @@ const core::Schema kEngineSchema{
     {.key = "replicate_after",
      .kind = FieldKind::kInteger,
      .def = "64",
-     .meaning = "replication dynamic: reads of a chunk (one request's step each) since its last copy that earn "
-                "it another",
+     .meaning = "replication dynamic: reads of a chunk (a routed call to it or a fetch of it) since its last copy "
+                "that earn it another",
      .check = Check::kPositive,
      .range = {1, 1e9, "reads of one chunk"}},
     {.key = "max_copies",

@@ -348,9 +348,6 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
   if (replicas_) {
     const std::vector<int>& copies = replicas_->copies(chunk);
     options.insert(options.end(), copies.begin(), copies.end());
-    const int h = pick_copy(inst, options);
-    if (replicas_->read(chunk, h)) replicate(inst, chunk, h, options);
-    return h;
   }
   return pick_copy(inst, options);
 }

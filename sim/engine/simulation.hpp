@@ -170,7 +170,11 @@ private:
   void write_links_csv(double makespan) const;   ///< opt_.links_csv: bytes and utilisation per link direction
   void write_holders_csv(double makespan) const; ///< opt_.holders_csv: per holder GPU
 
+  /// The holder instance a call or fetch of `chunk` by instance `inst` goes to this step.
   int choose_holder(int inst, std::uint64_t chunk);
+  /// Holder instance `h` serves instance `inst` a routed call to `chunk` or a fetch of it: with
+  /// engine.replication dynamic, a read that may earn the chunk a copy (replicate.cpp).
+  void count_read(int inst, std::uint64_t chunk, int h);
   /// Among holder instances `options` (each with a copy of a chunk), the one a call of instance
   /// `inst` goes to (engine.replica_choice).
   int pick_copy(int inst, const std::vector<int>& options);
