@@ -222,13 +222,12 @@ TEST_CASE("engine: a chunk read often gets a copy near its reader, priced as a f
   // second step's read sends the chunk to the holder nearest the reader without one, node0.gpu7
   // (NVLink), 2,048 tokens x (512 + 64) BF16 values x 61 layers from node2.gpu0, and once it landed
   // the calls go there (the nearer copy ends a call sooner).
-  auto scenario = [](const std::string& engine) {
+  auto scenario = [](const std::string& engine, const std::string& policy = "route") {
     return "name: replication\nmodel: {name: m, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n" +
            two_leaf_topology(1) +
            "instances: {requesters: [node0.gpu0], holders: [node2.gpu0, node0.gpu7]}\n"
-           "corpus: {chunk_tokens: 2048, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-           "engine: {route_protocol: absorbed" +
-           engine + "}\n";
+           "corpus: {chunk_tokens: 2048, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [" +
+           policy + "]\nengine: {route_protocol: absorbed" + engine + "}\n";
   };
   auto kernels = [](const std::filesystem::path& out) { return csv_column(out / "holders.csv", "gpu", "kernels"); };
   const std::string trace = request(0, 0, 0, 0, 32, 8);
@@ -249,4 +248,10 @@ TEST_CASE("engine: a chunk read often gets a copy near its reader, priced as a f
         Approx(2048.0 * (512 + 64) * 2 * 61).epsilon(1e-9));
   CHECK(k["wire_bytes_by_fabric"]["nvlink"].get<double>() > 0);
   CHECK(step_mean(kept, "route") < step_mean(none, "route"));
+  // Fetched once, the chunk is then read from the requester's cache: one read of the holder, no
+  // copy.
+  const nlohmann::json fetched = run(scenario(dynamic, "fetch"), trace)["policies"]["fetch"];
+  CHECK(fetched["decisions"]["fetch"].get<int>() == 1);
+  CHECK(fetched["decisions"]["cached"].get<int>() == 7);
+  CHECK(fetched["memory"]["replica_copies"].get<int>() == 0);
 }
