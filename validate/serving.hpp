@@ -8,10 +8,10 @@
 //   prefill: prompts of context_tokens, tokens_per_gpu of them in each iteration's token budget,
 //            three iterations' worth on every GPU; simulated tokens/s per GPU = the prompt tokens
 //            of one GPU over the simulated time.
-// Each point runs twice: with one micro-batch, and with two overlapped as the measured points ran
-// (instances.micro_batches); the second is the one checked. The report gives each run's time per
-// layer by part (attention, GEMMs, MoE layers, and of
-// these the dispatch and the combine), so that a reader sees where the time goes.
+// Each point runs twice: with one micro-batch, and with two pipelined layer by layer as the
+// measured points ran (instances.micro_batches, engine.granularity layer); the second is the one
+// checked. The report gives each run's time per layer by part (attention, GEMMs, MoE layers, and
+// of these the dispatch and the combine), so that a reader sees where the time goes.
 #pragma once
 
 #include "sim/model/confidence.hpp"
@@ -68,7 +68,7 @@ struct SharedRun {
 struct ServingPoint {
   ServingMeasurement measured;
   ServingRun one; ///< one micro-batch: compute, then the all-to-all
-  ServingRun two; ///< two micro-batches overlapped, as the measured points ran (instances.micro_batches)
+  ServingRun two; ///< two micro-batches pipelined, as the measured points ran (instances.micro_batches)
   int layers = 0, moe_layers = 0;
   /// decode, with DeepEP's table given: its pure-RDMA low-latency dispatch and combine at this EP
   /// (128 tokens a GPU, as the decode point's batch), s; 0: none.
