@@ -16,7 +16,7 @@ using namespace iteration;
 
 void IterationSteps::run_round()
 {
-  plan->round_begun = now();
+  if (sc().micro_batches > 1) plan->round_begun = now(); // for calls_s
   if (plan->selects.empty()) {
     run_calls();
     return;
@@ -291,8 +291,8 @@ void IterationSteps::round_done()
   plan->gemm_s += gemm;
   double tail = plan->scale * (plan->local_work + plan->merge_work) + gemm + (last ? step_other() : 0.0);
   if (XATTN_FAULT(kEventInPast)) tail = -1e-6;
-  plan->calls_s += now() - plan->round_begun;
   if (sc().micro_batches > 1) {
+    plan->calls_s += now() - plan->round_begun;
     pipeline_round(tail, gemm);
     return;
   }

@@ -80,8 +80,8 @@ struct Plan {
                           ///< included
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
-  double round_begun = 0; ///< when this round's calls began
-  double calls_s = 0;     ///< the rounds' calls (their selection, exchanges and moves), summed
+  double round_begun = 0; ///< instances.micro_batches 2: when this round's calls began
+  double calls_s = 0;     ///< and the rounds' calls (selection, exchanges, moves), summed
   // instances.micro_batches 2 (moe_pipeline.cpp): the GPU's program of kernels, each round's two
   // halves of its compute and its two micro-batches' experts, run in order.
   std::vector<char> ready;                    ///< [round * 4 + kernel]: what the kernel waits for is there

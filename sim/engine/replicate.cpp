@@ -14,10 +14,8 @@ namespace xattn::sim::engine
 void Simulation::count_read(int inst, std::uint64_t chunk, int h)
 {
   if (!replicas_ || !replicas_->read(chunk, h)) return;
-  std::vector<int> options; // every holder with a copy: the placement's, then those made since
-  plan_.placement->holders_of(chunk, options);
-  const std::vector<int>& copies = replicas_->copies(chunk);
-  options.insert(options.end(), copies.begin(), copies.end());
+  std::vector<int> options;
+  holders_with(chunk, options);
   replicate(inst, chunk, h, options);
 }
 

@@ -45,6 +45,45 @@ double request_step(const std::filesystem::path& out, int id)
   REQUIRE(steps.contains(static_cast<std::uint64_t>(id)));
   return steps.at(static_cast<std::uint64_t>(id));
 }
+
+// Two GPUs of one EP group on one leaf (node0.gpu1, node1.gpu1), data-parallel attention, under the
+// hand profile in `dir`: a model of hidden 16,384 and two experts, one a token, `layers` layers of
+// which the first `dense` are dense (4,096 wide), in `micro_batches` micro-batches, every layer's
+// exchange its own (layer granularity).
+std::string ep_pair(const std::filesystem::path& dir, int layers, int dense, int micro_batches)
+{
+  return "name: ep-pair\nmodel: {name: moe, layers: " + std::to_string(layers) +
+         ", dense_layers: " + std::to_string(dense) +
+         ", dense_intermediate: 4096, heads: 1, kv_lora_rank: 64, rope_dim: 16, qk_nope_head_dim: 16, "
+         "v_head_dim: 16, hidden: 16384, experts: 2, experts_per_token: 1, expert_intermediate: 128, vocab: 1000}\n"
+         "profile: " +
+         (dir / "hand.yaml").string() +
+         "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node0.gpu1, "
+         "node1.gpu1], dp_attention: 2, ep: 2, micro_batches: " +
+         std::to_string(micro_batches) +
+         "}\ncorpus: {chunk_tokens: 64, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
+         "engine: {step: full, granularity: layer, max_batch: 256, route_protocol: absorbed}\n";
+}
+
+// `tokens` one-token requests on each GPU of ep_pair, each context on its own GPU (chunk 0 on GPU
+// 0, chunk 1 on GPU 1).
+std::string ep_pair_trace(int tokens)
+{
+  std::string t;
+  for (int i = 0; i < tokens; ++i)
+    t += request(2 * i, 0, 0, 0, 1, 1) + request(2 * i + 1, 0, 1, 1, 1, 1);
+  return t;
+}
+
+// A run's latency figure `key` (its mean), and its step split's part `key`, s.
+double mean_of(const nlohmann::json& p, const char* key)
+{
+  return p[key]["mean"].get<double>();
+}
+double split_of(const nlohmann::json& p, const char* key)
+{
+  return p["step_split_s"][key].get<double>();
+}
 } // namespace
 
 TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEMMs and attention by the roofline",
@@ -325,43 +364,22 @@ TEST_CASE("serving step: a requester GPU that serves calls shares its compute wi
 TEST_CASE("serving step: two micro-batches pipeline each layer, the weights read twice", "[serving]")
 {
   const auto dir = with_profile();
-  // Two GPUs of one EP group on one leaf (node0.gpu1, node1.gpu1), each decoding `tokens` one-token
-  // requests whose context sits on its own GPU. Four MoE layers of hidden 16,384, two experts, one
-  // a token: each GPU sends its peer half of its tokens each layer, few enough that every message
-  // is its IB probe and little else.
-  auto scenario = [&](int micro_batches) {
-    return "name: overlap\nmodel: {name: moe, layers: 4, heads: 1, kv_lora_rank: 64, rope_dim: 16, "
-           "qk_nope_head_dim: 16, v_head_dim: 16, hidden: 16384, experts: 2, experts_per_token: 1, "
-           "expert_intermediate: 128, vocab: 1000}\n"
-           "profile: " +
-           (dir / "hand.yaml").string() +
-           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node0.gpu1, "
-           "node1.gpu1], dp_attention: 2, ep: 2, micro_batches: " +
-           std::to_string(micro_batches) +
-           "}\ncorpus: {chunk_tokens: 64, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-           "engine: {step: full, granularity: layer, max_batch: 256, route_protocol: absorbed}\n";
-  };
-  auto trace = [](int tokens) {
-    std::string t;
-    for (int i = 0; i < tokens; ++i)
-      t += request(2 * i, 0, 0, 0, 1, 1) + request(2 * i + 1, 0, 1, 1, 1, 1); // chunk 0 on GPU 0, 1 on GPU 1
-    return t;
-  };
+  // The EP pair (ep_pair) with four MoE layers, each GPU decoding `tokens` one-token requests: each
+  // GPU sends its peer half of its tokens each layer, few enough that every message is its IB probe
+  // and little else.
   const int layers = 4;
-  const nlohmann::json two = run(scenario(2), trace(16))["policies"]["route"];
-  const nlohmann::json half = run(scenario(1), trace(8))["policies"]["route"];
+  const nlohmann::json two = run(ep_pair(dir, layers, 0, 2), ep_pair_trace(16))["policies"]["route"];
+  const nlohmann::json half = run(ep_pair(dir, layers, 0, 1), ep_pair_trace(8))["policies"]["route"];
   for (const nlohmann::json* p : {&two, &half})
     CHECK((*p)["decisions"]["route"].get<int>() == 0); // every context on its own GPU
   // Each micro-batch runs the GEMMs over its 8 rows: twice an 8-token batch's.
-  CHECK(two["step_split_s"]["gemm"].get<double>() == Approx(2 * half["step_split_s"]["gemm"].get<double>()));
+  CHECK(split_of(two, "gemm") == Approx(2 * split_of(half, "gemm")));
   // One micro-batch of 8 tokens, per layer: its compute a (attention and GEMMs), then its
   // dispatch d, the experts e and the combine c, one after the other (both GPUs alike).
-  auto figure = [](const nlohmann::json& p, const char* key) { return p[key]["mean"].get<double>(); };
-  auto part = [](const nlohmann::json& p, const char* key) { return p["step_split_s"][key].get<double>(); };
-  const double a = (part(half, "attention") + part(half, "gemm")) / layers;
-  const double d = figure(half, "ep_dispatch_s") / layers, c = figure(half, "ep_combine_s") / layers;
-  const double e = part(half, "moe") / layers - d - c;
-  CHECK(figure(half, "step_latency_s") == Approx(layers * (a + d + e + c)));
+  const double a = (split_of(half, "attention") + split_of(half, "gemm")) / layers;
+  const double d = mean_of(half, "ep_dispatch_s") / layers, c = mean_of(half, "ep_combine_s") / layers;
+  const double e = split_of(half, "moe") / layers - d - c;
+  CHECK(mean_of(half, "step_latency_s") == Approx(layers * (a + d + e + c)));
   // With two such micro-batches A and B, each GPU runs per layer A's compute, B's, A's experts,
   // B's. A's dispatch lands while B computes (d < a), so A's experts follow B's compute at once;
   // the next layer's A waits for A's combine and for B's experts: every layer but the last takes
@@ -371,10 +389,10 @@ TEST_CASE("serving step: two micro-batches pipeline each layer, the weights read
   REQUIRE(c < a);
   REQUIRE(c > std::max(e, d)); // the combine is longer than the experts it could hide behind
   const double pipelined = (layers - 1) * (2 * a + e + std::max({e, d, c})) + 2 * a + std::max(e, d) + e + c;
-  CHECK(figure(two, "step_latency_s") == Approx(pipelined).epsilon(1e-6));
+  CHECK(mean_of(two, "step_latency_s") == Approx(pipelined).epsilon(1e-6));
   // Against a full overlap of the all-to-all with the compute (2a + 2e a layer), each layer but the
   // last exposes its combine past the experts.
-  CHECK(figure(two, "step_latency_s") > layers * (2 * a + 2 * e) + (layers - 1) * (c - e) * 0.999);
+  CHECK(mean_of(two, "step_latency_s") > layers * (2 * a + 2 * e) + (layers - 1) * (c - e) * 0.999);
 }
 
 TEST_CASE("serving step: two micro-batches run a dense layer's halves, then a MoE layer's pipeline", "[serving]")
@@ -384,38 +402,17 @@ TEST_CASE("serving step: two micro-batches run a dense layer's halves, then a Mo
   // head): each halves of its compute (a0, a1) run one after the other, then the MoE layer's
   // experts (e each), dispatch (d) and combine (c). a1, d, e and c come from a run of that MoE
   // layer alone, one micro-batch of 8 tokens; a0 + a1 from the two layers' run.
-  auto scenario = [&](int layers, int micro_batches) {
-    return "name: dense\nmodel: {name: moe, layers: " + std::to_string(layers) +
-           ", dense_layers: " + std::to_string(layers - 1) +
-           ", dense_intermediate: 4096, heads: 1, kv_lora_rank: 64, rope_dim: 16, qk_nope_head_dim: 16, "
-           "v_head_dim: 16, hidden: 16384, experts: 2, experts_per_token: 1, expert_intermediate: 128, vocab: 1000}\n"
-           "profile: " +
-           (dir / "hand.yaml").string() +
-           "\ntopology: testbed-ndr200\ninstances: {requesters: [node0.gpu1, node1.gpu1], holders: [node0.gpu1, "
-           "node1.gpu1], dp_attention: 2, ep: 2, micro_batches: " +
-           std::to_string(micro_batches) +
-           "}\ncorpus: {chunk_tokens: 64, seed: 0}\nworkload: {trace: trace.jsonl}\npolicies: [route]\n"
-           "engine: {step: full, granularity: layer, max_batch: 256, route_protocol: absorbed}\n";
-  };
-  auto trace = [](int tokens) {
-    std::string t;
-    for (int i = 0; i < tokens; ++i)
-      t += request(2 * i, 0, 0, 0, 1, 1) + request(2 * i + 1, 0, 1, 1, 1, 1);
-    return t;
-  };
-  auto figure = [](const nlohmann::json& p, const char* key) { return p[key]["mean"].get<double>(); };
-  auto part = [](const nlohmann::json& p, const char* key) { return p["step_split_s"][key].get<double>(); };
-  const nlohmann::json moe = run(scenario(1, 1), trace(8))["policies"]["route"];
-  const nlohmann::json both = run(scenario(2, 1), trace(8))["policies"]["route"];
-  const nlohmann::json two = run(scenario(2, 2), trace(16))["policies"]["route"];
-  const double a1 = part(moe, "attention") + part(moe, "gemm");
-  const double d = figure(moe, "ep_dispatch_s"), c = figure(moe, "ep_combine_s");
-  const double e = part(moe, "moe") - d - c;
-  const double A = part(both, "attention") + part(both, "gemm");
+  const nlohmann::json moe = run(ep_pair(dir, 1, 0, 1), ep_pair_trace(8))["policies"]["route"];
+  const nlohmann::json both = run(ep_pair(dir, 2, 1, 1), ep_pair_trace(8))["policies"]["route"];
+  const nlohmann::json two = run(ep_pair(dir, 2, 1, 2), ep_pair_trace(16))["policies"]["route"];
+  const double a1 = split_of(moe, "attention") + split_of(moe, "gemm");
+  const double d = mean_of(moe, "ep_dispatch_s"), c = mean_of(moe, "ep_combine_s");
+  const double e = split_of(moe, "moe") - d - c;
+  const double A = split_of(both, "attention") + split_of(both, "gemm");
   REQUIRE(A > 1.5 * a1); // the dense layer's compute weighs, unlike the MoE layer's
   // The dense layer's halves, 2 a0; the MoE layer's, 2 a1: the first micro-batch's dispatch lands
   // while the second computes (d < a1), its experts follow, then the second's (after its dispatch
   // too), whose combine ends the step.
   REQUIRE(d < a1);
-  CHECK(figure(two, "step_latency_s") == Approx(2 * A + std::max(e, d) + e + c).epsilon(1e-6));
+  CHECK(mean_of(two, "step_latency_s") == Approx(2 * A + std::max(e, d) + e + c).epsilon(1e-6));
 }

@@ -340,16 +340,20 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
     XATTN_CHECK(home >= 0, "a chunk a request attends lives in no pool");
     return sc_.holder_instances() + home;
   }
-  const workloads::Placement& pl = *plan_.placement;
-  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated && !replicas_) return pl.primary(chunk);
+  if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated && !replicas_)
+    return plan_.placement->primary(chunk);
   thread_local std::vector<int> options;
-  pl.holders_of(chunk, options);
-  XATTN_CHECK(!options.empty(), "a chunk has no holder");
-  if (replicas_) {
-    const std::vector<int>& copies = replicas_->copies(chunk);
-    options.insert(options.end(), copies.begin(), copies.end());
-  }
+  holders_with(chunk, options);
   return pick_copy(inst, options);
+}
+
+void Simulation::holders_with(std::uint64_t chunk, std::vector<int>& out) const
+{
+  plan_.placement->holders_of(chunk, out);
+  XATTN_CHECK(!out.empty(), "a chunk has no holder");
+  if (!replicas_) return;
+  const std::vector<int>& copies = replicas_->copies(chunk);
+  out.insert(out.end(), copies.begin(), copies.end());
 }
 
 int Simulation::pick_copy(int inst, const std::vector<int>& options)

@@ -175,6 +175,9 @@ private:
   /// Holder instance `h` serves instance `inst` a routed call to `chunk` or a fetch of it: with
   /// engine.replication dynamic, a read that may earn the chunk a copy (replicate.cpp).
   void count_read(int inst, std::uint64_t chunk, int h);
+  /// Every holder instance with a copy of `chunk` into `out`: the placement's (its primary first),
+  /// then those engine.replication made since.
+  void holders_with(std::uint64_t chunk, std::vector<int>& out) const;
   /// Among holder instances `options` (each with a copy of a chunk), the one a call of instance
   /// `inst` goes to (engine.replica_choice).
   int pick_copy(int inst, const std::vector<int>& options);
