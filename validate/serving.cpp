@@ -39,18 +39,15 @@ void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu,
   out << json{{"xattn_trace", 1}, {"source", "xattn validate --serving"}}.dump() << "\n";
   const int blocks = m.context_tokens / kBlockTokens;
   std::vector<std::int64_t> ids(static_cast<std::size_t>(blocks));
-  std::vector<double> popularity; // cumulative, by chunk rank
-  for (std::int64_t c = 0; c < shared_chunks; ++c)
-    popularity.push_back((popularity.empty() ? 0.0 : popularity.back()) + 1.0 / static_cast<double>(c + 1));
+  const std::optional<workloads::ZipfSampler> popular =
+      shared_chunks > 0 ? std::optional(workloads::ZipfSampler(static_cast<std::uint64_t>(shared_chunks), 1.0))
+                        : std::nullopt;
   workloads::Rng rng(1);
   for (int k = 0; k < per_gpu; ++k)
     for (int r = 0; r < m.gpus; ++r) {
       const std::int64_t i = static_cast<std::int64_t>(k) * m.gpus + r;
       std::int64_t chunk = i;
-      if (shared_chunks > 0) {
-        const auto at = std::upper_bound(popularity.begin(), popularity.end(), rng.uniform() * popularity.back());
-        chunk = std::min<std::int64_t>(at - popularity.begin(), shared_chunks - 1);
-      }
+      if (popular) chunk = static_cast<std::int64_t>((*popular)(rng));
       for (int b = 0; b < blocks; ++b)
         ids[static_cast<std::size_t>(b)] = chunk * blocks + b;
       out << json{{"id", i},
