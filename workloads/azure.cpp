@@ -1,4 +1,5 @@
 #include "workloads/azure.hpp"
+#include "workloads/trace_format.hpp"
 
 #include "workloads/request_id.hpp"
 
@@ -113,6 +114,18 @@ bool AzureReader::read_line(std::string_view line, Request& out)
   out.output_tokens = gen;
   out.think = core::Seconds(0.0);
   return true;
+}
+
+// The registry's entry (formats.def).
+TraceFormatInfo format_azure()
+{
+  return {.name = "azure",
+          .extension = ".csv",
+          .first_line_mark = "",
+          .sessions = false,
+          .open = [](const std::string& path, const OpenOptions& o) -> std::unique_ptr<RequestSource> {
+            return std::make_unique<AzureReader>(path, o.import);
+          }};
 }
 
 } // namespace xattn::workloads

@@ -1,4 +1,5 @@
 #include "workloads/claude_code.hpp"
+#include "workloads/trace_format.hpp"
 
 #include "sim/core/error.hpp"
 #include "workloads/compressed_file.hpp"
@@ -199,6 +200,18 @@ bool ClaudeCodeReader::next(Request& out)
   if (pos_ == requests_.size()) return false;
   out = requests_[pos_++];
   return true;
+}
+
+// The registry's entry (formats.def): one session per file, whose ids OpenOptions::session namespaces.
+TraceFormatInfo format_claude_code()
+{
+  return {.name = "claude-code",
+          .extension = ".json",
+          .first_line_mark = "",
+          .sessions = true,
+          .open = [](const std::string& path, const OpenOptions& o) -> std::unique_ptr<RequestSource> {
+            return std::make_unique<ClaudeCodeReader>(path, o.import, o.session);
+          }};
 }
 
 } // namespace xattn::workloads

@@ -59,14 +59,14 @@ void check_format(const std::string& ext, Compression expected, const std::strin
 {
   INFO(ext);
   CHECK(CompressedFile(fixture("mooncake_small.jsonl" + ext)).compression() == expected);
-  check_same(read_all(fixture("mooncake_small.jsonl" + ext), TraceFormat::kMooncake),
-             read_all(fixture("mooncake_small.jsonl"), TraceFormat::kMooncake));
+  check_same(read_all(fixture("mooncake_small.jsonl" + ext), format_named("mooncake")),
+             read_all(fixture("mooncake_small.jsonl"), format_named("mooncake")));
   check_same(read_all(fixture(other + ext), other_format), read_all(fixture(other), other_format));
-  CHECK(guess_format(fixture("mooncake_small.jsonl" + ext)) == TraceFormat::kMooncake);
+  CHECK(guess_format(fixture("mooncake_small.jsonl" + ext)) == format_named("mooncake"));
   // Errors point at the line of the decompressed text, as for the plain file.
-  CHECK_THAT(error_of(fixture("mooncake_bad.jsonl"), TraceFormat::kMooncake),
+  CHECK_THAT(error_of(fixture("mooncake_bad.jsonl"), format_named("mooncake")),
              Contains("mooncake_bad.jsonl:2:83: error: invalid JSON"));
-  CHECK_THAT(error_of(fixture("mooncake_bad.jsonl" + ext), TraceFormat::kMooncake),
+  CHECK_THAT(error_of(fixture("mooncake_bad.jsonl" + ext), format_named("mooncake")),
              Contains("mooncake_bad.jsonl" + ext + ":2:83: error: invalid JSON"));
 }
 
@@ -85,17 +85,17 @@ std::string damaged(const std::string& name, std::size_t keep, bool flip)
 
 TEST_CASE("workloads: gzip traces read like plain ones")
 {
-  check_format(".gz", Compression::kGzip, "azure_small.csv", TraceFormat::kAzure);
+  check_format(".gz", Compression::kGzip, "azure_small.csv", format_named("azure"));
 }
 
 TEST_CASE("workloads: xz traces read like plain ones")
 {
-  check_format(".xz", Compression::kXz, "session_nested.json", TraceFormat::kClaudeCode);
+  check_format(".xz", Compression::kXz, "session_nested.json", format_named("claude-code"));
 }
 
 TEST_CASE("workloads: zstd traces read like plain ones")
 {
-  check_format(".zst", Compression::kZstd, "trace_v1.jsonl", TraceFormat::kXattn);
+  check_format(".zst", Compression::kZstd, "trace_v1.jsonl", format_named("xattn"));
 }
 
 TEST_CASE("workloads: the compression comes from the magic bytes, not the file name")
@@ -104,9 +104,9 @@ TEST_CASE("workloads: the compression comes from the magic bytes, not the file n
   const std::string plain_as_gz = temp_file("plain.jsonl.gz", read_bytes(fixture("mooncake_small.jsonl")));
   CHECK(CompressedFile(zst_as_plain).compression() == Compression::kZstd);
   CHECK(CompressedFile(plain_as_gz).compression() == Compression::kNone);
-  check_same(read_all(zst_as_plain, TraceFormat::kMooncake), read_all(plain_as_gz, TraceFormat::kMooncake));
+  check_same(read_all(zst_as_plain, format_named("mooncake")), read_all(plain_as_gz, format_named("mooncake")));
   CHECK(read_all(temp_file("tiny.jsonl", "{\"timestamp\":1,\"input_length\":1,\"output_length\":1,\"hash_ids\":[]}"),
-                 TraceFormat::kMooncake)
+                 format_named("mooncake"))
             .size() == 1); // a file shorter than the longest magic number
   CHECK_THROWS_WITH(CompressedFile(temp_file("t.jsonl.bz2", "BZh91AY&SY\x01\x02")),
                     Contains("t.jsonl.bz2: error: bzip2-compressed file"));
@@ -121,7 +121,7 @@ TEST_CASE("workloads: a truncated archive is an input error naming the file")
     const std::string full = read_bytes(fixture("mooncake_small.jsonl" + std::string(ext)));
     for (std::size_t keep : {std::size_t{6}, full.size() / 2, full.size() - 1}) {
       const std::string path = damaged("mooncake_small.jsonl" + std::string(ext), keep, false);
-      CHECK_THAT(error_of(path, TraceFormat::kMooncake),
+      CHECK_THAT(error_of(path, format_named("mooncake")),
                  Contains(path + ": error: truncated " + name + " archive: the file ends inside the compressed data"));
     }
   }
@@ -132,7 +132,7 @@ TEST_CASE("workloads: a corrupt archive is an input error naming the file")
   for (const auto& [ext, name] : {std::pair{".gz", "gzip"}, std::pair{".xz", "xz"}, std::pair{".zst", "zstd"}}) {
     INFO(ext);
     const std::string path = damaged("mooncake_small.jsonl" + std::string(ext), 0, true);
-    CHECK_THAT(error_of(path, TraceFormat::kMooncake), Contains(path + ": error: corrupt " + name + " archive: "));
+    CHECK_THAT(error_of(path, format_named("mooncake")), Contains(path + ": error: corrupt " + name + " archive: "));
   }
 }
 
@@ -204,7 +204,7 @@ TEST_CASE("workloads: long compressed streams, and concatenated ones, read whole
     CHECK(n == kLines);
     CHECK(last == "{\"timestamp\": 1e9, \"input_length\": -1}");
     CHECK(lines.line_number() == kLines);
-    CHECK_THAT(error_of(path, TraceFormat::kMooncake),
+    CHECK_THAT(error_of(path, format_named("mooncake")),
                Contains(path + ":40000: error: input_length: expected a non-negative integer (tokens), got -1"));
   }
 }

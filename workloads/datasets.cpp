@@ -25,7 +25,7 @@ const core::Schema kFile{
      .kind = FieldKind::kChoice,
      .def = kRequired,
      .meaning = "trace format",
-     .choices = "mooncake|claude-code|azure|xattn"},
+     .choices = format_names()},
     {.key = "bytes",
      .kind = FieldKind::kInteger,
      .def = kRequired,
@@ -80,7 +80,7 @@ DataSet load_data_set(const fs::path& dir)
     file.file = f.string("file");
     file.source = f.string("source");
     file.blob = f.string("blob");
-    file.format = parse_format(f.choice("format")).value_or(TraceFormat::kXattn);
+    file.format = parse_format(f.choice("format")).value_or(TraceFormat());
     file.bytes = static_cast<std::uint64_t>(f.integer("bytes"));
     file.records = static_cast<std::uint64_t>(f.integer("records"));
     if (!file.file.empty() && !fs::is_regular_file(dir / file.file, ec))

@@ -19,7 +19,7 @@ struct DataFile {
   std::string file;   ///< name inside the set's folder (compressed or plain)
   std::string source; ///< path in the origin repository
   std::string blob;   ///< git blob id of the original there (anyone can check the copy with it)
-  TraceFormat format = TraceFormat::kXattn;
+  TraceFormat format;
   std::uint64_t bytes = 0;   ///< decompressed size, bytes
   std::uint64_t records = 0; ///< requests its importer reads
 };

@@ -1,4 +1,5 @@
 #include "workloads/mooncake.hpp"
+#include "workloads/trace_format.hpp"
 
 #include "workloads/request_id.hpp"
 
@@ -79,6 +80,18 @@ bool MooncakeReader::read_line(std::string_view line, Request& out)
   out.output_tokens = v[kOutput].integer;
   out.think = core::Seconds(0.0);
   return true;
+}
+
+// The registry's entry (formats.def): a .jsonl without the own format's header.
+TraceFormatInfo format_mooncake()
+{
+  return {.name = "mooncake",
+          .extension = ".jsonl",
+          .first_line_mark = "",
+          .sessions = false,
+          .open = [](const std::string& path, const OpenOptions& o) -> std::unique_ptr<RequestSource> {
+            return std::make_unique<MooncakeReader>(path, o.import);
+          }};
 }
 
 } // namespace xattn::workloads

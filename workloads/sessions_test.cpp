@@ -165,8 +165,8 @@ TEST_CASE("workloads: xattn trace format round-trips through writer and reader")
     CHECK(back[i].parent_agent == rs[i].parent_agent);
     CHECK(back[i].input_tokens == rs[i].input_tokens);
   }
-  CHECK(guess_format(out) == TraceFormat::kXattn);
-  CHECK(guess_format(fixture("mooncake_small.jsonl")) == TraceFormat::kMooncake);
+  CHECK(guess_format(out) == format_named("xattn"));
+  CHECK(guess_format(fixture("mooncake_small.jsonl")) == format_named("mooncake"));
 }
 
 TEST_CASE("workloads: xattn trace writer leaves nothing behind without commit")

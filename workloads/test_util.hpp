@@ -2,15 +2,25 @@
 #pragma once
 
 #include "workloads/request.hpp"
+#include "workloads/trace_format.hpp"
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 namespace xattn::workloads::testing
 {
+
+/// The registered format `name`; the test fails where the registry lacks it.
+inline TraceFormat format_named(std::string_view name)
+{
+  const auto f = parse_format(name);
+  if (!f) throw std::logic_error("no trace format '" + std::string(name) + "' in formats.def");
+  return *f;
+}
 
 inline std::string fixture(const std::string& name)
 {

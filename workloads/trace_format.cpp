@@ -1,41 +1,63 @@
 #include "workloads/trace_format.hpp"
 
-#include "workloads/azure.hpp"
-#include "workloads/claude_code.hpp"
-#include "workloads/mooncake.hpp"
-#include "workloads/xattn_trace.hpp"
+#include "sim/core/error.hpp"
+#include "workloads/line_reader.hpp"
 
 #include <filesystem>
+#include <vector>
 
 namespace xattn::workloads
 {
 
-std::string_view format_name(TraceFormat f)
+#define XATTN_TRACE_FORMAT(id) TraceFormatInfo format_##id();
+#include "workloads/formats.def"
+#undef XATTN_TRACE_FORMAT
+
+std::span<const TraceFormatInfo> trace_formats()
 {
-  switch (f) {
-  case TraceFormat::kXattn:
-    return "xattn";
-  case TraceFormat::kMooncake:
-    return "mooncake";
-  case TraceFormat::kClaudeCode:
-    return "claude-code";
-  case TraceFormat::kAzure:
-    return "azure";
-  }
-  return "?";
+  static const std::vector<TraceFormatInfo> all{
+#define XATTN_TRACE_FORMAT(id) format_##id(),
+#include "workloads/formats.def"
+#undef XATTN_TRACE_FORMAT
+  };
+  return all;
+}
+
+TraceFormat::TraceFormat() : TraceFormat(*parse_format("xattn")) {}
+
+std::optional<TraceFormat> parse_format(std::string_view name)
+{
+  for (const TraceFormatInfo& f : trace_formats())
+    if (f.name == name) return TraceFormat(f);
+  return std::nullopt;
 }
 
 std::string_view format_names()
 {
-  return "mooncake|claude-code|azure|xattn";
+  static const std::string names = [] {
+    std::string out;
+    for (const TraceFormatInfo& f : trace_formats())
+      out += (out.empty() ? "" : "|") + std::string(f.name);
+    return out;
+  }();
+  return names;
 }
 
-std::optional<TraceFormat> parse_format(std::string_view name)
+namespace
 {
-  for (TraceFormat f : {TraceFormat::kXattn, TraceFormat::kMooncake, TraceFormat::kClaudeCode, TraceFormat::kAzure})
-    if (format_name(f) == name) return f;
-  return std::nullopt;
+// The first line of `path`, or "" where it cannot be read: the reader, which starts at the same
+// place, then says why.
+std::string first_line(const std::string& path)
+{
+  try {
+    LineReader lines(path);
+    std::string_view first;
+    if (lines.next(first)) return std::string(first);
+  } catch (const core::InputError&) {
+  }
+  return "";
 }
+} // namespace
 
 TraceFormat guess_format(const std::string& path)
 {
@@ -44,36 +66,25 @@ TraceFormat guess_format(const std::string& path)
   for (const char* z : {".gz", ".xz", ".zst"})
     if (name.extension() == z) name = name.stem();
   const std::string ext = name.extension().string();
-  if (ext == ".csv") return TraceFormat::kAzure;
-  if (ext == ".json") return TraceFormat::kClaudeCode;
-  if (ext == ".jsonl") {
-    try {
-      LineReader lines(path);
-      std::string_view first;
-      if (lines.next(first) && first.find("\"xattn_trace\"") != std::string_view::npos) return TraceFormat::kXattn;
-    } catch (const core::InputError&) {
-      // Unreadable (missing, a truncated archive): the reader, which starts at the same place,
-      // says why; the name alone says JSONL.
+  const TraceFormatInfo* fallback = nullptr;
+  std::optional<std::string> first;
+  for (const TraceFormatInfo& f : trace_formats()) {
+    if (f.extension != ext) continue;
+    if (f.first_line_mark.empty()) {
+      fallback = &f;
+      continue;
     }
-    return TraceFormat::kMooncake;
+    if (!first) first = first_line(path);
+    if (first->find(f.first_line_mark) != std::string::npos) return TraceFormat(f);
   }
+  if (fallback != nullptr) return TraceFormat(*fallback);
   core::fail(path, 0, 0, "",
              "cannot tell the trace format from the name: give --format " + std::string(format_names()));
 }
 
-std::unique_ptr<RequestSource> open_trace(const std::string& path, TraceFormat format, ImportOptions options)
+std::unique_ptr<RequestSource> open_trace(const std::string& path, TraceFormat format, OpenOptions options)
 {
-  switch (format) {
-  case TraceFormat::kXattn:
-    return std::make_unique<XattnTraceReader>(path);
-  case TraceFormat::kMooncake:
-    return std::make_unique<MooncakeReader>(path, options);
-  case TraceFormat::kClaudeCode:
-    return std::make_unique<ClaudeCodeReader>(path, options);
-  case TraceFormat::kAzure:
-    return std::make_unique<AzureReader>(path, options);
-  }
-  core::fail(path, 0, 0, "", "unknown trace format");
+  return format.info().open(path, options);
 }
 
 } // namespace xattn::workloads

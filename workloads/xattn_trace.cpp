@@ -1,4 +1,5 @@
 #include "workloads/xattn_trace.hpp"
+#include "workloads/trace_format.hpp"
 
 #include "workloads/request_id.hpp"
 
@@ -197,6 +198,18 @@ void XattnTraceWriter::commit()
   std::filesystem::rename(tmp_, path_, ec);
   if (ec) core::fail(path_.string(), 0, 0, "", "cannot move the finished trace into place: " + ec.message());
   committed_ = true;
+}
+
+// The registry's entry (formats.def): a .jsonl whose header names it; always strict (ImportOptions do not apply).
+TraceFormatInfo format_xattn()
+{
+  return {.name = "xattn",
+          .extension = ".jsonl",
+          .first_line_mark = "\"xattn_trace\"",
+          .sessions = false,
+          .open = [](const std::string& path, const OpenOptions&) -> std::unique_ptr<RequestSource> {
+            return std::make_unique<XattnTraceReader>(path);
+          }};
 }
 
 } // namespace xattn::workloads

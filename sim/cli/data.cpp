@@ -48,7 +48,7 @@ int list_data_sets(const DataFlags& f)
       sum.bytes += m.bytes;
       sum.records += m.records;
       files.push_back({{"file", file.file},
-                       {"format", format_name(file.format)},
+                       {"format", file.format.name()},
                        {"source", file.source},
                        {"blob", file.blob},
                        {"compressed_bytes", m.compressed_bytes},

@@ -1,7 +1,6 @@
 // `xattn trace stats|convert|generate`: thin commands over the workloads library.
 #include "sim/cli/command.hpp"
 #include "sim/core/resources.hpp"
-#include "workloads/claude_code.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/stats.hpp"
 #include "workloads/trace_format.hpp"
@@ -31,6 +30,15 @@ TraceFormat format_or_guess(const std::string& name, const std::string& path)
   if (auto f = parse_format(name)) return *f;
   core::fail("command line", 0, 0, "--format",
              "unknown format '" + name + "' (expected " + std::string(format_names()) + ")");
+}
+
+// The formats that hold one session per file, "a|b", for --session's messages.
+std::string sessions_formats()
+{
+  std::string out;
+  for (const TraceFormatInfo& f : trace_formats())
+    if (f.sessions) out += (out.empty() ? "" : "|") + std::string(f.name);
+  return out;
 }
 
 void report_skips(const RequestSource& src)
@@ -63,7 +71,7 @@ void add_trace(CLI::App& app, Action& action)
   stats->add_flag("--skip-bad", o->skip_bad, "skip unreadable entries (counted and reported)");
   on_run(stats, action, [o] {
     const std::string file = locate(o->file);
-    auto src = open_trace(file, format_or_guess(o->format, file), ImportOptions{o->skip_bad});
+    auto src = open_trace(file, format_or_guess(o->format, file), {.import = ImportOptions{o->skip_bad}});
     TraceStats s;
     Request r;
     while (src->next(r))
@@ -82,10 +90,12 @@ void add_trace(CLI::App& app, Action& action)
   on_run(convert, action, [o] {
     const std::string file = locate(o->file);
     const TraceFormat from = format_or_guess(o->format, file);
-    std::unique_ptr<RequestSource> src = open_trace(file, from, ImportOptions{o->skip_bad});
-    if (o->session != 0 && from == TraceFormat::kClaudeCode)
-      src = std::make_unique<ClaudeCodeReader>(file, ImportOptions{o->skip_bad}, o->session);
-    XattnTraceWriter out(o->out, std::string(format_name(from)) + ":" + o->file);
+    if (o->session != 0 && !from.info().sessions)
+      core::fail("command line", 0, 0, "--session",
+                 "a " + std::string(from.name()) + " trace holds no session per file: --session applies to " +
+                     sessions_formats());
+    auto src = open_trace(file, from, {.import = ImportOptions{o->skip_bad}, .session = o->session});
+    XattnTraceWriter out(o->out, std::string(from.name()) + ":" + o->file);
     Request r;
     while (src->next(r))
       out.write(r);

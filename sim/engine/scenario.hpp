@@ -38,8 +38,8 @@ struct WhatIf {
 };
 
 struct WorkloadSpec {
-  std::string trace; ///< path; empty when the generator is used
-  workloads::TraceFormat format = workloads::TraceFormat::kXattn;
+  std::string trace;             ///< path; empty when the generator is used
+  workloads::TraceFormat format; ///< default: the own format
   std::optional<workloads::GeneratorConfig> generator;
   double time_scale = 1.0;            ///< arrivals happen this many times faster
   int copies = 1;                     ///< overlaid copies of the trace (sessions kept apart)

@@ -104,16 +104,13 @@ const core::Schema kInstancesSchema{
 
 const core::Schema& workload_schema()
 {
+  static const std::string formats = "auto|" + std::string(workloads::format_names());
   static const core::Schema s{
       {.key = "trace",
        .kind = FieldKind::kString,
        .def = kNoDefault,
        .meaning = "trace file: beside the scenario, else under $XATTN_DATA, else the bundled data (xattn data list)"},
-      {.key = "format",
-       .kind = FieldKind::kChoice,
-       .def = "auto",
-       .meaning = "trace format",
-       .choices = "auto|xattn|mooncake|claude-code|azure"},
+      {.key = "format", .kind = FieldKind::kChoice, .def = "auto", .meaning = "trace format", .choices = formats},
       {.key = "generator",
        .kind = FieldKind::kSection,
        .def = "",

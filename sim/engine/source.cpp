@@ -86,9 +86,9 @@ private:
   std::unique_ptr<workloads::RequestSource> open_one() const
   {
     if (sc_.workload.generator) return std::make_unique<workloads::AgenticGenerator>(*sc_.workload.generator);
-    workloads::ImportOptions opt;
-    opt.skip_bad = sc_.workload.skip_bad;
-    opt.prefix_sessions = sc_.workload.prefix_sessions;
+    workloads::OpenOptions opt;
+    opt.import.skip_bad = sc_.workload.skip_bad;
+    opt.import.prefix_sessions = sc_.workload.prefix_sessions;
     return workloads::open_trace(sc_.workload.trace, sc_.workload.format, opt);
   }
 
