@@ -1,6 +1,7 @@
 #include "sim/engine/ensemble.hpp"
 
 #include "calibrate/uncertainty.hpp"
+#include "sim/engine/figures.hpp"
 #include "sim/model/confidence.hpp"
 #include "workloads/rng.hpp"
 
@@ -26,7 +27,7 @@ std::vector<Scenario> ensemble_members(const Scenario& sc, int n)
 }
 
 Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string, PolicyResult>>>& members,
-                            bool profile_drawn)
+                            bool profile_drawn, std::span<const FigureInfo> spread)
 {
   Ensemble e;
   e.members = static_cast<int>(members.size());
@@ -43,13 +44,14 @@ Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string,
     }
   for (std::size_t p = 0; p < members.front().size(); ++p) {
     std::vector<std::pair<std::string, Spread>> figs;
-    for (const char* fig : kEnsembleFigures) {
+    for (const FigureInfo& f : spread) {
+      if (!f.used_for(kSpread)) continue;
       std::vector<double> v;
       for (const auto& run : members)
-        v.push_back(ensemble_figure(run[p].second, fig));
+        v.push_back(f.value(run[p].second));
       std::vector<double> sorted = v;
       const Quantiles q = quantiles(sorted);
-      figs.emplace_back(fig, Spread{q.p5, q.p50, q.p95, std::move(v)});
+      figs.emplace_back(std::string(f.path), Spread{q.p5, q.p50, q.p95, std::move(v)});
     }
     e.policies.emplace_back(members.front()[p].first, std::move(figs));
   }

@@ -3,9 +3,11 @@
 // figures. What the spread means and leaves out: docs/confidence.md.
 #pragma once
 
+#include "sim/engine/figures.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/engine/scenario.hpp"
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,10 +19,11 @@ namespace xattn::sim::engine
 /// generator seeded by sc.seed (deterministic). A profile without uncertainties is kept as is.
 std::vector<Scenario> ensemble_members(const Scenario& sc, int n);
 
-/// The spread of each headline figure (kEnsembleFigures) over the members' results, per policy.
+/// The spread of each of `spread` (those of figures.hpp used for kSpread) over the members'
+/// results, per policy.
 /// REQUIRES: every member ran the same policies, in the same order.
 Ensemble summarise_ensemble(const std::vector<std::vector<std::pair<std::string, PolicyResult>>>& members,
-                            bool profile_drawn);
+                            bool profile_drawn, std::span<const FigureInfo> spread = figures());
 
 /// The ensemble's lines under the comparison table: per policy, the median and the 5-95% range of
 /// step mean, step p99 and request p50 (with few members, min to max); then a note for each figure

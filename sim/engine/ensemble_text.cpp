@@ -1,5 +1,6 @@
 #include "sim/core/units.hpp"
 #include "sim/engine/ensemble.hpp"
+#include "sim/engine/figures.hpp"
 #include "sim/engine/verdict.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +41,7 @@ std::string moved_decision(const Ensemble& e, const std::string& policy, const P
     const Spread* s = e.spread(policy, d.figure);
     if (s == nullptr || s->values.empty()) continue;
     const auto [lo, hi] = std::minmax_element(s->values.begin(), s->values.end());
-    const double b = ensemble_figure(base, d.figure), width = (*hi - *lo) / std::max(b, 1.0);
+    const double b = figure(d.figure).value(base), width = (*hi - *lo) / std::max(b, 1.0);
     if (width > widest) {
       widest = width;
       out = fmt::format("; its {} calls range {:.0f} to {:.0f} (this run {:.0f})", d.words, *lo, *hi, b);
@@ -74,7 +75,7 @@ std::string ensemble_table(const RunResult& result)
                  ? fmt::format(" {:>30}", "-")
                  : fmt::format(" {:>30}", seconds(s->p50) + " [" + seconds(s->p5) + ", " + seconds(s->p95) + "]");
       if (s == nullptr || base == nullptr) continue;
-      const double b = ensemble_figure(*base, shown.figure);
+      const double b = figure(shown.figure).value(*base);
       const bool outside = b * (1 - kOutside) > s->p95 || b * (1 + kOutside) < s->p5;
       const bool wide = s->p5 > 0 && s->p95 > kSplit * s->p5;
       if (!outside && !wide) continue;

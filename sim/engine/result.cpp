@@ -1,5 +1,7 @@
 #include "sim/engine/result.hpp"
 
+#include "sim/engine/figures.hpp"
+
 #include "sim/core/error.hpp"
 
 #include <fmt/format.h>
@@ -139,16 +141,6 @@ json section(const json& j, const char* key)
 
 } // namespace
 
-double ensemble_figure(const PolicyResult& r, std::string_view figure)
-{
-  const json j = to_json(r); // one walk over the names summary.json uses
-  const auto dot = figure.find('.');
-  const json& v = dot == std::string_view::npos
-                      ? j.at(std::string(figure))
-                      : j.at(std::string(figure.substr(0, dot))).at(std::string(figure.substr(dot + 1)));
-  return v.get<double>();
-}
-
 std::string request_figure_names(std::string_view sep)
 {
   std::string out;
@@ -161,23 +153,6 @@ std::optional<RequestFigure> request_figure(std::string_view name)
 {
   for (const auto& [n, figure] : kRequestFigures)
     if (name == n) return figure;
-  return std::nullopt;
-}
-
-std::string latency_figure_names(std::string_view sep)
-{
-  std::string out;
-  for (const auto& [stat, member] : kLatencyFigures)
-    for (const auto& [field, value] : kLatencyFields)
-      out += (out.empty() ? "" : std::string(sep)) + stat + "." + field;
-  return out;
-}
-
-std::optional<double> latency_figure(const PolicyResult& r, std::string_view path)
-{
-  for (const auto& [stat, member] : kLatencyFigures)
-    for (const auto& [field, value] : kLatencyFields)
-      if (path == std::string(stat) + "." + field) return (r.*member).*value;
   return std::nullopt;
 }
 
@@ -370,8 +345,8 @@ RunResult run_result(const json& j)
     const json pols = section(e, "policies");
     for (const auto& [name, figs] : pols.items()) {
       std::vector<std::pair<std::string, Spread>> v;
-      for (const char* fig : kEnsembleFigures) // in their own order, not the file's
-        if (figs.contains(fig)) {
+      for (const FigureInfo& f : figures()) // in the registry's order, not the file's
+        if (const std::string fig(f.path); f.used_for(kSpread) && figs.contains(fig)) {
           const json& sp = figs[fig];
           v.emplace_back(fig, Spread{sp.value("p5", 0.0), sp.value("p50", 0.0), sp.value("p95", 0.0),
                                      sp.value("values", std::vector<double>{})});

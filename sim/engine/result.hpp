@@ -242,14 +242,14 @@ struct Spread {
   std::vector<double> values; ///< each member's, in member order
 };
 
-/// `run --ensemble N`: the headline figures over N members, each with a profile drawn from the
+/// `run --ensemble N`: the figures over N members, each with a profile drawn from the
 /// profile's uncertainty and its own seed.
 struct Ensemble {
   int members = 0;
   bool profile_drawn = false;        ///< false: the profile gives points only, members differ by seed alone
   bool ok = true;                    ///< every member's invariants held
   std::vector<std::string> problems; ///< the first failed invariants, "member K, POLICY: what"
-  /// Per policy, per figure ("step_latency_s.mean", ... kEnsembleFigures), its spread.
+  /// Per policy, per figure used for kSpread (figures.hpp), by its path, its spread.
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, Spread>>>> policies;
 
   /// `policy`'s spread of `figure`, or null.
@@ -259,29 +259,6 @@ struct Ensemble {
   bool range_is_ends() const { return members < 20; }
 };
 
-/// The figures an ensemble gives a spread for, by their path in a policy's summary.
-inline constexpr std::array<const char*, 19> kEnsembleFigures{"step_latency_s.mean",
-                                                              "step_latency_s.p50",
-                                                              "step_latency_s.p90",
-                                                              "step_latency_s.p99",
-                                                              "step_latency_s.max",
-                                                              "e2e_s.mean",
-                                                              "e2e_s.p50",
-                                                              "e2e_s.p90",
-                                                              "e2e_s.p99",
-                                                              "e2e_s.max",
-                                                              "ttft_s.mean",
-                                                              "ttft_s.p99",
-                                                              "wire_bytes",
-                                                              "tpot_s.mean",
-                                                              "decisions.route",
-                                                              "decisions.fetch",
-                                                              "decisions.local",
-                                                              "goodput.share",
-                                                              "goodput.requests_per_s"};
-/// A policy's figure by that path.
-double ensemble_figure(const PolicyResult& r, std::string_view figure);
-
 /// The latency statistics of a policy's summary, by name.
 inline constexpr std::array<std::pair<const char*, LatencyStats PolicyResult::*>, 5> kLatencyFigures{
     {{"step_latency_s", &PolicyResult::step_latency_s},
@@ -289,11 +266,6 @@ inline constexpr std::array<std::pair<const char*, LatencyStats PolicyResult::*>
      {"tpot_s", &PolicyResult::tpot_s},
      {"itl_s", &PolicyResult::itl_s},
      {"e2e_s", &PolicyResult::e2e_s}}};
-/// Every latency figure by its path, "step_latency_s.mean" to "e2e_s.max", joined by `sep`: the
-/// figures an SLO may bound.
-std::string latency_figure_names(std::string_view sep);
-/// `r`'s latency figure at `path` (one of latency_figure_names); nullopt for another path.
-std::optional<double> latency_figure(const PolicyResult& r, std::string_view path);
 
 struct RunResult {
   std::string scenario;

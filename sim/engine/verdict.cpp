@@ -1,6 +1,7 @@
 #include "sim/engine/verdict.hpp"
 
 #include "sim/core/units.hpp"
+#include "sim/engine/figures.hpp"
 #include "sim/model/confidence.hpp"
 
 #include <fmt/format.h>
@@ -16,9 +17,9 @@ namespace
 // Within this relative distance of the best, a policy ties with it.
 constexpr double kTie = 0.005;
 
-std::string words(const std::string& figure)
+std::string words(const std::string& path)
 {
-  return figure == "tpot_s.mean" ? "mean TPOT" : figure == "ttft_s.mean" ? "mean TTFT" : "mean step latency";
+  return std::string(figure(path).words);
 }
 
 // A ratio to three significant figures, trailing zeros kept: 1.10x, 41.6x, 123x.
@@ -146,7 +147,7 @@ std::string verdict(const RunResult& result, const std::string& on)
   const std::string figure = on.empty() ? headline_figure(result) : on;
   std::vector<double> value; // each policy's headline figure, in the policies' order
   for (const auto& [name, p] : result.policies)
-    value.push_back(ensemble_figure(p, figure));
+    value.push_back(engine::figure(figure).value(p));
   if (result.policies.size() == 1) {
     const auto& [name, p] = result.policies.front();
     return wrap(fmt::format("verdict: only {} ran ({} {}); name more policies (--policy NAME, repeatable; "

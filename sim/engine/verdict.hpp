@@ -11,7 +11,7 @@ namespace xattn::sim::engine
 {
 
 /// The headline figure of a run: TPOT's mean when the policies ran the whole model's step, the
-/// step latency's mean otherwise (its path in a policy's summary, as ensemble_figure reads it).
+/// step latency's mean otherwise (its path in a policy's summary, figures.hpp).
 std::string headline_figure(const RunResult& result);
 
 /// "verdict: ..." (one paragraph, wrapped, ending in a newline). A policy that did not keep up

@@ -4,6 +4,7 @@
 #include "sim/core/failure.hpp"
 #include "sim/core/units.hpp"
 #include "sim/engine/driver.hpp"
+#include "sim/engine/figures.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,7 @@ struct Search {
     r.dir = o.out_dir;
     r.offered_tokens_per_s = p.load.steady_offered_tokens_per_s;
     r.delivered_share = p.load.steady_share();
-    if (spec.slo) r.metric_s = *engine::latency_figure(p, spec.slo->metric);
+    if (spec.slo) r.metric_s = engine::figure(spec.slo->metric).value(p);
     r.overloaded = p.load.overloaded;
     if (r.overloaded)
       r.why = fmt::format("overloaded: delivered {:.0f}% of the offered output tokens", 100 * r.delivered_share);
@@ -118,11 +119,11 @@ struct Search {
 Slo parse_slo(const std::string& text, const std::string& where)
 {
   const auto eq = text.find('=');
-  const std::string names = engine::latency_figure_names(", ");
+  const std::string names = engine::figure_paths(engine::kBound, ", ");
   if (eq == std::string::npos)
     core::fail(where, 0, 0, "--slo", "expected FIGURE=BOUND (tpot_s.mean=50ms), got '" + text + "'");
   Slo s{text.substr(0, eq), 0};
-  if (!engine::latency_figure(engine::PolicyResult{}, s.metric))
+  if (const engine::FigureInfo* f = engine::find_figure(s.metric); f == nullptr || !f->used_for(engine::kBound))
     core::fail(where, 0, 0, "--slo", "unknown figure '" + s.metric + "': one of " + names);
   try {
     s.max_s = core::parse_seconds(text.substr(eq + 1)).value();

@@ -24,7 +24,7 @@
 namespace xattn::sim::study
 {
 
-/// A latency bound: a figure (engine::latency_figure_names) at most `max_s`.
+/// A latency bound: a figure (one used for engine::kBound, figures.hpp) at most `max_s`.
 struct Slo {
   std::string metric;
   double max_s = 0;

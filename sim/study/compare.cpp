@@ -2,6 +2,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/figures.hpp"
 #include "sim/engine/verdict.hpp"
 #include "sim/study/table.hpp"
 
@@ -43,13 +44,12 @@ const PolicyResult* policy_of(const RunResult& r, const std::string& policy)
 }
 
 // A figure as the comparison prints it, with the ensemble's 5-95% range where there is one.
-std::string cell(const Compared& c, const std::string& policy, const char* figure, bool seconds)
+std::string cell(const Compared& c, const std::string& policy, const char* figure)
 {
   const PolicyResult& p = *policy_of(c.result, policy);
-  const auto text = [&](double v) {
-    return seconds ? core::format_seconds(core::Seconds(v)) : fmt::format("{:.2f}", v);
-  };
-  std::string out = text(engine::ensemble_figure(p, figure));
+  const engine::FigureInfo& f = engine::figure(figure);
+  const auto text = [&](double v) { return engine::format_figure(f, v); };
+  std::string out = text(f.value(p));
   if (c.result.ensemble)
     if (const engine::Spread* s = c.result.ensemble->spread(policy, figure))
       out += " [" + text(s->p5) + ", " + text(s->p95) + "]";
@@ -100,9 +100,9 @@ std::string compare_seed(const std::vector<Compared>& points, std::int64_t seed,
                        "goodput (requests/s)", "delivered");
     for (const Compared& c : points) {
       const PolicyResult& p = *policy_of(c.result, policy);
-      out += fmt::format("{:<{}}  {:>28}  {:>28}  {:>24}  {:>8.0f}%\n", c.label, width,
-                         cell(c, policy, "ttft_s.mean", true), cell(c, policy, "tpot_s.mean", true),
-                         cell(c, policy, "goodput.requests_per_s", false), 100 * p.load.steady_share());
+      out += fmt::format("{:<{}}  {:>28}  {:>28}  {:>24}  {:>8.0f}%\n", c.label, width, cell(c, policy, "ttft_s.mean"),
+                         cell(c, policy, "tpot_s.mean"), cell(c, policy, "goodput.requests_per_s"),
+                         100 * p.load.steady_share());
     }
     out += points_verdict(points, policy, first.full_step ? "tpot_s.mean" : "step_latency_s.mean");
     if (first.ttft_s.mean > 0) out += points_verdict(points, policy, "ttft_s.mean");

@@ -14,7 +14,7 @@
 namespace xattn::sim::study
 {
 
-/// The figures compared, by their path in a policy's summary (each one of engine::kEnsembleFigures):
+/// The figures compared, by their path in a policy's summary (each one used for engine::kSpread, figures.hpp):
 /// the table's ensemble columns are theirs, `<path, dots as underscores>_p5` and `_p95`.
 inline constexpr std::array<const char*, 5> kComparedFigures{"ttft_s.mean", "tpot_s.mean", "step_latency_s.mean",
                                                              "goodput.share", "goodput.requests_per_s"};

@@ -1,5 +1,6 @@
 #include "sim/study/plan.hpp"
 
+#include "sim/engine/figures.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/study/manifest.hpp"
 #include "sim/study/table.hpp"
@@ -22,7 +23,7 @@ using nlohmann::json;
 
 namespace
 {
-const std::string kSloMetrics = engine::latency_figure_names("|");
+const std::string kSloMetrics = engine::figure_paths(engine::kBound, "|");
 // A bound's value, in the SLO's first bound and in each of slo.also.
 const core::Field kMaxField{.key = "max",
                             .kind = FieldKind::kQuantity,
@@ -83,8 +84,9 @@ const core::Schema kSchema{
 std::string ensemble_figure_list()
 {
   std::string out;
-  for (const char* f : engine::kEnsembleFigures)
-    if (engine::latency_figure(engine::PolicyResult{}, f)) out += (out.empty() ? "" : ", ") + std::string(f);
+  for (const engine::FigureInfo& f : engine::figures())
+    if (f.used_for(engine::kBound) && f.used_for(engine::kSpread))
+      out += (out.empty() ? "" : ", ") + std::string(f.path);
   return out;
 }
 
@@ -121,12 +123,12 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& sets
     if (!(s.confidence > 0 && s.confidence <= 1))
       slo.error("confidence", "a share of draws: greater than 0, at most 1");
   }
-  // A bound judged over an ensemble needs a figure each member reports (engine::kEnsembleFigures).
+  // A bound judged over an ensemble needs a figure each member reports (used for engine::kSpread).
   const auto add = [&](core::Section& at, SloBound bound) {
     if (std::any_of(s.slo.begin(), s.slo.end(), [&](const SloBound& o) { return o.metric == bound.metric; }))
       at.error("metric", "bounded twice: give each figure one bound");
-    const auto& figures = engine::kEnsembleFigures;
-    if (s.confidence > 0 && std::find(figures.begin(), figures.end(), bound.metric) == figures.end())
+    const engine::FigureInfo* f = engine::find_figure(bound.metric); // null: not a choice, reported already
+    if (s.confidence > 0 && f != nullptr && !f->used_for(engine::kSpread))
       at.error("metric", "with confidence, a figure every ensemble member reports: one of " + ensemble_figure_list());
     s.slo.push_back(std::move(bound));
   };
@@ -248,16 +250,12 @@ Space make_space(const PlanSpec& p)
 double figure(const std::string& dir, const std::string& id, const std::string& policy, const std::string& metric,
               bool& invariants_ok, bool& overloaded)
 {
-  const fs::path file = fs::path(point_dir(dir, id)) / "summary.json";
-  std::ifstream in(file);
-  json s = json::parse(in);
-  engine::check_summary_format(s, file.string());
-  std::string path =
-      "/policies/" + policy + "/" + metric.substr(0, metric.find('.')) + "/" + metric.substr(metric.find('.') + 1);
-  invariants_ok = invariants_ok && s["invariants"].value("ok", false);
-  const json::json_pointer load("/policies/" + policy + "/load/overloaded");
-  overloaded = overloaded || (s.contains(load) && s.at(load).get<bool>());
-  return s.at(json::json_pointer(path)).get<double>();
+  const engine::RunResult s = engine::read_run_result(fs::path(point_dir(dir, id)) / "summary.json");
+  const engine::PolicyResult* p = s.find(policy);
+  if (p == nullptr) throw std::runtime_error("point " + id + " has no policy " + policy);
+  invariants_ok = invariants_ok && s.ok;
+  overloaded = overloaded || p->load.overloaded;
+  return engine::figure(metric).value(*p);
 }
 // The judged figure of every ensemble member of a point.
 std::vector<double> member_figures(const std::string& dir, const std::string& id, const std::string& policy,

@@ -25,7 +25,7 @@ namespace xattn::sim::study
 
 /// One bound of the SLO: a latency figure of the judged policy at most `max_s`.
 struct SloBound {
-  std::string metric; ///< "step_latency_s.p99" etc. (engine::latency_figure_names)
+  std::string metric; ///< "step_latency_s.p99" etc. (one used for engine::kBound, figures.hpp)
   double max_s = 0;
 };
 

@@ -57,7 +57,7 @@ echo "answer without confidence: size $plain; with confidence 0.95: size $sure"
 [ "$sure" -gt "$plain" ] || { echo "FAIL: with confidence the plan must pick a larger configuration"; exit 1; }
 grep -q "confidence 0.95: met in at least that share of 16 profile draws" "$work/sure.out" || { echo "FAIL: the plan does not say how many draws"; exit 1; }
 # A bound judged over the ensemble must be a figure every member reports: tpot_s.p99 is not
-# (engine::kEnsembleFigures), so the plan is refused before anything runs, at the key.
+# (used for kSpread in sim/engine/figures.def), so the plan is refused before anything runs, at the key.
 rc=0
 "$xattn" plan "$work/sure.yaml" --set 'slo.also=[{metric: tpot_s.p99, max: 1s}]' --out "$work/refused" --quiet \
   2>"$work/refused.err" || rc=$?
