@@ -5,34 +5,22 @@
 #include "sim/core/check.hpp"
 #include "sim/core/fault.hpp"
 
-#include <simgrid/kernel/resource/Model.hpp>
-#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
-#include <simgrid/s4u/Activity.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/NetZone.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 
 namespace xattn::sim::engine
 {
 namespace
 {
-Network* g_network = nullptr; // one simulation per process: the live network gets completions
-bool g_connected = false;
-// The bandwidth factor of the comm being started: SimGrid asks for it inside Comm::start(), which
-// runs at once (no actors here).
-double g_next_factor = 0;
 // A guard is narrower than the link it guards by at least this share: far beyond rounding.
 constexpr double kGuardMargin = 1e-3;
 } // namespace
 
 Network::Network(const topo::Topology& topo, const topo::Platform& platform, bool fast_path)
-    : topo_(topo), platform_(platform), fast_path_(fast_path)
+    : topo_(topo), platform_(platform)
 {
   resources_.resize(topo.link_count() * 2);
   for (topo::LinkId id = 0; id < topo.link_count(); ++id) {
@@ -41,27 +29,26 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
   }
   link_bytes_.assign(resources_.size(), 0.0);
   look_.assign(resources_.size(), Look{});
-  XATTN_CHECK(g_network == nullptr, "one Network per process");
-  g_network = this;
-  if (!g_connected) {
-    simgrid::s4u::Activity::on_completion_cb([](const simgrid::s4u::Activity& a) {
-      if (g_network != nullptr) g_network->on_comm_done(a);
+  if (!fast_path)
+    reference_ = std::make_unique<SimgridComms>(platform, [this](std::uint32_t id, double arrived) {
+      legs_[id].arrived = arrived;
+      finish_after_tail(id);
     });
-    simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_bw_factor_cb(
-        [](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*, const std::vector<simgrid::s4u::Link*>&,
-           const std::unordered_set<simgrid::s4u::NetZone*>&) {
-          XATTN_CHECK(g_next_factor > 0, "a SimGrid comm started outside Network::go_real");
-          const double f = g_next_factor;
-          g_next_factor = 0;
-          return f;
-        });
-    g_connected = true;
-  }
 }
 
-Network::~Network()
+Network::~Network() = default;
+
+NetworkStats Network::stats() const
 {
-  g_network = nullptr;
+  NetworkStats s = stats_;
+  if (reference_) {
+    const SimgridComms::Counts& c = reference_->counts();
+    s.comms = c.comms;
+    s.max_comms_in_flight = c.max_in_flight;
+    s.simgrid_bytes_handed = c.bytes_handed;
+    s.simgrid_bytes_completed = c.bytes_completed;
+  }
+  return s;
 }
 
 const Network::Known& Network::known(GpuId src, GpuId dst)
@@ -139,24 +126,14 @@ void Network::moved_bytes(std::vector<double>& out) const
   };
   for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
     take_off(id, legs_[id].payload);
-  // SimGrid's comms (fast_path false) as its lazy model knows them, read without updating them
-  // (get_remaining() would, and so change how SimGrid rounds the rest of the run).
-  std::unordered_map<const void*, double> simgrid_left;
-  if (comms_in_flight_ > 0) {
-    auto* model = dynamic_cast<simgrid::kernel::resource::Model*>(
-        simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model());
-    XATTN_CHECK(model != nullptr, "SimGrid's network model is a Model");
-    for (const auto& a : *model->get_started_action_set())
-      simgrid_left[a.get_activity()] =
-          a.get_remains_no_update() - (model->is_update_lazy() ? a.get_last_value() * (t - a.get_last_update()) : 0);
+  if (reference_) { // SimGrid's comms as its lazy model knows them (no fluid flow moves then)
+    reference_->for_each_left(take_off);
+    return;
   }
   for (std::uint32_t id = 0; id < legs_.size(); ++id) {
     const Leg& leg = legs_[id];
     const Fluid& f = fluid_[id];
     if (leg.moving) take_off(id, std::max(0.0, f.left - f.rate * (t - f.stamp)) * leg.factor);
-    if (leg.subs_left == 0) continue;
-    for (const simgrid::s4u::CommPtr& c : leg.comms)
-      if (auto it = simgrid_left.find(c->get_impl()); it != simgrid_left.end()) take_off(id, std::max(0.0, it->second));
   }
 }
 
@@ -206,7 +183,6 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   XATTN_CHECK(src != dst && bytes > 0 && std::isfinite(bytes), "a transfer moves bytes between two GPUs");
   XATTN_CHECK(flow.rate.value() > 0 && flow.factor > 0, "a flow has a positive rate and factor");
   XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
-  if (!in_completion_) retired_.clear();
   const Known& known_route = known(src, dst);
   const CachedPath route = known_route.route;
   const std::uint32_t id = new_leg();
@@ -263,7 +239,7 @@ void Network::flush()
   flush_scheduled_ = false;
   seeds_.clear();
   for (std::uint32_t id : pending_) {
-    if (!fast_path_) {
+    if (reference_) {
       ++stats_.real;
       go_real(id);
       continue;
@@ -426,57 +402,18 @@ void Network::finish_after_tail(std::uint32_t id)
 void Network::go_real(std::uint32_t id)
 {
   Leg& leg = legs_[id];
-  // When the blocks together can outrun the path, the link limits the transfer: one flow per stream
-  // between the copy-engine endpoints, which carry no dispatch cap, with the message's bandwidth
-  // factor. Otherwise each thread block is a flow capped at the per-block rate by the platform's
-  // dispatch link. Whole bytes, split evenly; a transfer below one byte arrives at once.
-  const bool link_bound = leg.link_bound;
-  auto total = static_cast<std::uint64_t>(std::llround(leg.payload));
-  int subs = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(leg.flows), total));
-  leg.arrived = leg.payload - static_cast<double>(total); // the fraction of a byte SimGrid does not move
-  if (subs == 0) {
+  const std::uint64_t whole = reference_->start(id, {.src = leg.src,
+                                                     .dst = leg.dst,
+                                                     .src_rail = leg.src_rail,
+                                                     .dst_rail = leg.dst_rail,
+                                                     .link_bound = leg.link_bound,
+                                                     .factor = leg.factor,
+                                                     .flows = leg.flows,
+                                                     .payload = leg.payload});
+  if (whole == 0) { // under one byte: it arrives at once
+    leg.arrived = leg.payload;
     after(leg.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush
-    return;
   }
-  leg.subs_left = subs;
-  leg.comms.clear();
-  leg.sub_bytes.clear();
-  simgrid::s4u::Host* from = platform_.endpoint(leg.src, leg.src_rail, link_bound);
-  simgrid::s4u::Host* to = platform_.endpoint(leg.dst, leg.dst_rail, link_bound);
-  for (int s = 0; s < subs; ++s) {
-    std::uint64_t part = total / subs + (static_cast<std::uint64_t>(s) < total % subs ? 1 : 0);
-    auto comm = simgrid::s4u::Comm::sendto_init(from, to);
-    comm->set_payload_size(part);
-    comm->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
-    g_next_factor = link_bound ? leg.factor : 1.0;
-    comm->start();
-    leg.comms.push_back(comm);
-    leg.sub_bytes.push_back(static_cast<double>(part));
-    stats_.simgrid_bytes_handed += static_cast<double>(part);
-    ++stats_.comms;
-    ++comms_in_flight_;
-  }
-  stats_.max_comms_in_flight = std::max(stats_.max_comms_in_flight, comms_in_flight_);
-}
-
-void Network::on_comm_done(const simgrid::s4u::Activity& a)
-{
-  auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
-  if (tag == 0) return;
-  XATTN_CHECK(tag <= legs_.size() && legs_[tag - 1].subs_left > 0,
-              "a SimGrid comm completed for a transfer that has no comm in flight");
-  retired_.clear(); // comms retired by earlier completions: their callbacks have returned
-  in_completion_ = true;
-  const auto id = static_cast<std::uint32_t>(tag - 1);
-  Leg& leg = legs_[id];
-  for (std::size_t s = 0; s < leg.comms.size(); ++s)
-    if (leg.comms[s].get() == &a) {
-      stats_.simgrid_bytes_completed += leg.sub_bytes[s];
-      leg.arrived += leg.sub_bytes[s];
-    }
-  --comms_in_flight_;
-  if (--leg.subs_left == 0) finish_after_tail(id);
-  in_completion_ = false;
 }
 
 void Network::finish(std::uint32_t id)
@@ -486,11 +423,9 @@ void Network::finish(std::uint32_t id)
   if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
   stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.fabric)] += leg.arrived;
   Callback done = std::move(leg.done);
-  // The comms completed, but one of them may be firing its completion signal right now: release
-  // them only once that returns.
-  for (auto& c : leg.comms)
-    retired_.push_back(std::move(c));
-  leg.comms.clear();
+  // The comms completed, but one of them may be firing its completion signal right now: the
+  // reference releases them only once that returns.
+  if (reference_) reference_->retire(id);
   leg.done = nullptr;
   free_legs_.push_back(id);
   --active_;

@@ -21,24 +21,25 @@
 // Each flow's end (the date its last byte moves at its current rate) sits in one heap, which a
 // re-solve updates where an end comes earlier (a later one is moved once it reaches the top); one
 // event (clock.hpp) wakes the network at the earliest.
-// `fast_path` false sends every transfer through SimGrid's own comms instead: the reference.
+// `fast_path` false sends every transfer through SimGrid's own comms instead: the reference
+// (simgrid_comms.hpp).
 #pragma once
 
 #include "sim/engine/clock.hpp"
 #include "sim/engine/end_heap.hpp"
 #include "sim/engine/maxmin.hpp"
+#include "sim/engine/simgrid_comms.hpp"
 #include "sim/model/path.hpp"
 #include "topologies/platform.hpp"
 #include "topologies/topology.hpp"
 
 #include <absl/container/flat_hash_map.h>
-#include <simgrid/s4u/Comm.hpp>
-
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -96,7 +97,8 @@ public:
   };
   Busy busiest(GpuId a, GpuId b);
 
-  const NetworkStats& stats() const { return stats_; }
+  /// The counts so far, the SimGrid reference's comms among them.
+  NetworkStats stats() const;
   /// Bytes carried per link direction (index link * 2 + direction: 0 up, 1 down).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   /// Bytes moved so far per link direction (same index), the transfers in flight counted by what
@@ -135,10 +137,6 @@ private:
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)
     std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
-    // The SimGrid reference.
-    int subs_left = 0;
-    std::vector<simgrid::s4u::CommPtr> comms;
-    std::vector<double> sub_bytes;
     Callback done;
   };
   /// A transfer's fluid flow, in link-capacity units (same index as its Leg): what every re-solve
@@ -240,14 +238,13 @@ private:
   void attach(std::uint32_t leg);
   void detach(std::uint32_t leg);
   void depart(std::uint32_t leg);
-  void go_real(std::uint32_t leg);
+  void go_real(std::uint32_t leg); ///< hands it to the SimGrid reference
   void finish(std::uint32_t leg);
   void finish_after_tail(std::uint32_t leg); ///< finish() once its tail has passed (now, if it has none)
-  void on_comm_done(const simgrid::s4u::Activity& a);
 
   const topo::Topology& topo_;
   const topo::Platform& platform_;
-  bool fast_path_;
+  std::unique_ptr<SimgridComms> reference_; ///< fast_path false: every transfer is SimGrid's; else null
   // The routes used so far, their links one after the other in one buffer, found by GPU pair in
   // an open-addressing table (one probe, where a node-based map chases two pointers: the lookup
   // runs several times per transfer, over millions of pairs on the largest presets).
@@ -260,8 +257,6 @@ private:
   std::vector<Hops> links_;  ///< by leg: its route's links
   std::vector<std::uint32_t> free_legs_;
   std::size_t active_ = 0, moving_ = 0;
-  std::uint64_t comms_in_flight_ = 0;
-  std::vector<simgrid::s4u::CommPtr> retired_;
   std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
   std::vector<std::uint32_t> freed_;   ///< full links that ended flows left, since the last flush
   bool flush_scheduled_ = false;
@@ -277,7 +272,6 @@ private:
   MaxMinSolver solver_;
   EndHeap ends_;     ///< moving flows by the date their last byte moves, or earlier (set_rate())
   TimerHandle wake_; ///< at ends_'s earliest date
-  bool in_completion_ = false;
   bool check_solver_ = false;
   NetworkStats stats_;
 };

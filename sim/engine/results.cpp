@@ -107,9 +107,16 @@ PolicyResult Simulation::figures()
   r.wire_bytes = static_cast<std::uint64_t>(std::llround(wire));
   r.decisions = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
   r.simulated_time_s = now();
-  r.engine = {
-      ns.transfers,           ns.fluid,  ns.real, ns.resolves, ns.resolved, ns.widest, ns.max_in_flight, ns.comms,
-      ns.max_comms_in_flight, ns.relayed};
+  r.engine = {.transfers = ns.transfers,
+              .fluid = ns.fluid,
+              .real = ns.real,
+              .resolves = ns.resolves,
+              .resolved = ns.resolved,
+              .widest_resolve = ns.widest,
+              .max_in_flight = ns.max_in_flight,
+              .simgrid_comms = ns.comms,
+              .max_comms_in_flight = ns.max_comms_in_flight,
+              .relayed = ns.relayed};
   r.prefill = sc_.prefill.enabled;
   r.prefill_counts = prefill_counts_;
   if (kv_pool_) {
