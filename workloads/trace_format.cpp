@@ -1,6 +1,7 @@
 #include "workloads/trace_format.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/registry.hpp"
 #include "workloads/line_reader.hpp"
 
 #include <filesystem>
@@ -27,19 +28,13 @@ TraceFormat::TraceFormat() : TraceFormat(*parse_format("xattn")) {}
 
 std::optional<TraceFormat> parse_format(std::string_view name)
 {
-  for (const TraceFormatInfo& f : trace_formats())
-    if (f.name == name) return TraceFormat(f);
+  if (const TraceFormatInfo* f = core::find_named(trace_formats(), name)) return TraceFormat(*f);
   return std::nullopt;
 }
 
 std::string_view format_names()
 {
-  static const std::string names = [] {
-    std::string out;
-    for (const TraceFormatInfo& f : trace_formats())
-      out += (out.empty() ? "" : "|") + std::string(f.name);
-    return out;
-  }();
+  static const std::string names = core::joined_names(trace_formats(), "|");
   return names;
 }
 

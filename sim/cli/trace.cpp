@@ -1,5 +1,6 @@
 // `xattn trace stats|convert|generate`: thin commands over the workloads library.
 #include "sim/cli/command.hpp"
+#include "sim/core/registry.hpp"
 #include "sim/core/resources.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/stats.hpp"
@@ -35,10 +36,7 @@ TraceFormat format_or_guess(const std::string& name, const std::string& path)
 // The formats that hold one session per file, "a|b", for --session's messages.
 std::string sessions_formats()
 {
-  std::string out;
-  for (const TraceFormatInfo& f : trace_formats())
-    if (f.sessions) out += (out.empty() ? "" : "|") + std::string(f.name);
-  return out;
+  return core::joined_names(trace_formats(), "|", [](const TraceFormatInfo& f) { return f.sessions; });
 }
 
 void report_skips(const RequestSource& src)

@@ -1,6 +1,7 @@
 #include "sim/engine/figures.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/registry.hpp"
 #include "sim/core/units.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,11 @@
 
 namespace xattn::sim::engine
 {
+
+namespace
+{
+constexpr auto by_path = [](const FigureInfo& f) { return f.path; };
+} // namespace
 
 std::span<const FigureInfo> figures()
 {
@@ -24,9 +30,7 @@ std::span<const FigureInfo> figures()
 
 const FigureInfo* find_figure(std::string_view path)
 {
-  for (const FigureInfo& f : figures())
-    if (f.path == path) return &f;
-  return nullptr;
+  return core::find_named(figures(), path, by_path);
 }
 
 const FigureInfo& figure(std::string_view path)
@@ -38,10 +42,8 @@ const FigureInfo& figure(std::string_view path)
 
 std::string figure_paths(FigureUse use, std::string_view sep)
 {
-  std::string out;
-  for (const FigureInfo& f : figures())
-    if (f.used_for(use)) out += (out.empty() ? "" : std::string(sep)) + std::string(f.path);
-  return out;
+  return core::joined_names(
+      figures(), sep, [use](const FigureInfo& f) { return f.used_for(use); }, by_path);
 }
 
 std::string format_figure(const FigureInfo& f, double v)

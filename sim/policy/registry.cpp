@@ -1,5 +1,7 @@
 #include "sim/policy/policy.hpp"
 
+#include "sim/core/registry.hpp"
+
 #include <vector>
 
 namespace xattn::sim::policy
@@ -21,17 +23,12 @@ std::span<const PolicyInfo> registry()
 
 const PolicyInfo* find(std::string_view name)
 {
-  for (const PolicyInfo& p : registry())
-    if (p.name == name) return &p;
-  return nullptr;
+  return core::find_named(registry(), name);
 }
 
 std::string names(std::string_view sep)
 {
-  std::string out;
-  for (const PolicyInfo& p : registry())
-    out += (out.empty() ? "" : std::string(sep)) + std::string(p.name);
-  return out;
+  return core::joined_names(registry(), sep);
 }
 
 std::vector<std::string> name_list()
