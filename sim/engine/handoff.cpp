@@ -73,7 +73,7 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     Active& q = **it;
     const double c = chunks[i];
     if (c > 0) {
-      ++prefill_counts_.chunks;
+      ++counts_.prefill.chunks;
       q.prefill_left -= c;
       q.prefill_before += c;
       q.pool_prefilled += c;
@@ -87,7 +87,7 @@ void Simulation::end_prefill(int p, const std::vector<double>& chunks)
     // each chunk). Blocks it found cached stay in the pools that hold them.
     if (sc_.prefill.handoff == Handoff::kAfter)
       send_kv(&q, p, sc_.prefill.handoff_tokens(q.pool_prefilled), sc_.model.layers);
-    if (sc_.prefill.handoff != Handoff::kNone) ++prefill_counts_.handoffs;
+    if (sc_.prefill.handoff != Handoff::kNone) ++counts_.prefill.handoffs;
     q.prefilled_at = now();
     const std::uint64_t id = q.id;
     handing_off_[id] = std::move(*it);
@@ -120,7 +120,7 @@ void Simulation::send_kv(Active* a, int p, double tokens, double layers)
     const topo::GpuId src = from.gpus[static_cast<std::size_t>(r % sc_.prefill.pool_tp)], dst = to.gpus[r];
     const MovePrice x = handoff_price(src, dst, share);
     const Bytes bytes = x.bytes * layers;
-    prefill_counts_.handoff_bytes += static_cast<std::uint64_t>(bytes.value());
+    counts_.prefill.handoff_bytes += static_cast<std::uint64_t>(bytes.value());
     ++a->handoff_pending;
     net_->transfer(src, dst, bytes.value(), x.chunk_flow, x.after_chunk.value(), [this, a, r, share, layers, dst] {
       if (sc_.tp > 1 && sc_.model.mla())

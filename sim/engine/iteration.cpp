@@ -98,8 +98,8 @@ void IterationSteps::send(topo::GpuId src, topo::GpuId dst, Bytes bytes, const F
     after(tail.value(), std::move(done));
     return;
   }
-  Network& net = *sim.net_;
-  const double leave = sim.posting_->leave(src, dst, transport, now());
+  Network& net = sim.network();
+  const double leave = sim.posting().leave(src, dst, transport, now());
   if (leave <= now()) {
     net.transfer(src, dst, bytes.value(), f, tail.value(), std::move(done));
     return;
@@ -122,7 +122,7 @@ void IterationSteps::launch_exchange(int op, int rank)
 {
   const Exchange& e = plan->exchanges[op];
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(e.holder, rank);
-  XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "an exchange goes to a GPU that holds no chunk");
+  XATTN_CHECK(sim.holders().index_of_gpu[them] >= 0, "an exchange goes to a GPU that holds no chunk");
   ExchangePrice& x = plan->exchange_prices[op * sc().tp + rank];
   x = price(e, rank);
   const double L = plan->scale;
@@ -201,8 +201,8 @@ void IterationSteps::launch_move(int op, int rank, double L)
   }
   const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
   const MovePrice x = price(mv, rank);
-  XATTN_CHECK(sim.holder_index_of_gpu_[them] >= 0, "a chunk is fetched from a GPU that holds none");
-  StreamPool* pool = sim.holder_streams_[sim.holder_index_of_gpu_[them]].get();
+  XATTN_CHECK(sim.holders().index_of_gpu[them] >= 0, "a chunk is fetched from a GPU that holds none");
+  StreamPool* pool = sim.holders().streams[sim.holders().index_of_gpu[them]].get();
   pool->acquire([=]() mutable {
     const double granted = stamp(tl);
     const int lane = tl != nullptr ? tl->holder_begin(Leg::kCopy, self.call_ref(self.move_op(op), rank)) : 0;
@@ -346,11 +346,11 @@ void IterationSteps::finish()
   // A shared transfer may end a little early: both solvers stop at 1e-9 to 1e-10 of a rate, and a
   // double dates a step at the horizon to 1.2e-6 of 100 us (scenario.hpp). 1e-5 is above both.
   if (step < plan->lower_bound * (1 - 1e-5) - 1e-12) {
-    ++sim.invariant_violations_;
-    if (sim.problems_.size() < 10)
-      sim.problems_.push_back(invariant_problem(kStepBounds, "a step lasted " + std::to_string(step) +
-                                                                 " s, below its idle closed form " +
-                                                                 std::to_string(plan->lower_bound) + " s"));
+    ++sim.counts().invariant_violations;
+    if (sim.counts().problems.size() < 10)
+      sim.counts().problems.push_back(invariant_problem(kStepBounds, "a step lasted " + std::to_string(step) +
+                                                                         " s, below its idle closed form " +
+                                                                         std::to_string(plan->lower_bound) + " s"));
   }
   if (Timeline* tl = timeline(); tl != nullptr && !plan->batch.empty()) {
     std::vector<std::uint64_t> ids;
@@ -363,33 +363,33 @@ void IterationSteps::finish()
       tl->step(g, plan->iteration, plan->start, ids, steps);
   }
   if (!plan->batch.empty() && sc().grouped()) { // a GPU with tokens of its own
-    if (plan->ep_received) sim.ep_dispatch_.push_back(static_cast<float>(plan->ep_dispatch_s));
-    sim.ep_combine_.push_back(static_cast<float>(plan->ep_combine_s));
+    if (plan->ep_received) sim.counts().ep_dispatch.push_back(static_cast<float>(plan->ep_dispatch_s));
+    sim.counts().ep_combine.push_back(static_cast<float>(plan->ep_combine_s));
   }
   for (std::size_t i = 0; i < plan->batch.size(); ++i) {
     Simulation::Active* q = plan->batch[i];
     if (!plan->chunk.empty() && plan->chunk[i] > 0) { // a prefill chunk: a token only once the prompt is done
-      ++sim.prefill_counts_.chunks;
+      ++sim.counts().prefill.chunks;
       q->prefill_left -= plan->chunk[i];
       q->prefill_before += plan->chunk[i];
       if (q->prefill_left > 0) continue;
     }
     if (t < q->last_end) {
-      ++sim.invariant_violations_;
-      sim.problems_.push_back(
+      ++sim.counts().invariant_violations;
+      sim.counts().problems.push_back(
           invariant_problem(kStepBounds, "step times of request " + std::to_string(q->id) + " went backwards"));
     }
-    if (q->steps_done > 0) sim.itl_.push_back(static_cast<float>(t - q->last_end));
+    if (q->steps_done > 0) sim.counts().itl.push_back(static_cast<float>(t - q->last_end));
     q->last_end = t;
     if (q->steps_done == 0) q->first_token = t;
     ++q->steps_done;
     q->sum_step += step;
     q->max_step = std::max(q->max_step, step);
-    sim.step_latency_.push_back(static_cast<float>(step));
-    sim.split_gemm_ += plan->gemm_s;
-    sim.split_moe_ += plan->moe_s;
-    ++sim.steps_;
-    sim.load_.token(t);
+    sim.counts().step_latency.push_back(static_cast<float>(step));
+    sim.counts().split_gemm += plan->gemm_s;
+    sim.counts().split_moe += plan->moe_s;
+    ++sim.counts().steps;
+    sim.load().token(t);
   }
   // Finished requests leave (keeping the others' arrival order).
   for (auto it = in.active.begin(); it != in.active.end();) {
@@ -410,11 +410,11 @@ std::shared_ptr<Plan> IterationRunner::plan(Simulation& sim, int inst)
 {
   // A GPU of an expert-parallel group steps with the others even with nothing to decode: its
   // experts serve their tokens.
-  XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances_.size()) &&
-              (!sim.instances_[inst]->active.empty() || sim.instances_[inst]->group >= 0));
+  XATTN_CHECK(inst >= 0 && inst < static_cast<int>(sim.instances().size()) &&
+              (!sim.instances()[inst]->active.empty() || sim.instances()[inst]->group >= 0));
   IterationSteps it{sim, std::make_shared<Plan>()};
   it.plan->inst = inst;
-  it.plan->iteration = sim.iterations_;
+  it.plan->iteration = sim.counts().iterations;
   it.build();
   return it.plan;
 }

@@ -87,7 +87,7 @@ void IterationSteps::build()
   Scratch s;
   s.sparse = sc().selection.sparse;
   s.rows_q = static_cast<double>(m.heads) / sc().tp;
-  s.bt = static_cast<double>(sim.plan_.block_tokens);
+  s.bt = static_cast<double>(sim.corpus_plan().block_tokens);
   s.kv_all = m.kv_per_token_on_rank(sc().tp).value() * m.layers;
   s.words = (static_cast<std::size_t>(m.layers) + 63) / 64;
   const bool step_mode = sc().granularity == Granularity::kStep;
@@ -121,14 +121,14 @@ void IterationSteps::take_batch(double kv_all)
   // index keys; one request always runs.
   Simulation::Instance& in = instance();
   const double own_hbm =
-      sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.plan_.index_copy).value()) : 0.0;
+      sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.corpus_plan().index_copy).value()) : 0.0;
   double own_kv = 0;
   for (auto& a : in.active) {
     if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;
     const double need = static_cast<double>(a->steps_total) * kv_all;
     if (own_hbm > 0 && !plan->batch.empty() && own_kv + need > own_hbm) {
-      ++sim.hbm_bound_steps_;
-      sim.hbm_waiting_ += std::min<std::size_t>(in.active.size(), sc().max_batch) - plan->batch.size();
+      ++sim.counts().hbm_bound_steps;
+      sim.counts().hbm_waiting += std::min<std::size_t>(in.active.size(), sc().max_batch) - plan->batch.size();
       break;
     }
     own_kv += need;
@@ -151,7 +151,7 @@ void IterationSteps::gather_needs(Simulation::Active& q, Scratch& s)
   q.selector->select_layers(q.rng, m.layers, s.selected, s.layers_of);
   for (std::size_t i = 0; i < s.selected.size(); ++i) {
     const std::uint64_t b = s.selected[i];
-    const std::uint64_t c = sim.corpus_->chunk_of(b);
+    const std::uint64_t c = sim.corpus().chunk_of(b);
     const double tokens = s.bt * s.layers_of[i] / m.layers;
     auto it = std::find_if(s.needs.begin(), s.needs.end(), [c](const ChunkNeed& n) { return n.chunk == c; });
     if (it == s.needs.end()) {
@@ -204,7 +204,7 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
   const int h = sim.choose_holder(plan->inst, n.chunk);
   if (holder_gpu(h, 0) == in.gpus[0]) {
     s.local_tokens += n.tokens;
-    ++sim.same_gpu_;
+    ++sim.counts().decisions.same_gpu;
     return;
   }
   bool cached = true;
@@ -212,7 +212,7 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
     cached = in.cache->touch(k) && cached;
   if (cached) {
     s.local_tokens += n.tokens;
-    ++sim.cached_hits_;
+    ++sim.counts().decisions.cached;
     ++q.cached;
     return;
   }
@@ -221,7 +221,7 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
   if (s.sparse) {
     std::int64_t last = 0;
     for (std::uint64_t k : n.keys)
-      last = std::max(last, sim.corpus_->place_in_chunk(k));
+      last = std::max(last, sim.corpus().place_in_chunk(k));
     span = static_cast<double>(last + 1) * s.bt;
   }
   const NeedView view{sim,
@@ -238,12 +238,12 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
   const bool in_flight = !in.in_flight.empty() && std::any_of(n.keys.begin(), n.keys.end(), [&](std::uint64_t k) {
     return in.in_flight.count(k) != 0;
   });
-  const Primitive choice = in_flight ? Primitive::kRoute : sim.policy_->decide(view);
+  const Primitive choice = in_flight ? Primitive::kRoute : sim.policy().decide(view);
   if (choice != Primitive::kLocal) sim.count_read(plan->inst, n.chunk, h); // the holder serves it
   // The call goes to the holder this step (routed, or served there while its chunk is fetched).
   if (choice == Primitive::kRoute) {
     route_need(q, need, h, s);
-    ++sim.decisions_route_;
+    ++sim.counts().decisions.route;
     ++q.routed;
     return;
   }
@@ -260,7 +260,7 @@ void IterationSteps::plan_need(Simulation::Active& q, std::size_t need, Scratch&
     route_need(q, need, h, s);
   else
     s.local_tokens += n.tokens;
-  (prefill ? sim.decisions_local_ : sim.decisions_fetch_) += 1;
+  (prefill ? sim.counts().decisions.local : sim.counts().decisions.fetch) += 1;
   ++(prefill ? q.prefilled : q.fetched);
   auto dup = std::find_if(plan->moves.begin(), plan->moves.end(),
                           [&](const Move& mv) { return mv.keys.front() == n.keys.front() && mv.prefill == prefill; });

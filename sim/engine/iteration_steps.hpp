@@ -150,10 +150,10 @@ struct IterationSteps {
   Simulation& sim;
   std::shared_ptr<iteration::Plan> plan;
 
-  const Scenario& sc() const { return sim.sc_; }
-  Simulation::Instance& instance() const { return *sim.instances_[plan->inst]; }
-  topo::GpuId holder_gpu(int holder, int rank) const { return sim.holder_gpus_[holder * sc().tp + rank]; }
-  ComputeUnit& holder_compute(topo::GpuId gpu) const { return *sim.holder_compute_[sim.holder_index_of_gpu_[gpu]]; }
+  const Scenario& sc() const { return sim.scenario(); }
+  Simulation::Instance& instance() const { return *sim.instances()[plan->inst]; }
+  topo::GpuId holder_gpu(int holder, int rank) const { return sim.holders().gpus[holder * sc().tp + rank]; }
+  ComputeUnit& holder_compute(topo::GpuId gpu) const { return *sim.holders().compute[sim.holders().index_of_gpu[gpu]]; }
 
   void build();
   /// build()'s parts: the batch; each request's needs this step, how the policy serves each and
@@ -238,7 +238,7 @@ struct IterationSteps {
   void splice(int op, int rank, Seconds work, double start, Bytes bytes);
   /// Ends move `op` on one rank: the iteration's operation, or a background fetch's landing.
   void move_done(int op);
-  Timeline* timeline() const { return sim.timeline_.get(); }
+  Timeline* timeline() const { return sim.timeline(); }
   /// Call `op` (the exchanges, then the moves) of rank `rank` as the timeline names it.
   CallRef call_ref(int op, int rank) const;
   /// Move `m`'s number among all of the iteration's calls.
@@ -254,8 +254,8 @@ struct IterationSteps {
     const ExchangeShape shape{e.rows, e.tokens, e.token_rows,
                               sc().what_if.compute_amortisation ? 1.0 : static_cast<double>(e.requests),
                               sc().selection.sparse};
-    return price_exchange(sc().model, sc().profile, shape, sim.net_->path_cost(me, them), sim.net_->path_cost(them, me),
-                          options());
+    return price_exchange(sc().model, sc().profile, shape, sim.network().path_cost(me, them),
+                          sim.network().path_cost(them, me), options());
   }
   /// The tokens' worth of KV each rank fetches of `tokens` (ModelSpec::tokens_per_rank).
   double rank_share(double tokens) const { return sc().model.tokens_per_rank(tokens, sc().tp); }
@@ -264,8 +264,8 @@ struct IterationSteps {
   MovePrice price(const iteration::Move& mv, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(mv.holder, rank);
-    MovePrice x =
-        price_move(sc().model, sc().profile, rank_share(mv.tokens), mv.runs, sim.net_->path_cost(them, me), options());
+    MovePrice x = price_move(sc().model, sc().profile, rank_share(mv.tokens), mv.runs,
+                             sim.network().path_cost(them, me), options());
     if (sc().tp > 1 && sc().model.mla())
       x.splice = splice_time(sc().model, sc().profile, mv.runs, mv.tokens, options().aligned);
     return x;
@@ -274,14 +274,14 @@ struct IterationSteps {
   MovePrice forward_price(const iteration::Move& mv, int from, int to) const
   {
     return price_move(sc().model, sc().profile, rank_share(mv.tokens), mv.runs,
-                      sim.net_->path_cost(instance().gpus[from], instance().gpus[to]), options());
+                      sim.network().path_cost(instance().gpus[from], instance().gpus[to]), options());
   }
   /// Every rank selects for the whole batch (the indexer is small: replicated, not split).
   ExchangePrice price(const iteration::Select& s, int rank) const
   {
     const topo::GpuId me = instance().gpus[rank], them = holder_gpu(s.holder, rank);
-    return price_select(sc().model, sc().profile, {s.decoded, s.tokens, s.candidates}, sim.net_->path_cost(me, them),
-                        sim.net_->path_cost(them, me), options());
+    return price_select(sc().model, sc().profile, {s.decoded, s.tokens, s.candidates},
+                        sim.network().path_cost(me, them), sim.network().path_cost(them, me), options());
   }
   double exchange_idle(const iteration::Exchange& e) const { return plan->scale * price(e, 0).idle().value(); }
   /// One round's share of a re-prefill, on one GPU of the requester.

@@ -27,7 +27,7 @@ void Simulation::start_group(int group)
   g.done = 0;
   for (int m : g.members) {
     instances_[m]->busy = true;
-    if (!instances_[m]->active.empty()) ++iterations_;
+    if (!instances_[m]->active.empty()) ++counts_.iterations;
   }
   if (sc_.micro_batches == 1) {
     for (int m : g.members)
@@ -78,7 +78,7 @@ void MoePhase::send(const ExchangePtr& x, int r, int t, double pairs, EpOp op, C
   // The normal kernels move a GPU pair's tokens in bulk chunks: one stream (pairs >= 0).
   const int streams = x->nodes ? 1 : std::max(1, static_cast<int>(pairs + 0.5));
   Simulation& sim = *x->sim;
-  sim.send_ep(sim.instances_[x->members[r].plan->inst]->gpus[0], sim.instances_[x->members[t].plan->inst]->gpus[0],
+  sim.send_ep(sim.instances()[x->members[r].plan->inst]->gpus[0], sim.instances()[x->members[t].plan->inst]->gpus[0],
               pairs, x->layers, streams, op, std::move(then));
 }
 
@@ -95,7 +95,7 @@ void Simulation::send_ep(topo::GpuId from, topo::GpuId to, double pairs, double 
 // already queued; then each token's outputs go back to its GPU.
 void MoePhase::compute(const ExchangePtr& x, int t, int k)
 {
-  Simulation::Instance& in = *x->sim->instances_[x->members[t].plan->inst];
+  Simulation::Instance& in = *x->sim->instances()[x->members[t].plan->inst];
   in.own[0].run(x->work_of(k, t), [x, t, k]() {
     x->experts_end[x->at(k, t)] = now();
     combine(x, t, k);
@@ -170,7 +170,7 @@ MoePhase::ExchangePtr MoePhase::make(Simulation& sim, Simulation::Group& g, std:
   auto x = std::make_shared<Exchange>();
   x->sim = &sim;
   x->members = std::move(members);
-  const Scenario& sc = sim.sc_;
+  const Scenario& sc = sim.scenario();
   const ModelSpec& m = sc.model;
   const int n = x->n = static_cast<int>(x->members.size());
   x->round = round;
@@ -222,7 +222,7 @@ MoePhase::ExchangePtr MoePhase::make(Simulation& sim, Simulation::Group& g, std:
   if (prefilling) {
     std::vector<topo::GpuId> gpus;
     for (const IterationSteps& s : x->members)
-      gpus.push_back(sim.instances_[s.plan->inst]->gpus[0]);
+      gpus.push_back(sim.instances()[s.plan->inst]->gpus[0]);
     x->nodes.emplace(*sc.topology, gpus);
   }
   const int nodes = x->nodes ? x->nodes->nodes() : 0;
@@ -247,7 +247,7 @@ MoePhase::ExchangePtr MoePhase::make(Simulation& sim, Simulation::Group& g, std:
 
 void MoePhase::arrive(Simulation& sim, IterationSteps s)
 {
-  Simulation::Group& g = *sim.groups_[sim.instances_[s.plan->inst]->group];
+  Simulation::Group& g = *sim.groups()[sim.instances()[s.plan->inst]->group];
   g.arrived.resize(g.members.size());
   const auto at = static_cast<std::size_t>(s.plan->inst - g.members.front());
   XATTN_CHECK(g.arrived[at] == nullptr, "a GPU reached its group's MoE layers twice");

@@ -84,7 +84,10 @@ struct MoePhase::Exchange {
   std::vector<int> relay_left;
   std::size_t relay_at(int k, int r, int nd) const { return at(k, r) * nodes->nodes() + nd; }
   /// GPU r's tokens of one micro-batch with an expert on node nd: sent there once each.
-  double reaching(int r, int nd) const { return nodes->reaching(sim->sc_.model, sim->sc_.ep, tokens[r] / parts, nd); }
+  double reaching(int r, int nd) const
+  {
+    return nodes->reaching(sim->scenario().model, sim->scenario().ep, tokens[r] / parts, nd);
+  }
 };
 
 struct Simulation::Group {

@@ -66,7 +66,7 @@ void IterationSteps::run_program()
     if (!plan->ready[k]) return;
     double work = plan->half_tail[static_cast<std::size_t>(round)];
     if (stage >= 2) {
-      const MoePhase::Exchange& x = *sim.groups_[instance().group]->rounds[round];
+      const MoePhase::Exchange& x = *sim.groups()[instance().group]->rounds[round];
       work = MoePhase::expert_work(x, plan->inst, stage - 2);
     }
     plan->running = true;
@@ -119,7 +119,7 @@ void IterationSteps::part_done(int k, int round)
 
 void MoePhase::part_ready(Simulation& sim, const IterationSteps& s, int k, int round)
 {
-  Simulation::Group& g = *sim.groups_[sim.instances_[s.plan->inst]->group];
+  Simulation::Group& g = *sim.groups()[sim.instances()[s.plan->inst]->group];
   if (g.rounds.size() <= static_cast<std::size_t>(round)) g.rounds.resize(round + 1);
   ExchangePtr& slot = g.rounds[round];
   if (slot == nullptr) {
@@ -147,7 +147,7 @@ double MoePhase::expert_work(const Exchange& x, int inst, int k)
 
 void MoePhase::experts_done(Simulation& sim, const IterationSteps& s, int k, int round)
 {
-  const ExchangePtr x = sim.groups_[sim.instances_[s.plan->inst]->group]->rounds[round];
+  const ExchangePtr x = sim.groups()[sim.instances()[s.plan->inst]->group]->rounds[round];
   const int t = s.plan->inst - x->members.front().plan->inst;
   x->experts_end[x->at(k, t)] = now();
   combine(x, t, k);

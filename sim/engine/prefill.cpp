@@ -65,7 +65,7 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r, int pool)
     return std::find(v.begin(), v.end(), c) != v.end();
   };
   for (std::uint64_t b : r.blocks) {
-    ++prefill_counts_.block_references;
+    ++counts_.prefill.block_references;
     const std::uint64_t c = corpus_->chunk_of(b);
     const auto [first, fresh_block] = prefilled_blocks_.try_emplace(b, a.id);
     const bool seen = !fresh_block;
@@ -82,7 +82,7 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r, int pool)
     }
     if (again || (seen && home >= 0 && !in(placed, c))) {
       cached += bt;
-      ++prefill_counts_.block_hits;
+      ++counts_.prefill.block_hits;
       ++(home != pool ? counts.remote_hits : in(restored, c) ? counts.host_hits : counts.local_hits);
       kv_pool_->use(home, c);
       continue;
@@ -97,7 +97,7 @@ void Simulation::admit_prompt(Active& a, const workloads::Request& r, int pool)
   // A prompt found whole still computes its last token, whose logits make the first output token
   // (vLLM recomputes it on a full prefix-cache hit).
   a.prefill_left = std::max(1.0, fresh + tail);
-  prefill_counts_.prefilled_tokens += static_cast<std::uint64_t>(a.prefill_left);
+  counts_.prefill.prefilled_tokens += static_cast<std::uint64_t>(a.prefill_left);
 }
 
 void IterationSteps::plan_prefill()

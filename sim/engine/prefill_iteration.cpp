@@ -46,18 +46,21 @@ struct PrefillExchange {
   std::vector<int> relay_left;
 
   int gpus() const { return static_cast<int>(shares.size()); }
-  topo::GpuId gpu(int r) const { return sim->prefill_instances_[shares[r].inst]->gpus[0]; }
+  topo::GpuId gpu(int r) const { return sim->prefill_instances()[shares[r].inst]->gpus[0]; }
   /// Token-expert pairs of GPU r's tokens on each peer: an even share of their experts_per_token.
-  double pairs(int r) const { return shares[r].tokens * sim->sc_.model.experts_per_token / sim->sc_.prefill.pool_ep; }
+  double pairs(int r) const
+  {
+    return shares[r].tokens * sim->scenario().model.experts_per_token / sim->scenario().prefill.pool_ep;
+  }
   /// GPU r's tokens with an expert on node nd.
   double reaching(int r, int nd) const
   {
-    return at->reaching(sim->sc_.model, sim->sc_.prefill.pool_ep, shares[r].tokens, nd);
+    return at->reaching(sim->scenario().model, sim->scenario().prefill.pool_ep, shares[r].tokens, nd);
   }
   static void send(const Ptr& x, int r, int t, double pairs, EpOp op, Callback then)
   {
     // DeepEP's normal kernels move a GPU pair's tokens in bulk chunks: one stream.
-    x->sim->send_ep(x->gpu(r), x->gpu(t), pairs, x->sim->sc_.model.moe_layers(), 1, op, std::move(then));
+    x->sim->send_ep(x->gpu(r), x->gpu(t), pairs, x->sim->scenario().model.moe_layers(), 1, op, std::move(then));
   }
   static void dispatch(const Ptr& x);
   static void arrived(const Ptr& x, int t);
@@ -78,7 +81,7 @@ void Simulation::compute_on(int p, double work, Callback done)
   auto left = std::make_shared<int>(static_cast<int>(gpus.size()));
   auto then = std::make_shared<Callback>(std::move(done));
   for (topo::GpuId gpu : gpus)
-    holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[gpu])]->submit(work, 1.0, [left, then] {
+    holders_.compute[static_cast<std::size_t>(holders_.index_of_gpu[gpu])]->submit(work, 1.0, [left, then] {
       if (--*left == 0) (*then)();
     });
 }
@@ -169,7 +172,7 @@ void PrefillExchange::dispatch(const Ptr& x)
   std::vector<topo::GpuId> gpus;
   for (int r = 0; r < x->gpus(); ++r)
     gpus.push_back(x->gpu(r));
-  const EpNodes& at = x->at.emplace(*x->sim->sc_.topology, gpus);
+  const EpNodes& at = x->at.emplace(*x->sim->scenario().topology, gpus);
   const int n = x->gpus(), nodes = at.nodes();
   x->waiting.assign(n, 0);
   x->pending.assign(n, 1);

@@ -33,9 +33,10 @@ void Simulation::replicate(int inst, std::uint64_t chunk, int from, const std::v
   std::tuple<int, int, int> best;
   for (int h = 0; h < sc_.holder_instances(); ++h) {
     if (std::find(options.begin(), options.end(), h) != options.end()) continue;
-    const topo::GpuId g = holder_gpus_[static_cast<std::size_t>(h) * tp];
-    const auto key = std::make_tuple(static_cast<int>(sc_.topology->fabric_class(me, g)),
-                                     holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[g])]->running(), h);
+    const topo::GpuId g = holders_.gpus[static_cast<std::size_t>(h) * tp];
+    const auto key =
+        std::make_tuple(static_cast<int>(sc_.topology->fabric_class(me, g)),
+                        holders_.compute[static_cast<std::size_t>(holders_.index_of_gpu[g])]->running(), h);
     if (target < 0 || key < best) best = key, target = h;
   }
   if (target < 0) {
@@ -47,12 +48,12 @@ void Simulation::replicate(int inst, std::uint64_t chunk, int from, const std::v
   const double tokens = m.tokens_per_rank(static_cast<double>(sc_.corpus.chunk_tokens), tp);
   auto left = std::make_shared<int>(tp);
   for (int k = 0; k < tp; ++k) {
-    const topo::GpuId src = holder_gpus_[static_cast<std::size_t>(from) * tp + k];
-    const topo::GpuId dst = holder_gpus_[static_cast<std::size_t>(target) * tp + k];
+    const topo::GpuId src = holders_.gpus[static_cast<std::size_t>(from) * tp + k];
+    const topo::GpuId dst = holders_.gpus[static_cast<std::size_t>(target) * tp + k];
     const MovePrice x =
         price_move(m, sc_.profile, tokens, 1, net_->path_cost(src, dst), iteration::pricing_options(sc_));
     const double bytes = x.bytes.value() * layers, after_s = x.after_chunk.value() * layers;
-    StreamPool* pool = holder_streams_[static_cast<std::size_t>(holder_index_of_gpu_[src])].get();
+    StreamPool* pool = holders_.streams[static_cast<std::size_t>(holders_.index_of_gpu[src])].get();
     pool->acquire([this, pool, src, dst, x, bytes, after_s, left, chunk, target] {
       net_->transfer(src, dst, bytes, x.chunk_flow, 0.0, [this, pool, after_s, left, chunk, target, bytes] {
         pool->release();

@@ -57,12 +57,12 @@ PolicyResult Simulation::figures()
   PolicyResult r;
   r.requests = finished_;
   r.arrived = arrived_;
-  r.steps = steps_;
-  r.iterations = iterations_;
-  r.step_latency_s = latency_stats(step_latency_);
+  r.steps = counts_.steps;
+  r.iterations = counts_.iterations;
+  r.step_latency_s = latency_stats(counts_.step_latency);
   r.ttft_s = latency_stats(ttft_);
   r.tpot_s = latency_stats(tpot_);
-  r.itl_s = latency_stats(itl_);
+  r.itl_s = latency_stats(counts_.itl);
   r.e2e_s = latency_stats(e2e_);
   r.handoff_wait_s = latency_stats(handoff_wait_);
   r.goodput.bounds = sc_.goodput;
@@ -71,13 +71,13 @@ PolicyResult Simulation::figures()
   if (now() > 0) r.goodput.requests_per_s = static_cast<double>(good_) / now();
   r.expert_parallel = sc_.grouped();
   r.full_step = sc_.full_step;
-  if (steps_ > 0) {
-    r.split_gemm_s = split_gemm_ / static_cast<double>(steps_);
-    r.split_moe_s = split_moe_ / static_cast<double>(steps_);
+  if (counts_.steps > 0) {
+    r.split_gemm_s = counts_.split_gemm / static_cast<double>(counts_.steps);
+    r.split_moe_s = counts_.split_moe / static_cast<double>(counts_.steps);
     r.split_attention_s = std::max(0.0, r.step_latency_s.mean - r.split_gemm_s - r.split_moe_s);
   }
-  r.ep_dispatch_s = latency_stats(ep_dispatch_);
-  r.ep_combine_s = latency_stats(ep_combine_);
+  r.ep_dispatch_s = latency_stats(counts_.ep_dispatch);
+  r.ep_combine_s = latency_stats(counts_.ep_combine);
   r.interference = sc_.interference;
   {
     double steps = 0, held = 0;
@@ -97,7 +97,7 @@ PolicyResult Simulation::figures()
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
   r.load = load_.figures(sc_.overload_tolerance, gpus.size());
   if (now() > 0 && !gpus.empty())
-    r.output_tokens_per_s_per_gpu = static_cast<double>(steps_) / now() / static_cast<double>(gpus.size());
+    r.output_tokens_per_s_per_gpu = static_cast<double>(counts_.steps) / now() / static_cast<double>(gpus.size());
   double wire = 0;
   for (core::FabricClass f : core::kAllFabrics) {
     const double b = ns.bytes_by_fabric[static_cast<std::size_t>(f)];
@@ -105,7 +105,7 @@ PolicyResult Simulation::figures()
     r.wire_bytes_by_fabric[static_cast<std::size_t>(f)] = static_cast<std::uint64_t>(std::llround(b));
   }
   r.wire_bytes = static_cast<std::uint64_t>(std::llround(wire));
-  r.decisions = {decisions_route_, decisions_fetch_, decisions_local_, cached_hits_, same_gpu_};
+  r.decisions = counts_.decisions;
   r.simulated_time_s = now();
   r.engine = {.transfers = ns.transfers,
               .fluid = ns.fluid,
@@ -118,14 +118,14 @@ PolicyResult Simulation::figures()
               .max_comms_in_flight = ns.max_comms_in_flight,
               .relayed = ns.relayed};
   r.prefill = sc_.prefill.enabled;
-  r.prefill_counts = prefill_counts_;
+  r.prefill_counts = counts_.prefill;
   if (kv_pool_) {
     r.prefill_counts.pool_chunks = kv_pool_->capacity();
     r.prefill_counts.host_chunks = kv_pool_->host_capacity(0);
     r.pools = kv_pool_->counts();
   }
-  r.memory.hbm_bound_steps = hbm_bound_steps_;
-  r.memory.hbm_waiting = hbm_waiting_;
+  r.memory.hbm_bound_steps = counts_.hbm_bound_steps;
+  r.memory.hbm_waiting = counts_.hbm_waiting;
   for (const auto& in : instances_)
     r.memory.cache_evictions += in->cache->evictions();
   if (replicas_) {
@@ -142,11 +142,11 @@ PolicyResult Simulation::partial_results()
   r.partial = true;
   // Only the checks that hold part-way: unfinished requests are expected, bytes may be in flight.
   Invariants& inv = r.invariants;
-  inv.problems = problems_;
+  inv.problems = counts_.problems;
   inv.unfinished = arrived_ - finished_;
   inv.all_requests_finished = inv.unfinished == 0;
-  inv.step_bound_violations = invariant_violations_;
-  inv.ok = inv.problems.empty() && invariant_violations_ == 0;
+  inv.step_bound_violations = counts_.invariant_violations;
+  inv.ok = inv.problems.empty() && counts_.invariant_violations == 0;
   return r;
 }
 
@@ -165,7 +165,7 @@ void Simulation::check_invariants(PolicyResult& r) const
   const NetworkStats& ns = net_->stats();
   // Invariants (docs/architecture.md, "Invariants"); each problem starts with the invariant's name.
   Invariants& inv = r.invariants;
-  inv.problems = problems_;
+  inv.problems = counts_.problems;
   const std::uint64_t unfinished = arrived_ - finished_;
   if (unfinished > 0) {
     std::string ids;
@@ -218,10 +218,10 @@ void Simulation::check_invariants(PolicyResult& r) const
     const double share = used / std::max(wall, 1e-12);
     if (share > r.busiest_share) r.busiest_share = share, r.busiest = name();
   };
-  for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
-    const double used = holder_compute_[i]->stats().gpu_s;
-    within(used, "holder " + sc_.topology->gpu_name(holder_slots_[i]));
-    busiest(used, [&] { return "holder " + sc_.topology->gpu_name(holder_slots_[i]) + " kernels"; });
+  for (std::size_t i = 0; i < holders_.slots.size(); ++i) {
+    const double used = holders_.compute[i]->stats().gpu_s;
+    within(used, "holder " + sc_.topology->gpu_name(holders_.slots[i]));
+    busiest(used, [&] { return "holder " + sc_.topology->gpu_name(holders_.slots[i]) + " kernels"; });
   }
   for (const auto& in : instances_)
     for (std::size_t k = 0; k < in->gpus.size(); ++k) {
@@ -243,8 +243,8 @@ void Simulation::check_invariants(PolicyResult& r) const
   inv.caches_within_budget = caches_ok;
   inv.simgrid_bytes_handed = ns.simgrid_bytes_handed;
   inv.simgrid_bytes_completed = ns.simgrid_bytes_completed;
-  inv.step_bound_violations = invariant_violations_;
-  inv.ok = inv.problems.empty() && invariant_violations_ == 0;
+  inv.step_bound_violations = counts_.invariant_violations;
+  inv.ok = inv.problems.empty() && counts_.invariant_violations == 0;
 }
 
 void Simulation::write_links_csv(double makespan) const
@@ -274,12 +274,12 @@ void Simulation::write_holders_csv(double makespan) const
   for (const auto& in : instances_)
     for (std::size_t k = 0; k < in->gpus.size(); ++k)
       own[in->gpus[k]] = &in->own[k];
-  for (std::size_t i = 0; i < holder_slots_.size(); ++i) {
-    const ComputeStats& c = holder_compute_[i]->stats();
-    const StreamStats& s = holder_streams_[i]->stats();
-    const OwnCompute* mine = own[holder_slots_[i]];
+  for (std::size_t i = 0; i < holders_.slots.size(); ++i) {
+    const ComputeStats& c = holders_.compute[i]->stats();
+    const StreamStats& s = holders_.streams[i]->stats();
+    const OwnCompute* mine = own[holders_.slots[i]];
     std::fprintf(f, "%s,%s,%llu,%.9g,%.9g,%.9g,%d,%llu,%.9g,%d,%.9g,%.9g\n", pol.c_str(),
-                 sc_.topology->gpu_name(holder_slots_[i]).c_str(), static_cast<unsigned long long>(c.kernels),
+                 sc_.topology->gpu_name(holders_.slots[i]).c_str(), static_cast<unsigned long long>(c.kernels),
                  c.busy_s / makespan, c.work_s, c.delay_s, c.max_concurrent, static_cast<unsigned long long>(s.copies),
                  s.wait_s, s.max_queue, mine != nullptr ? mine->busy() : 0.0, mine != nullptr ? mine->delay() : 0.0);
   }

@@ -128,17 +128,17 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
 
   // The corpus holders' instances, then with prefill every requester instance: a chunk lives where
   // it was prefilled, and a call to it goes there.
-  holder_gpus_ = sc.holders;
-  if (sc.prefill.enabled) holder_gpus_.insert(holder_gpus_.end(), sc.requesters.begin(), sc.requesters.end());
+  holders_.gpus = sc.holders;
+  if (sc.prefill.enabled) holders_.gpus.insert(holders_.gpus.end(), sc.requesters.begin(), sc.requesters.end());
   if (sc.prefill.kept_in_pool()) // the prefill instances' pools are called too
-    holder_gpus_.insert(holder_gpus_.end(), sc.prefill.pool.begin(), sc.prefill.pool.end());
-  holder_index_of_gpu_.assign(sc.topology->gpu_count(), -1);
-  for (topo::GpuId g : holder_gpus_) {
-    if (holder_index_of_gpu_[g] >= 0) continue; // a requester that holds corpus chunks too
-    holder_index_of_gpu_[g] = static_cast<int>(holder_slots_.size());
-    holder_slots_.push_back(g);
-    holder_compute_.push_back(std::make_unique<ComputeUnit>());
-    holder_streams_.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
+    holders_.gpus.insert(holders_.gpus.end(), sc.prefill.pool.begin(), sc.prefill.pool.end());
+  holders_.index_of_gpu.assign(sc.topology->gpu_count(), -1);
+  for (topo::GpuId g : holders_.gpus) {
+    if (holders_.index_of_gpu[g] >= 0) continue; // a requester that holds corpus chunks too
+    holders_.index_of_gpu[g] = static_cast<int>(holders_.slots.size());
+    holders_.slots.push_back(g);
+    holders_.compute.push_back(std::make_unique<ComputeUnit>());
+    holders_.streams.push_back(std::make_unique<StreamPool>(sc.profile.copy_streams));
   }
   if (sc.replication.on)
     replicas_ = std::make_unique<Replicas>(sc.holder_instances(), sc.replication.budget_B, sc.replication.after,
@@ -149,8 +149,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     in->gpus.assign(sc.requesters.begin() + i * sc.tp, sc.requesters.begin() + (i + 1) * sc.tp);
     in->cache = std::make_unique<LruCache>(sc.cache_budget.value());
     for (topo::GpuId g : in->gpus) // engine.interference: a GPU that serves calls shares its compute with them
-      in->own.emplace_back(sc.interference && holder_index_of_gpu_[g] >= 0
-                               ? holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[g])].get()
+      in->own.emplace_back(sc.interference && holders_.index_of_gpu[g] >= 0
+                               ? holders_.compute[static_cast<std::size_t>(holders_.index_of_gpu[g])].get()
                                : nullptr);
     instances_.push_back(std::move(in));
   }
@@ -232,7 +232,7 @@ void Simulation::on_arrival()
     last_progress_ = wall_now();
     std::fprintf(stderr, "%s[%s] simulated %.1f s, %llu requests arrived, %llu finished, %llu steps%s", tty ? "\r" : "",
                  policy_name_.c_str(), now(), static_cast<unsigned long long>(arrived_),
-                 static_cast<unsigned long long>(finished_), static_cast<unsigned long long>(steps_),
+                 static_cast<unsigned long long>(finished_), static_cast<unsigned long long>(counts_.steps),
                  tty ? "   " : "\n");
     progress_shown_ = true;
   }
@@ -275,7 +275,7 @@ void Simulation::start_iteration(int inst)
   }
   in.busy = true;
   if (timeline_) timeline_->busy();
-  ++iterations_;
+  ++counts_.iterations;
   IterationRunner::start(*this, inst);
 }
 
@@ -325,12 +325,12 @@ ExchangePrice Simulation::one_call(topo::GpuId me, topo::GpuId holder, double ro
 
 policy::Load Simulation::load_around(const Instance& in, topo::GpuId holder, double rows, double tokens, int copies)
 {
-  const auto slot = static_cast<std::size_t>(holder_index_of_gpu_[holder]);
+  const auto slot = static_cast<std::size_t>(holders_.index_of_gpu[holder]);
   const Network::Busy path = net_->busiest(in.gpus[0], holder);
-  return {.route_slowdown = holder_compute_[slot]->slowdown(one_call(in.gpus[0], holder, rows, tokens).kernel.share),
+  return {.route_slowdown = holders_.compute[slot]->slowdown(one_call(in.gpus[0], holder, rows, tokens).kernel.share),
           .path_busy = path.share,
           .path_flows = path.flows,
-          .fetch_queue = holder_streams_[slot]->ahead(copies)};
+          .fetch_queue = holders_.streams[slot]->ahead(copies)};
 }
 
 int Simulation::choose_holder(int inst, std::uint64_t chunk)
@@ -375,7 +375,7 @@ int Simulation::pick_copy(int inst, const std::vector<int>& options)
   for (int h : options) {
     const topo::GpuId gpu = sc_.holders[h * sc_.tp];
     const ExchangePrice x = one_call(me, gpu, rows, static_cast<double>(sc_.corpus.chunk_tokens));
-    const ComputeUnit& unit = *holder_compute_[static_cast<std::size_t>(holder_index_of_gpu_[gpu])];
+    const ComputeUnit& unit = *holders_.compute[static_cast<std::size_t>(holders_.index_of_gpu[gpu])];
     const double end = x.idle().value() + x.kernel.work.value() * (unit.slowdown(x.kernel.share) - 1);
     if (end < least) least = end, best = h;
   }

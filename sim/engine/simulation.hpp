@@ -62,6 +62,34 @@ struct SimulationOptions {
 class FutureReads; // future.hpp
 class Replicas;    // replicas.hpp
 
+/// The GPUs a call may go to and what serves calls on them.
+struct HolderGpus {
+  /// Holder instance-major (tp each): the corpus holders, then with prefill every requester
+  /// instance (Simulation::choose_holder).
+  std::vector<topo::GpuId> gpus;
+  std::vector<topo::GpuId> slots;                    ///< each holder GPU once: its compute and copy streams
+  std::vector<std::unique_ptr<ComputeUnit>> compute; ///< per slot
+  std::vector<std::unique_ptr<StreamPool>> streams;  ///< per slot
+  std::vector<int> index_of_gpu;                     ///< GPU -> slot, -1 if none
+};
+
+/// What a run's iterations count as they go; its results read them at the end.
+struct RunCounts {
+  std::uint64_t steps = 0, iterations = 0;
+  Decisions decisions;                                ///< per chunk a step needed: how it was served
+  std::uint64_t hbm_bound_steps = 0, hbm_waiting = 0; ///< MemoryCounters
+  PrefillCounters prefill;
+  std::vector<float> step_latency;
+  std::vector<float> itl; ///< every gap between two tokens of a request
+  /// Per GPU and step with tokens to decode, summed over the step's MoE rounds: its dispatch (the
+  /// round's exchange start to its last incoming token) and its combine (its experts' end to its
+  /// tokens' last result back), s.
+  std::vector<float> ep_dispatch, ep_combine;
+  double split_gemm = 0, split_moe = 0; ///< summed over request steps (summary step_split_s)
+  std::uint64_t invariant_violations = 0;
+  std::vector<std::string> problems; ///< the first few
+};
+
 class Simulation
 {
 public:
@@ -100,14 +128,43 @@ public:
   /// fetches from it planned this step and not asked for yet (policy::Need::load).
   policy::Load load_around(const Instance& in, topo::GpuId holder, double rows, double tokens, int copies);
 
+  // What the iteration code (iteration.hpp, iteration_steps.hpp, moe.hpp, prefill_iteration.cpp)
+  // works with: the run's parts and counts, and the calls back into the run it makes.
+  struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
+  Network& network() { return *net_; }
+  Posting& posting() { return *posting_; }
+  Timeline* timeline() { return timeline_.get(); } ///< null unless a timeline was asked for
+  policy::Policy& policy() { return *policy_; }
+  const CorpusPlan& corpus_plan() const { return plan_; }
+  workloads::Corpus& corpus() { return *corpus_; }
+  LoadRecorder& load() { return load_; }
+  HolderGpus& holders() { return holders_; }
+  RunCounts& counts() { return counts_; }
+  std::vector<std::unique_ptr<Instance>>& instances() { return instances_; }
+  std::vector<std::unique_ptr<Group>>& groups() { return groups_; }
+  std::vector<std::unique_ptr<PrefillInstance>>& prefill_instances() { return prefill_instances_; }
+  /// One MoE message from GPU `from` to GPU `to` carrying `pairs` token-expert pairs of each of
+  /// `layers` MoE layers at once (step granularity), priced as DeepEP's kernels move it
+  /// (sim::price_ep) in `streams` equal flows (sim::Flow), then `then`. Posted from the GPU: it
+  /// never waits for a proxy.
+  void send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op, Callback then);
+  /// `work` seconds of prefill instance `p`'s compute, then `done`: on its GPUs' shared compute
+  /// where they serve calls as holders (prefill.handoff none), else alone.
+  void compute_on(int p, double work, Callback done);
+  void start_iteration(int inst);
+  /// A GPU of a group ended its step: the group's next step starts once all of them did.
+  void group_member_done(int inst);
+  void record_finished(Active& a, double finish);
+  /// The holder instance a call or fetch of `chunk` by instance `inst` goes to this step.
+  int choose_holder(int inst, std::uint64_t chunk);
+  /// Holder instance `h` serves instance `inst` a routed call to `chunk` or a fetch of it: with
+  /// engine.replication dynamic, a read that may earn the chunk a copy (replicate.cpp).
+  void count_read(int inst, std::uint64_t chunk, int h);
+
 private:
   /// Finished requests' mean output length (the engine's prior before the first): the steps a
   /// request is expected to take.
   double mean_output() const;
-  friend struct IterationRunner;
-  friend struct IterationSteps;
-  friend struct MoePhase;
-  friend struct PrefillExchange;
 
   void schedule_next_arrival();
   /// The requester instance request `r` goes to (router.cpp).
@@ -133,14 +190,6 @@ private:
   void to_prefill_pool(std::unique_ptr<Active> a, int p);
   /// The next iteration of prefill group `g`, if any of its instances has prompts queued.
   void start_prefill(int g);
-  /// `work` seconds of prefill instance `p`'s compute, then `done`: on its GPUs' shared compute
-  /// where they serve calls as holders (prefill.handoff none), else alone.
-  void compute_on(int p, double work, Callback done);
-  /// One MoE message from GPU `from` to GPU `to` carrying `pairs` token-expert pairs of each of
-  /// `layers` MoE layers at once (step granularity), priced as DeepEP's kernels move it
-  /// (sim::price_ep) in `streams` equal flows (sim::Flow), then `then`. Posted from the GPU: it
-  /// never waits for a proxy.
-  void send_ep(topo::GpuId from, topo::GpuId to, double pairs, double layers, int streams, EpOp op, Callback then);
   /// Prefill instance `p` ended an iteration of `chunks` (its queue's first prompts' tokens).
   void end_prefill(int p, const std::vector<double>& chunks);
   /// Sends each layer's KV of `q`'s chunk of `tokens` tokens as prefill instance `p` computes it,
@@ -155,13 +204,9 @@ private:
   void piece_landed(Active* a);
   /// `a` decodes on its requester instance once its prefill ended and all of its KV landed.
   void land_if_whole(Active* a);
-  void start_iteration(int inst);
   /// engine.step full with ep > 1: the instance's GPUs step together (moe.cpp).
   void start_group(int group);
-  /// A GPU of a group ended its step: the group's next step starts once all of them did.
-  void group_member_done(int inst);
   void finish_iteration(int inst);
-  void record_finished(Active& a, double finish);
   PolicyResult figures(); ///< the counts and statistics common to results() and partial_results()
   PolicyResult results();
   /// The run's invariants into `r.invariants`, and its busiest resource (docs/architecture.md,
@@ -170,11 +215,6 @@ private:
   void write_links_csv(double makespan) const;   ///< opt_.links_csv: bytes and utilisation per link direction
   void write_holders_csv(double makespan) const; ///< opt_.holders_csv: per holder GPU
 
-  /// The holder instance a call or fetch of `chunk` by instance `inst` goes to this step.
-  int choose_holder(int inst, std::uint64_t chunk);
-  /// Holder instance `h` serves instance `inst` a routed call to `chunk` or a fetch of it: with
-  /// engine.replication dynamic, a read that may earn the chunk a copy (replicate.cpp).
-  void count_read(int inst, std::uint64_t chunk, int h);
   /// Every holder instance with a copy of `chunk` into `out`: the placement's (its primary first),
   /// then those engine.replication made since.
   void holders_with(std::uint64_t chunk, std::vector<int>& out) const;
@@ -193,13 +233,7 @@ private:
   topo::Platform platform_;
   std::unique_ptr<Network> net_;
   std::unique_ptr<Posting> posting_; ///< when each message leaves its sender (posting.hpp)
-  /// The GPUs a call may go to, holder instance-major (tp each): the corpus holders, then with
-  /// prefill every requester instance (Simulation::choose_holder).
-  std::vector<topo::GpuId> holder_gpus_;
-  std::vector<topo::GpuId> holder_slots_;                    ///< each holder GPU once: its compute and copy streams
-  std::vector<std::unique_ptr<ComputeUnit>> holder_compute_; ///< per holder GPU
-  std::vector<std::unique_ptr<StreamPool>> holder_streams_;  ///< per holder GPU
-  std::vector<int> holder_index_of_gpu_;                     ///< GPU -> holder slot, -1 if none
+  HolderGpus holders_;
   std::shared_ptr<workloads::Corpus> corpus_;
   std::unique_ptr<workloads::RequestSource> source_;
   workloads::Request pending_;
@@ -209,31 +243,21 @@ private:
   std::vector<PrefillGroup> prefill_groups_;
   /// Prompts whose prefill ended and whose KV is still on its way, by request id.
   std::unordered_map<std::uint64_t, std::unique_ptr<Active>> handing_off_;
-  struct Group; ///< the GPUs of one expert-parallel serving instance (moe.hpp)
   std::vector<std::unique_ptr<Group>> groups_;
   /// Groups that requests arrived at this instant: started once the instant's arrivals are in.
   std::vector<int> idle_groups_;
-  /// Per GPU and step with tokens to decode, summed over the step's MoE rounds: its dispatch (the
-  /// round's exchange start to its last incoming token) and its combine (its experts' end to its
-  /// tokens' last result back), s.
-  std::vector<float> ep_dispatch_, ep_combine_;
-  double split_gemm_ = 0, split_moe_ = 0; ///< summed over request steps (summary step_split_s)
   Homes homes_;
   std::unique_ptr<FutureReads> future_; ///< offline policies only
   FILE* requests_csv_ = nullptr;
   std::unique_ptr<Timeline> timeline_; ///< null unless a timeline was asked for
 
   // Statistics.
-  std::uint64_t arrived_ = 0, finished_ = 0, steps_ = 0, iterations_ = 0;
-  std::uint64_t decisions_route_ = 0, decisions_fetch_ = 0, decisions_local_ = 0, cached_hits_ = 0, same_gpu_ = 0;
-  std::uint64_t hbm_bound_steps_ = 0, hbm_waiting_ = 0; ///< MemoryCounters
-  PrefillCounters prefill_counts_;
+  std::uint64_t arrived_ = 0, finished_ = 0;
+  RunCounts counts_;
   std::unique_ptr<KvPool> kv_pool_;    ///< prefill.enabled: where each chunk's KV lives
   std::unique_ptr<Replicas> replicas_; ///< engine.replication dynamic
   /// prefill.enabled: every block some prompt prefilled, and the request that first did.
   std::unordered_map<std::uint64_t, std::uint64_t> prefilled_blocks_;
-  std::vector<float> step_latency_;
-  std::vector<float> itl_;          ///< every gap between two tokens of a request
   std::vector<float> ttft_, e2e_;   ///< per finished request
   std::vector<float> tpot_;         ///< per finished request with two tokens or more
   std::vector<float> handoff_wait_; ///< instances.prefill: per prompt, prefill end to its KV landed
@@ -241,9 +265,7 @@ private:
   double completed_output_ = 0;     ///< sum of output lengths of finished requests (predicate)
   SessionHistory sessions_;         ///< the turns seen so far, by session (session_reuse)
   LoadRecorder load_;               ///< offered against delivered load (load.hpp)
-  std::uint64_t invariant_violations_ = 0;
-  std::vector<std::string> problems_;
-  double last_progress_ = 0; ///< wall time of the last progress line
+  double last_progress_ = 0;        ///< wall time of the last progress line
   bool progress_shown_ = false;
 };
 
