@@ -260,6 +260,7 @@ void Network::flush()
   pending_.clear();
   if (!seeds_.empty() || !freed_.empty()) resolve(t);
   rearm();
+  if (check_solver_) check_state(t);
 }
 
 void Network::set_rate(std::uint32_t id, double rate, double t)
@@ -308,6 +309,7 @@ void Network::wake()
 {
   depart_due(now());
   rearm();
+  if (check_solver_) check_state(now());
 }
 
 void Network::depart_due(double t)

@@ -228,6 +228,9 @@ private:
   void look_at(std::uint32_t resource); ///< lists it for the solve where it can bind (once per re-solve)
   void count_set();                     ///< set_used_ and set_count_, from the set as it is
   void check_rates(double t) const;     ///< engine.check_solver's comparison, after a re-solve at `t`
+  /// engine.check_solver, after every event: the bookkeeping every event keeps (network_check.cpp,
+  /// where it is stated).
+  void check_state(double t) const;
   bool settle(double t);
   void set_rate(std::uint32_t leg, double rate, double t); ///< its rate, its links' sums, its end
   void retime(std::uint32_t leg, double rate, double t);   ///< its rate and end only

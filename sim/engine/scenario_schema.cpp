@@ -237,7 +237,8 @@ const core::Schema kEngineSchema{
      .def = "false",
      .meaning = "a check for tests and debugging, slow: after every re-solve of the incremental max-min sharing, "
                 "solve every moving transfer from scratch and stop with an internal error (exit 3) where a rate "
-                "differs by more than one part in a million"},
+                "differs by more than one part in a million; after every event, check the network's bookkeeping "
+                "(sim/engine/network_check.cpp)"},
     {.key = "requester_nics",
      .kind = FieldKind::kChoice,
      .def = "own",
