@@ -9,8 +9,10 @@
 #include "sim/core/plausible.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/suggest.hpp"
+#include "sim/engine/scenario.hpp"
 #include "sim/policy/policy.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 namespace xattn::cli
@@ -74,11 +76,19 @@ std::string default_scenario()
   return q->string();
 }
 
-void check_policies(const std::vector<std::string>& names)
+void check_policies(const std::vector<std::string>& names, const std::string& scenario,
+                    const std::vector<std::string>& sets)
 {
+  std::vector<std::string> known = sim::policy::name_list();
+  const bool all_registered = std::all_of(names.begin(), names.end(), [&](const std::string& p) {
+    return std::find(known.begin(), known.end(), p) != known.end();
+  });
+  if (!all_registered) // labels of the scenario's policy variants too
+    for (const auto& [label, v] : sim::engine::load_scenario(scenario, sets).policy_variants)
+      known.push_back(label);
   for (const std::string& p : names)
-    if (sim::policy::find(p) == nullptr)
-      core::fail("command line", 0, 0, "--policy", core::unknown_name("policy", p, sim::policy::name_list()));
+    if (std::find(known.begin(), known.end(), p) == known.end())
+      core::fail("command line", 0, 0, "--policy", core::unknown_name("policy", p, known));
 }
 
 int run_cli(int argc, char** argv)

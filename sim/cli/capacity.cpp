@@ -40,7 +40,7 @@ void add_capacity(CLI::App& app, Action& action)
   sub->add_flag("--quiet", f->quiet, "No progress lines");
   on_run(sub, action, [f] {
     f->spec.scenario = f->file.empty() ? default_scenario() : f->file;
-    check_policies(f->spec.policies);
+    check_policies(f->spec.policies, f->spec.scenario, f->spec.sets);
     if (!f->slo.empty()) f->spec.slo = sim::study::parse_slo(f->slo, "command line");
     const sim::study::CapacityResult r = sim::study::run_capacity(f->spec, !f->quiet);
     if (r.interrupted) {

@@ -41,8 +41,10 @@ std::string describe_format(std::string_view what);
 /// Throws core::InputError when it is not installed.
 std::string default_scenario();
 
-/// Throws core::InputError (at --policy) unless every name is in the policy registry.
-void check_policies(const std::vector<std::string>& names);
+/// Throws core::InputError (at --policy) unless every name is in the policy registry or a label of
+/// the policy variants of `scenario` (under `sets`).
+void check_policies(const std::vector<std::string>& names, const std::string& scenario,
+                    const std::vector<std::string>& sets);
 
 /// Marks `sub` as the chosen command: its callback stores `run` into `action`.
 inline void on_run(CLI::App* sub, Action& action, Action run)

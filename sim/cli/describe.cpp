@@ -28,8 +28,14 @@ namespace
 std::string policies_text()
 {
   std::string out = "Policies (policies: [...] in a scenario, --policy NAME):\n";
-  for (const sim::policy::PolicyInfo& p : sim::policy::registry())
+  for (const sim::policy::PolicyInfo& p : sim::policy::registry()) {
     out += fmt::format("  {:<11} {}{}\n", p.name, p.summary, p.offline ? " [offline bound]" : "");
+    if (p.params != nullptr)
+      for (const core::Field& f : *p.params)
+        out += fmt::format("      {} (default {}, {}): {}\n", f.key, f.def, core::range_text(f), f.meaning);
+  }
+  out += "A scenario's policy_variants run a policy under parameters of its own, named by a label of their own\n"
+         "(policy_variants: {LABEL: {policy: NAME, prior_steps: N, PARAMETER: VALUE}}; policies: [LABEL]).\n";
   return out;
 }
 

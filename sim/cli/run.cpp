@@ -85,7 +85,7 @@ void add_run(CLI::App& app, Action& action)
     }
     const std::string path = f->scenario.empty() ? default_scenario() : f->scenario;
     std::vector<std::string> sets = f->sets;
-    check_policies(f->policies); // named here, not on the scenario line they are set into
+    check_policies(f->policies, path, sets); // named here, not on the scenario line they are set into
     if (!f->policies.empty()) {
       std::string list = "[";
       for (const std::string& p : f->policies)

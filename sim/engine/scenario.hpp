@@ -7,6 +7,7 @@
 #include "sim/engine/expert_draws.hpp"
 #include "sim/engine/result.hpp"
 #include "sim/model/model.hpp"
+#include "sim/policy/policy.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/generator.hpp"
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,6 +103,14 @@ struct RouterSpec {
   double balance_rel_threshold = 0; ///< ...and more than this times as many
 };
 
+/// A policy of the registry under parameters of its own (the scenario's `policy_variants`), named
+/// in `policies` by its label.
+struct PolicyVariant {
+  std::string policy;                ///< its name in the registry
+  policy::Params params;             ///< the parameters the scenario set (make() fills in the others)
+  std::optional<double> prior_steps; ///< the online reuse estimate's prior for its run (default: engine's)
+};
+
 struct Scenario {
   std::string name;
   std::string file; ///< where it was read from
@@ -122,7 +132,10 @@ struct Scenario {
   workloads::CorpusConfig corpus;
   workloads::SelectionConfig selection;
   WorkloadSpec workload;
-  std::vector<std::string> policies; ///< names in the policy registry (sim/policy/policies.def)
+  /// Each a name in the policy registry (sim/policy/policies.def) or a label of policy_variants:
+  /// the name of its run and of its results.
+  std::vector<std::string> policies;
+  std::map<std::string, PolicyVariant> policy_variants; ///< by label
   Granularity granularity = Granularity::kStep;
   core::Transport transport = core::Transport::kGpu;
   int max_batch = 64;
@@ -163,6 +176,11 @@ struct Scenario {
   std::vector<RequestBound> goodput; ///< what a good request meets (result.hpp, Goodput)
   std::string out_dir;               ///< empty: out/<name>
 
+  /// The policy `label` (one of `policies`) runs: its registry entry, the parameters set for it,
+  /// and the prior of the online reuse estimate in its run.
+  const policy::PolicyInfo& policy_info(const std::string& label) const;
+  const policy::Params& policy_params(const std::string& label) const;
+  double prior_steps(const std::string& label) const;
   /// Expert-parallel groups step together: the MoE layers' all-to-all couples their GPUs.
   bool grouped() const { return full_step && ep > 1; }
   int requester_instances() const { return static_cast<int>(requesters.size()) / tp; }

@@ -4,6 +4,10 @@
 #include "sim/engine/scenario.hpp"
 #include "sim/policy/policy.hpp"
 
+#include "sim/core/check.hpp"
+
+#include <algorithm>
+
 namespace xattn::sim::engine
 {
 namespace
@@ -159,6 +163,9 @@ const core::Schema& workload_schema()
   return s;
 }
 
+// An expected output length: a request's steps.
+constexpr core::Range kPriorStepsRange{0, 16777216, "an output of 2^24 tokens is past every context window"};
+
 const core::Schema kEngineSchema{
     {.key = "granularity",
      .kind = FieldKind::kChoice,
@@ -248,9 +255,10 @@ const core::Schema kEngineSchema{
      .choices = "own|node"},
     {.key = "predicate_prior_steps",
      .def = "256",
-     .meaning = "predicate: expected output length before any request finished",
+     .meaning = "the online reuse estimate's expected output length before any request finished (a policy "
+                "variant's prior_steps in its run)",
      .check = Check::kPositive,
-     .range = {0, 16777216, "an output of 2^24 tokens is past every context window"}},
+     .range = kPriorStepsRange},
     {.key = "route_protocol",
      .kind = FieldKind::kChoice,
      .def = "profile",
@@ -409,9 +417,51 @@ const core::Schema& corpus_section_schema()
 
 } // namespace
 
+// A policy variant: the policy, the prior of its run, and every policy's own parameters (the
+// scenario checks that those it sets are its policy's).
+const core::Schema& policy_variant_schema()
+{
+  static const std::string choices = policy::names("|");
+  static const std::vector<std::string> meanings = [] {
+    std::vector<std::string> out;
+    for (const policy::PolicyInfo& p : policy::registry())
+      if (p.params != nullptr)
+        for (const core::Field& f : *p.params)
+          out.push_back(std::string(p.name) + ": " + std::string(f.meaning));
+    return out;
+  }();
+  static const core::Schema s = [] {
+    core::Schema out{
+        {.key = "policy",
+         .kind = FieldKind::kChoice,
+         .def = core::kRequired,
+         .meaning = "the policy it runs, under the parameters below",
+         .choices = choices},
+        {.key = "prior_steps",
+         .def = core::kNoDefault,
+         .meaning = "the online reuse estimate's expected output length before any request finished, in its run "
+                    "(default: engine.predicate_prior_steps)",
+         .check = Check::kPositive,
+         .range = kPriorStepsRange},
+    };
+    std::size_t k = 0;
+    for (const policy::PolicyInfo& p : policy::registry())
+      if (p.params != nullptr)
+        for (core::Field f : *p.params) {
+          XATTN_CHECK(std::none_of(out.begin(), out.end(), [&](const core::Field& o) { return o.key == f.key; }),
+                      "two policies' parameters share the key " + std::string(f.key));
+          f.meaning = meanings[k++];
+          out.push_back(f);
+        }
+    return out;
+  }();
+  return s;
+}
+
 const core::Schema& scenario_schema()
 {
-  static const std::string policies_meaning = "policies compared (" + policy::names("|") + "); default: all of them";
+  static const std::string policies_meaning =
+      "policies compared (" + policy::names("|") + ", or labels of policy_variants); default: all of them";
   static const core::Schema s{
       {.key = "name", .kind = FieldKind::kString, .meaning = "study name (names the output folder)"},
       {.key = "seed",
@@ -450,6 +500,11 @@ const core::Schema& scenario_schema()
        .meaning = "trace or generator, and load shaping",
        .sub = &workload_schema()},
       {.key = "policies", .kind = FieldKind::kList, .def = core::kNoDefault, .meaning = policies_meaning},
+      {.key = "policy_variants",
+       .kind = FieldKind::kMap,
+       .def = core::kNoDefault,
+       .meaning = "LABEL: a policy under parameters of its own, run and reported as LABEL where `policies` names it",
+       .sub = &policy_variant_schema()},
       {.key = "engine", .kind = FieldKind::kSection, .def = "", .meaning = "simulation options", .sub = &kEngineSchema},
       {.key = "what_if",
        .kind = FieldKind::kSection,

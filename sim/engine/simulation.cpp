@@ -93,10 +93,10 @@ CorpusPlan plan_corpus(const Scenario& sc)
 }
 
 Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
-    : sc_(sc), policy_name_(policy), policy_(policy::find(policy)->make()), plan_(plan), opt_(std::move(opt)),
-      homes_(sc.requester_instances(), sc.router.policy == Router::kRoundRobin)
+    : sc_(sc), policy_name_(policy), policy_(policy::make(sc.policy_info(policy), sc.policy_params(policy))),
+      plan_(plan), opt_(std::move(opt)), homes_(sc.requester_instances(), sc.router.policy == Router::kRoundRobin)
 {
-  if (policy::find(policy)->offline) future_ = std::make_unique<FutureReads>(sc, plan);
+  if (sc.policy_info(policy).offline) future_ = std::make_unique<FutureReads>(sc, plan);
   // SimGrid solves max-min sharing and dates its events to 1e-5 by default: enough to make two
   // otherwise equal runs of a congested cluster pick different batches (docs/architecture.md,
   // "Fused and all-SimGrid"). The reference path solves to 1e-10, as the engine's own solver
@@ -384,7 +384,7 @@ int Simulation::pick_copy(int inst, const std::vector<int>& options)
 
 double Simulation::mean_output() const
 {
-  return finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.predicate_prior_steps;
+  return finished_ > 0 ? completed_output_ / static_cast<double>(finished_) : sc_.prior_steps(policy_name_);
 }
 
 double Simulation::session_reuse(const Active& a) const

@@ -14,7 +14,7 @@ public:
 PolicyInfo info_fetch()
 {
   return {"fetch", "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached", false,
-          [] { return std::unique_ptr<Policy>(new FetchPolicy); }};
+          [](const Params&) { return std::unique_ptr<Policy>(new FetchPolicy); }};
 }
 
 } // namespace xattn::sim::policy

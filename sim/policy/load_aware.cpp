@@ -35,7 +35,7 @@ PolicyInfo info_load_aware()
   return {"load-aware",
           "the predicate with the holder's running kernels and the path's busiest link as they are now "
           "(an online reuse estimate)",
-          false, [] { return std::unique_ptr<Policy>(new LoadAwarePolicy); }};
+          false, [](const Params&) { return std::unique_ptr<Policy>(new LoadAwarePolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -29,7 +29,7 @@ policy::test::PricedNeed loaded_need(double transfer, double compute, double mov
 
 Primitive decide(const char* policy, const policy::Need& n)
 {
-  return policy::find(policy)->make()->decide(n);
+  return policy::make(*policy::find(policy))->decide(n);
 }
 
 } // namespace

@@ -14,7 +14,7 @@ public:
 PolicyInfo info_local()
 {
   return {"local", "always recompute the chunk on the requester (re-prefill) and cache it", false,
-          [] { return std::unique_ptr<Policy>(new LocalPolicy); }};
+          [](const Params&) { return std::unique_ptr<Policy>(new LocalPolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -19,7 +19,7 @@ public:
 PolicyInfo info_oracle()
 {
   return {"oracle", "the predicate with the true future reads of each chunk (offline: reads the trace's future)", true,
-          [] { return std::unique_ptr<Policy>(new OraclePolicy); }};
+          [](const Params&) { return std::unique_ptr<Policy>(new OraclePolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -4,14 +4,17 @@
 // (policies.def), the way SimGrid picks an lmm solver variant. A policy reads what `Need` offers and
 // nothing else of the engine; the engine runs what it decides and prices it with the cost module.
 //
-// Adding a policy: a file `sim/policy/<name>.cpp` defining `PolicyInfo info_<name>()`, one line in
-// policies.def, the file in sim/CMakeLists.txt. `xattn run --describe`, the scenario schema and
+// Adding a policy: a file `sim/policy/<name>.cpp` defining `PolicyInfo info_<name>()` (with the
+// schema of its own parameters, if it has any), one line in policies.def, the file in
+// sim/CMakeLists.txt. `xattn run --describe`, the scenario schema and
 // the docs list what the registry holds.
 #pragma once
 
+#include "sim/core/schema.hpp"
 #include "sim/model/cost_model.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,12 +74,23 @@ public:
   virtual Primitive decide(const Need& need) = 0;
 };
 
+/// A policy's own parameters by key, every key of its `params` schema with its value (or default).
+using Params = std::map<std::string, double, std::less<>>;
+
 struct PolicyInfo {
   std::string_view name;
   std::string_view summary; ///< one line, for --describe and the docs
   bool offline = false;     ///< reads the future (Need::true_reuse): a reference, not a deployable policy
-  std::unique_ptr<Policy> (*make)() = nullptr;
+  std::unique_ptr<Policy> (*make)(const Params& params) = nullptr;
+  /// Its own parameters (numbers), which a scenario's `policy_variants` may set; null: none.
+  const core::Schema* params = nullptr;
 };
+
+/// `info`'s policy with `given` parameters, each of its others at its schema's default.
+/// REQUIRES: every key of `given` is one of its parameters.
+std::unique_ptr<Policy> make(const PolicyInfo& info, const Params& given = {});
+/// Parameter `key` of `params` (make() filled every one in). REQUIRES: it is there.
+double param(const Params& params, std::string_view key);
 
 /// Every policy, in the registry's order.
 std::span<const PolicyInfo> registry();

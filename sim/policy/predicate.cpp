@@ -16,7 +16,7 @@ public:
 PolicyInfo info_predicate()
 {
   return {"predicate", "the closed-form predicate with an online reuse estimate (finished requests' mean length)",
-          false, [] { return std::unique_ptr<Policy>(new PredicatePolicy); }};
+          false, [](const Params&) { return std::unique_ptr<Policy>(new PredicatePolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -1,5 +1,6 @@
 #include "sim/policy/policy.hpp"
 
+#include "sim/core/check.hpp"
 #include "sim/core/registry.hpp"
 
 #include <vector>
@@ -29,6 +30,26 @@ const PolicyInfo* find(std::string_view name)
 std::string names(std::string_view sep)
 {
   return core::joined_names(registry(), sep);
+}
+
+std::unique_ptr<Policy> make(const PolicyInfo& info, const Params& given)
+{
+  Params all;
+  if (info.params != nullptr)
+    for (const core::Field& f : *info.params)
+      all[std::string(f.key)] = std::stod(std::string(f.def));
+  for (const auto& [key, value] : given) {
+    XATTN_CHECK(all.contains(key), "policy " + std::string(info.name) + " has no parameter " + key);
+    all[key] = value;
+  }
+  return info.make(all);
+}
+
+double param(const Params& params, std::string_view key)
+{
+  const auto it = params.find(key);
+  XATTN_CHECK(it != params.end(), "a policy read a parameter it does not have: " + std::string(key));
+  return it->second;
 }
 
 std::vector<std::string> name_list()

@@ -14,7 +14,7 @@ public:
 PolicyInfo info_route()
 {
   return {"route", "always route: the query rows go to the holder, the partials come back", false,
-          [] { return std::unique_ptr<Policy>(new RoutePolicy); }};
+          [](const Params&) { return std::unique_ptr<Policy>(new RoutePolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -23,7 +23,7 @@ PolicyInfo info_session_forecast()
   return {"session-forecast",
           "the predicate with the later turns of the request's session forecast from the sessions seen so far "
           "(how far they went, how much of a turn the next one read again)",
-          false, [] { return std::unique_ptr<Policy>(new SessionForecastPolicy); }};
+          false, [](const Params&) { return std::unique_ptr<Policy>(new SessionForecastPolicy); }};
 }
 
 } // namespace xattn::sim::policy

@@ -29,7 +29,7 @@ policy::test::PricedNeed session_need(double session_reuse)
 
 Primitive decide(const char* policy, const policy::Need& n)
 {
-  return policy::find(policy)->make()->decide(n);
+  return policy::make(*policy::find(policy))->decide(n);
 }
 
 } // namespace

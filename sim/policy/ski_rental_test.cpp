@@ -27,7 +27,7 @@ policy::test::PricedNeed hand_need(int inst, std::uint64_t chunk, double r, doub
 
 std::unique_ptr<policy::Policy> ski()
 {
-  return policy::find("ski-rental")->make();
+  return policy::make(*policy::find("ski-rental"));
 }
 
 } // namespace
