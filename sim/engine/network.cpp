@@ -322,6 +322,42 @@ void Network::depart_due(double t)
     ends_.erase(id);
     depart(id);
   }
+  schedule_leaving();
+}
+
+void Network::schedule_leaving()
+{
+  // Transfers that leave at one instant with equal tails (an all-to-all's equal messages) finish
+  // at one date: one event instead of one each, in the same order, since nothing else was
+  // scheduled between their events.
+  for (std::size_t i = 0; i < leaving_.size(); ++i) {
+    const double date = leaving_[i].first;
+    if (date < 0) continue; // in an earlier batch
+    std::uint32_t b = 0;
+    if (free_batches_.empty()) {
+      b = static_cast<std::uint32_t>(batches_.size());
+      batches_.emplace_back();
+    } else {
+      b = free_batches_.back();
+      free_batches_.pop_back();
+    }
+    for (std::size_t j = i; j < leaving_.size(); ++j)
+      if (leaving_[j].first == date) {
+        batches_[b].push_back(leaving_[j].second);
+        leaving_[j].first = -1;
+      }
+    at(date, [this, b] { finish_batch(b); });
+  }
+  leaving_.clear();
+}
+
+void Network::finish_batch(std::uint32_t b)
+{
+  finishing_.swap(batches_[b]); // its storage stays in the pool
+  free_batches_.push_back(b);
+  for (std::uint32_t id : finishing_)
+    finish(id);
+  finishing_.clear();
 }
 
 void Network::attach(std::uint32_t id)
@@ -390,7 +426,12 @@ void Network::depart(std::uint32_t id)
   }
   ++stats_.fluid;
   l.arrived = l.payload - f.left * l.factor;
-  finish_after_tail(id);
+  if (l.tail > 0) {
+    leaving_.emplace_back(now() + l.tail, id); // depart_due() schedules its finish
+  } else {
+    schedule_leaving(); // those before it first: their events come before what its finish schedules
+    finish(id);
+  }
 }
 
 void Network::finish_after_tail(std::uint32_t id)

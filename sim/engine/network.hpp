@@ -244,6 +244,10 @@ private:
   void go_real(std::uint32_t leg); ///< hands it to the SimGrid reference
   void finish(std::uint32_t leg);
   void finish_after_tail(std::uint32_t leg); ///< finish() once its tail has passed (now, if it has none)
+  /// Schedules the finishes of the transfers in leaving_: one event per date, at the turn of the
+  /// first to leave, finishing them in the order they left (as one event each would).
+  void schedule_leaving();
+  void finish_batch(std::uint32_t batch);
 
   const topo::Topology& topo_;
   const topo::Platform& platform_;
@@ -262,6 +266,11 @@ private:
   std::size_t active_ = 0, moving_ = 0;
   std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
   std::vector<std::uint32_t> freed_;   ///< full links that ended flows left, since the last flush
+  /// Transfers that left their links and finish after their tails (date, leg), in the order they
+  /// left, not yet scheduled; the pool of scheduled batches, and the one finishing now.
+  std::vector<std::pair<double, std::uint32_t>> leaving_;
+  std::vector<std::vector<std::uint32_t>> batches_;
+  std::vector<std::uint32_t> free_batches_, finishing_;
   bool flush_scheduled_ = false;
   // The re-solve's working set, storage kept between events.
   std::uint32_t epoch_ = 0;
