@@ -464,3 +464,33 @@ TEST_CASE("engine parts: the end-date heap keeps the earliest on top through mov
     REQUIRE(dates.at(heap.top()) == earliest);
   }
 }
+
+TEST_CASE("engine parts: transfers that end together with equal tails finish in one date's order")
+{
+  // Two equal NVLink transfers from two GPUs end at one instant, each with a 1 ms tail. They finish
+  // at one date, in the order they left, and what the first one's callback schedules for that date
+  // runs after the second finished (as it would after two events scheduled when they left).
+  TestNetwork tn;
+  Network& net = *tn.net;
+  const auto& topo = tn.topo;
+  const auto a = *topo.find_gpu("node0.gpu0"), b = *topo.find_gpu("node0.gpu1");
+  const auto c = *topo.find_gpu("node0.gpu2"), d = *topo.find_gpu("node0.gpu3");
+  std::vector<std::string> order;
+  std::vector<double> when;
+  after(0.0, [&] {
+    net.transfer(a, b, 25e6, one_block(), 1e-3, [&] {
+      order.emplace_back("first");
+      when.push_back(now());
+      after(0.0, [&] { order.emplace_back("scheduled by the first"); });
+    });
+    net.transfer(c, d, 25e6, one_block(), 1e-3, [&] {
+      order.emplace_back("second");
+      when.push_back(now());
+    });
+  });
+  tn.engine->run();
+  REQUIRE(order.size() == 3);
+  CHECK(order[2] == "scheduled by the first");
+  CHECK(when[0] == when[1]);
+  CHECK(when[0] == Approx(2e-3)); // 25 MB at one block's 25 GB/s, then the tail
+}
