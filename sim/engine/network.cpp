@@ -31,7 +31,7 @@ Network::Network(const topo::Topology& topo, const topo::Platform& platform, boo
   look_.assign(resources_.size(), Look{});
   if (!fast_path)
     reference_ = std::make_unique<SimgridComms>(platform, [this](std::uint32_t id, double arrived) {
-      legs_[id].arrived = arrived;
+      transfers_[id].arrived = arrived;
       finish_after_tail(id);
     });
 }
@@ -109,7 +109,7 @@ Network::Busy Network::busiest(GpuId a, GpuId b)
       // Only a link that can bind keeps its rates' sum up to date; the others' flows cannot fill them.
       const double used = look_[r].binds ? res.used : std::min(res.capsum, res.capacity);
       const double share = res.capacity > 0 ? std::min(1.0, used / res.capacity) : 0.0;
-      const int flows = static_cast<int>(res.legs.size());
+      const int flows = static_cast<int>(res.crossing.size());
       if (share > most.share || (share == most.share && flows > most.flows)) most = {share, flows};
     }
   }
@@ -125,29 +125,29 @@ void Network::moved_bytes(std::vector<double>& out) const
       out[r] -= left;
   };
   for (std::uint32_t id : pending_) // placed at the end of this instant: nothing moved yet
-    take_off(id, legs_[id].payload);
+    take_off(id, transfers_[id].payload);
   if (reference_) { // SimGrid's comms as its lazy model knows them (no fluid flow moves then)
     reference_->for_each_left(take_off);
     return;
   }
-  for (std::uint32_t id = 0; id < legs_.size(); ++id) {
-    const Leg& leg = legs_[id];
+  for (std::uint32_t id = 0; id < transfers_.size(); ++id) {
+    const Transfer& tr = transfers_[id];
     const Fluid& f = fluid_[id];
-    if (leg.moving) take_off(id, std::max(0.0, f.left - f.rate * (t - f.stamp)) * leg.factor);
+    if (tr.moving) take_off(id, std::max(0.0, f.left - f.rate * (t - f.stamp)) * tr.factor);
   }
 }
 
-std::uint32_t Network::new_leg()
+std::uint32_t Network::new_transfer()
 {
-  if (!free_legs_.empty()) {
-    std::uint32_t i = free_legs_.back();
-    free_legs_.pop_back();
+  if (!free_transfers_.empty()) {
+    std::uint32_t i = free_transfers_.back();
+    free_transfers_.pop_back();
     return i;
   }
-  legs_.emplace_back();
+  transfers_.emplace_back();
   fluid_.emplace_back();
   links_.emplace_back();
-  return static_cast<std::uint32_t>(legs_.size() - 1);
+  return static_cast<std::uint32_t>(transfers_.size() - 1);
 }
 
 bool Network::binds(const Resource& r)
@@ -164,8 +164,8 @@ void Network::rebind(std::uint32_t r)
   k.binds = now_binds;
   // Rate changes skipped its sum while it could not bind.
   if (now_binds) res.used = 0;
-  for (const OnLink& on : res.legs) {
-    Fluid& f = fluid_[on.leg];
+  for (const OnLink& on : res.crossing) {
+    Fluid& f = fluid_[on.transfer];
     f.binding ^= std::uint32_t{1} << on.hop;
     if (now_binds) res.used += f.rate;
   }
@@ -185,25 +185,25 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   XATTN_CHECK(tail_s >= 0 && std::isfinite(tail_s), "a transfer's tail is a delay");
   const Known& known_route = known(src, dst);
   const CachedPath route = known_route.route;
-  const std::uint32_t id = new_leg();
-  Leg& leg = legs_[id];
-  leg.src_rail = route.src_rail;
-  leg.dst_rail = route.dst_rail;
-  leg.fabric = known_route.cost.fabric;
-  leg.src = src;
-  leg.dst = dst;
-  leg.payload = bytes;
-  leg.factor = flow.factor;
-  leg.link_bound = flow.link_bound;
-  leg.flows = std::max(1, leg.link_bound ? flow.streams : flow.blocks);
+  const std::uint32_t id = new_transfer();
+  Transfer& tr = transfers_[id];
+  tr.src_rail = route.src_rail;
+  tr.dst_rail = route.dst_rail;
+  tr.fabric = known_route.cost.fabric;
+  tr.src = src;
+  tr.dst = dst;
+  tr.payload = bytes;
+  tr.factor = flow.factor;
+  tr.link_bound = flow.link_bound;
+  tr.flows = std::max(1, tr.link_bound ? flow.streams : flow.blocks);
   // SimGrid moves a block-bound transfer as one flow per thread block, each capped by the dispatch
   // link, and a link-bound one as one flow per stream; whole bytes each, so at most one per byte.
   // Here they are one flow of that weight: equal flows on one path get equal rates.
   const double alone = flow.rate.value() / flow.factor;
-  const double subs = leg.flows == 1 ? 1.0 : std::clamp(std::round(bytes), 1.0, static_cast<double>(leg.flows));
+  const double subs = tr.flows == 1 ? 1.0 : std::clamp(std::round(bytes), 1.0, static_cast<double>(tr.flows));
   Fluid& f = fluid_[id];
   f.weight = subs;
-  f.cap = leg.link_bound ? alone : alone * subs / leg.flows;
+  f.cap = tr.link_bound ? alone : alone * subs / tr.flows;
   f.left = bytes / flow.factor;
   f.rate = 0;
   f.stamp = now();
@@ -211,13 +211,13 @@ void Network::transfer(GpuId src, GpuId dst, double bytes, const sim::Flow& flow
   f.hops = route.hops;
   f.unguarded = route.size - route.hops;
   std::copy_n(route_links_.begin() + route.begin, route.size, links_[id].begin());
-  leg.tail = tail_s;
-  leg.arrived = 0;
-  leg.done = std::move(done);
+  tr.tail = tail_s;
+  tr.arrived = 0;
+  tr.done = std::move(done);
   ++active_;
   ++stats_.transfers;
   if (route.src_rail >= 0 || route.dst_rail >= 0) ++stats_.relayed;
-  stats_.bytes_by_fabric[static_cast<std::size_t>(leg.fabric)] += bytes;
+  stats_.bytes_by_fabric[static_cast<std::size_t>(tr.fabric)] += bytes;
   for (std::uint32_t r : resources(id))
     link_bytes_[r] += bytes;
   pending_.push_back(id);
@@ -271,14 +271,14 @@ void Network::set_rate(std::uint32_t id, double rate, double t)
 
 void Network::retime(std::uint32_t id, double rate, double t)
 {
-  Fluid& l = fluid_[id];
-  l.rate = rate;
-  l.stamp = t;
-  l.end = t + std::max(0.0, l.left) / rate;
+  Fluid& f = fluid_[id];
+  f.rate = rate;
+  f.stamp = t;
+  f.end = t + std::max(0.0, f.left) / rate;
   // A later end may wait in the heap at its earlier date (rearm() and wake() move it once it is on
   // top): a newcomer on a full link slows every flow held back there, and their heap dates then
   // stay put.
-  if (!ends_.contains(id) || l.end < ends_.date(id)) ends_.set(id, l.end);
+  if (!ends_.contains(id) || f.end < ends_.date(id)) ends_.set(id, f.end);
 }
 
 void Network::rearm()
@@ -362,15 +362,15 @@ void Network::finish_batch(std::uint32_t b)
 
 void Network::attach(std::uint32_t id)
 {
-  Leg& l = legs_[id];
+  Transfer& tr = transfers_[id];
   Fluid& f = fluid_[id];
   const auto route = resources(id);
-  l.slot.resize(route.size());
+  tr.slot.resize(route.size());
   f.binding = 0; // as its links are now: rebind() flips the bits of those it changes
   for (std::size_t k = 0; k < route.size(); ++k) {
     Resource& res = resources_[route[k]];
-    l.slot[k] = static_cast<std::uint32_t>(res.legs.size());
-    res.legs.push_back({id, static_cast<std::uint32_t>(k)});
+    tr.slot[k] = static_cast<std::uint32_t>(res.crossing.size());
+    res.crossing.push_back({id, static_cast<std::uint32_t>(k)});
     res.capsum += f.cap;
     if (look_[route[k]].binds) f.binding |= std::uint32_t{1} << k;
   }
@@ -378,40 +378,40 @@ void Network::attach(std::uint32_t id)
     ++resources_[r].unguarded;
   for (std::uint32_t r : route)
     rebind(r);
-  l.moving = true;
+  tr.moving = true;
   stats_.max_in_flight = std::max<std::uint64_t>(stats_.max_in_flight, ++moving_);
 }
 
 void Network::detach(std::uint32_t id)
 {
-  Leg& l = legs_[id];
+  Transfer& tr = transfers_[id];
   const auto route = resources(id);
   for (std::size_t k = 0; k < route.size(); ++k) {
     const std::uint32_t r = route[k];
     Resource& res = resources_[r];
     res.used -= fluid_[id].rate;
     res.capsum -= fluid_[id].cap;
-    // Swap-remove: the last leg of the list takes this one's place, and its slot says so.
-    const auto pos = l.slot[k];
-    XATTN_CHECK(pos < res.legs.size() && res.legs[pos].leg == id, "a transfer's slot on a link is stale");
-    const OnLink moved = res.legs.back();
-    legs_[moved.leg].slot[moved.hop] = pos;
-    res.legs[pos] = moved;
-    res.legs.pop_back();
-    if (res.legs.empty()) res.used = res.capsum = 0; // no drift from repeated sums
+    // Swap-remove: the last tr of the list takes this one's place, and its slot says so.
+    const auto pos = tr.slot[k];
+    XATTN_CHECK(pos < res.crossing.size() && res.crossing[pos].transfer == id, "a transfer's slot on a link is stale");
+    const OnLink moved = res.crossing.back();
+    transfers_[moved.transfer].slot[moved.hop] = pos;
+    res.crossing[pos] = moved;
+    res.crossing.pop_back();
+    if (res.crossing.empty()) res.used = res.capsum = 0; // no drift from repeated sums
   }
   for (std::uint32_t r : unguarded(id))
     --resources_[r].unguarded;
   for (std::uint32_t r : route)
     rebind(r);
   fluid_[id].rate = 0;
-  l.moving = false;
+  tr.moving = false;
   --moving_;
 }
 
 void Network::depart(std::uint32_t id)
 {
-  Leg& l = legs_[id];
+  Transfer& tr = transfers_[id];
   Fluid& f = fluid_[id];
   const double t = now();
   f.left -= f.rate * (t - f.stamp);
@@ -425,9 +425,9 @@ void Network::depart(std::uint32_t id)
     after(0.0, [this] { flush(); });
   }
   ++stats_.fluid;
-  l.arrived = l.payload - f.left * l.factor;
-  if (l.tail > 0) {
-    leaving_.emplace_back(now() + l.tail, id); // depart_due() schedules its finish
+  tr.arrived = tr.payload - f.left * tr.factor;
+  if (tr.tail > 0) {
+    leaving_.emplace_back(now() + tr.tail, id); // depart_due() schedules its finish
   } else {
     schedule_leaving(); // those before it first: their events come before what its finish schedules
     finish(id);
@@ -436,41 +436,41 @@ void Network::depart(std::uint32_t id)
 
 void Network::finish_after_tail(std::uint32_t id)
 {
-  if (legs_[id].tail > 0)
-    after(legs_[id].tail, [this, id] { finish(id); });
+  if (transfers_[id].tail > 0)
+    after(transfers_[id].tail, [this, id] { finish(id); });
   else
     finish(id);
 }
 
 void Network::go_real(std::uint32_t id)
 {
-  Leg& leg = legs_[id];
-  const std::uint64_t whole = reference_->start(id, {.src = leg.src,
-                                                     .dst = leg.dst,
-                                                     .src_rail = leg.src_rail,
-                                                     .dst_rail = leg.dst_rail,
-                                                     .link_bound = leg.link_bound,
-                                                     .factor = leg.factor,
-                                                     .flows = leg.flows,
-                                                     .payload = leg.payload});
+  Transfer& tr = transfers_[id];
+  const std::uint64_t whole = reference_->start(id, {.src = tr.src,
+                                                     .dst = tr.dst,
+                                                     .src_rail = tr.src_rail,
+                                                     .dst_rail = tr.dst_rail,
+                                                     .link_bound = tr.link_bound,
+                                                     .factor = tr.factor,
+                                                     .flows = tr.flows,
+                                                     .payload = tr.payload});
   if (whole == 0) { // under one byte: it arrives at once
-    leg.arrived = leg.payload;
-    after(leg.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush
+    tr.arrived = tr.payload;
+    after(tr.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush
   }
 }
 
 void Network::finish(std::uint32_t id)
 {
-  Leg& leg = legs_[id];
-  XATTN_CHECK(!leg.moving, "a transfer finishes after its last byte");
-  if (XATTN_FAULT(kBytesLost)) leg.arrived /= 2;
-  stats_.bytes_done_by_fabric[static_cast<std::size_t>(leg.fabric)] += leg.arrived;
-  Callback done = std::move(leg.done);
+  Transfer& tr = transfers_[id];
+  XATTN_CHECK(!tr.moving, "a transfer finishes after its last byte");
+  if (XATTN_FAULT(kBytesLost)) tr.arrived /= 2;
+  stats_.bytes_done_by_fabric[static_cast<std::size_t>(tr.fabric)] += tr.arrived;
+  Callback done = std::move(tr.done);
   // The comms completed, but one of them may be firing its completion signal right now: the
   // reference releases them only once that returns.
   if (reference_) reference_->retire(id);
-  leg.done = nullptr;
-  free_legs_.push_back(id);
+  tr.done = nullptr;
+  free_transfers_.push_back(id);
   --active_;
   done();
   if (XATTN_FAULT(kTransferDoneTwice)) done();

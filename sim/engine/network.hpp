@@ -125,7 +125,7 @@ private:
     CachedPath route;
     sim::PathCost cost;
   };
-  struct Leg {
+  struct Transfer {
     int src_rail = -1, dst_rail = -1;                       ///< its route's (CachedPath; its links are in links_)
     core::FabricClass fabric = core::FabricClass::kSameGpu; ///< its route's (Known::cost)
     GpuId src = 0, dst = 0;
@@ -136,10 +136,10 @@ private:
     double tail = 0;
     double arrived = 0;              ///< payload bytes that arrived (counted when the last one did)
     bool moving = false;             ///< on its links (bytes still moving)
-    std::vector<std::uint32_t> slot; ///< its index in each route resource's `legs`
+    std::vector<std::uint32_t> slot; ///< its index in each route resource's `crossing`
     Callback done;
   };
-  /// A transfer's fluid flow, in link-capacity units (same index as its Leg): what every re-solve
+  /// A transfer's fluid flow, in link-capacity units (same index as its Transfer): what every re-solve
   /// reads of it, in one cache line.
   struct alignas(64) Fluid {
     double weight = 1, cap = 0;
@@ -159,22 +159,22 @@ private:
   /// all over memory; a re-solve reads the routes of dozens of flows, and a departure the links it
   /// leaves).
   using Hops = std::array<std::uint32_t, 2 * kMaxHops>;
-  std::span<const std::uint32_t> resources(std::uint32_t leg) const { return {links_[leg].data(), fluid_[leg].hops}; }
-  std::span<const std::uint32_t> unguarded(std::uint32_t leg) const
+  std::span<const std::uint32_t> resources(std::uint32_t id) const { return {links_[id].data(), fluid_[id].hops}; }
+  std::span<const std::uint32_t> unguarded(std::uint32_t id) const
   {
-    return {links_[leg].data() + fluid_[leg].hops, fluid_[leg].unguarded};
+    return {links_[id].data() + fluid_[id].hops, fluid_[id].unguarded};
   }
   /// Calls `fn` with each link of a flow's route that can bind (most cannot: an event skips them).
   template <class Fn>
-  void for_binding(std::uint32_t leg, Fn&& fn) const
+  void for_binding(std::uint32_t id, Fn&& fn) const
   {
-    const Hops& hops = links_[leg];
-    for (std::uint32_t m = fluid_[leg].binding; m != 0; m &= m - 1)
+    const Hops& hops = links_[id];
+    for (std::uint32_t m = fluid_[id].binding; m != 0; m &= m - 1)
       fn(hops[std::countr_zero(m)]);
   }
-  /// A flow on a link: its leg, and which hop of its route the link is.
+  /// A flow on a link: its transfer, and which hop of its route the link is.
   struct OnLink {
-    std::uint32_t leg = 0, hop = 0;
+    std::uint32_t transfer = 0, hop = 0;
   };
   /// A link direction, in one cache line (every event reads the links its flows cross).
   struct alignas(64) Resource {
@@ -186,9 +186,9 @@ private:
     // crosses its guard (`unguarded` == 0), this link cannot fill before its guard does: it never
     // binds, and re-solves leave it out.
     std::uint32_t guard = kUnrouted;
-    std::uint32_t unguarded = 0; ///< flows on it that do not cross its guard
-    std::uint32_t updates = 0;   ///< re-solves that changed it (its sum is redone every 64)
-    std::vector<OnLink> legs;    ///< the flows on it
+    std::uint32_t unguarded = 0;  ///< flows on it that do not cross its guard
+    std::uint32_t updates = 0;    ///< re-solves that changed it (its sum is redone every 64)
+    std::vector<OnLink> crossing; ///< the flows on it
   };
   static_assert(sizeof(Resource) == 64, "a link direction fits one cache line");
   /// A resource as events see it, compact (read for the links of every flow they touch): whether
@@ -215,13 +215,13 @@ private:
   static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
   /// The route between two GPUs, cached on first use (the reference stays valid until the next call).
   const Known& known(GpuId src, GpuId dst);
-  std::uint32_t new_leg();
+  std::uint32_t new_transfer();
   static bool binds(const Resource& r); ///< what Look::binds says, from the link's own sums
   void rebind(std::uint32_t resource);  ///< after its flows changed: Look::binds, its flows' bits, its sum
   bool full(std::uint32_t resource) const;
   void flush();
   void resolve(double t);
-  bool reach(std::uint32_t leg, double t);                   ///< false: in the set already, or leaving now
+  bool reach(std::uint32_t id, double t);                    ///< false: in the set already, or leaving now
   double top_level(const Resource& res) const;               ///< the highest rate per unit of weight on it below a cap
   static bool held_back(const Fluid& f, double top);         ///< by a full link whose top level is `top`
   bool reach_bottlenecked(std::uint32_t resource, double t); ///< false: nobody new joined
@@ -232,18 +232,18 @@ private:
   /// where it is stated).
   void check_state(double t) const;
   bool settle(double t);
-  void set_rate(std::uint32_t leg, double rate, double t); ///< its rate, its links' sums, its end
-  void retime(std::uint32_t leg, double rate, double t);   ///< its rate and end only
+  void set_rate(std::uint32_t id, double rate, double t); ///< its rate, its links' sums, its end
+  void retime(std::uint32_t id, double rate, double t);   ///< its rate and end only
   void refresh_top(); ///< moves the heap's top to its flow's end until they agree (set_rate())
   void rearm();
   void wake();
   void depart_due(double t); ///< every flow whose last byte moves by `t` leaves
-  void attach(std::uint32_t leg);
-  void detach(std::uint32_t leg);
-  void depart(std::uint32_t leg);
-  void go_real(std::uint32_t leg); ///< hands it to the SimGrid reference
-  void finish(std::uint32_t leg);
-  void finish_after_tail(std::uint32_t leg); ///< finish() once its tail has passed (now, if it has none)
+  void attach(std::uint32_t id);
+  void detach(std::uint32_t id);
+  void depart(std::uint32_t id);
+  void go_real(std::uint32_t id); ///< hands it to the SimGrid reference
+  void finish(std::uint32_t id);
+  void finish_after_tail(std::uint32_t id); ///< finish() once its tail has passed (now, if it has none)
   /// Schedules the finishes of the transfers in leaving_: one event per date, at the turn of the
   /// first to leave, finishing them in the order they left (as one event each would).
   void schedule_leaving();
@@ -259,14 +259,14 @@ private:
   absl::flat_hash_map<std::uint64_t, Known> known_;
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
-  std::vector<Leg> legs_;
-  std::vector<Fluid> fluid_; ///< by leg
-  std::vector<Hops> links_;  ///< by leg: its route's links
-  std::vector<std::uint32_t> free_legs_;
+  std::vector<Transfer> transfers_;
+  std::vector<Fluid> fluid_; ///< by transfer
+  std::vector<Hops> links_;  ///< by transfer: its route's links
+  std::vector<std::uint32_t> free_transfers_;
   std::size_t active_ = 0, moving_ = 0;
   std::vector<std::uint32_t> pending_; ///< transfers of this instant, not yet placed
   std::vector<std::uint32_t> freed_;   ///< full links that ended flows left, since the last flush
-  /// Transfers that left their links and finish after their tails (date, leg), in the order they
+  /// Transfers that left their links and finish after their tails (date, transfer), in the order they
   /// left, not yet scheduled; the pool of scheduled batches, and the one finishing now.
   std::vector<std::pair<double, std::uint32_t>> leaving_;
   std::vector<std::vector<std::uint32_t>> batches_;

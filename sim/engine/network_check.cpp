@@ -17,13 +17,13 @@ void Network::check_state(double t) const
   std::vector<double> capsum(resources_.size(), 0.0), used(resources_.size(), 0.0);
   std::vector<std::uint32_t> flows(resources_.size(), 0), unguarded_on(resources_.size(), 0);
   std::size_t moving = 0;
-  for (std::uint32_t id = 0; id < legs_.size(); ++id) {
-    const Leg& l = legs_[id];
-    if (!l.moving) continue;
+  for (std::uint32_t id = 0; id < transfers_.size(); ++id) {
+    const Transfer& tr = transfers_[id];
+    if (!tr.moving) continue;
     ++moving;
     const Fluid& f = fluid_[id];
     const auto route = resources(id);
-    XATTN_CHECK(l.slot.size() == route.size(), "a moving flow has a slot on each link of its route");
+    XATTN_CHECK(tr.slot.size() == route.size(), "a moving flow has a slot on each link of its route");
     // 1. A flow's rate is positive once placed, never above its cap, and its end is where its
     //    bytes left at its rate run out; the end heap holds it at that date or earlier.
     XATTN_CHECK(f.rate <= f.cap * (1 + kTight), "a flow runs above its cap");
@@ -39,8 +39,8 @@ void Network::check_state(double t) const
       const std::uint32_t r = route[k];
       // 2. A flow sits on each link of its route at the slot it keeps, and its binding bits are
       //    the links of its route that can bind.
-      XATTN_CHECK(l.slot[k] < resources_[r].legs.size() && resources_[r].legs[l.slot[k]].leg == id &&
-                      resources_[r].legs[l.slot[k]].hop == k,
+      XATTN_CHECK(tr.slot[k] < resources_[r].crossing.size() && resources_[r].crossing[tr.slot[k]].transfer == id &&
+                      resources_[r].crossing[tr.slot[k]].hop == k,
                   "a flow's slot on a link names it");
       XATTN_CHECK(((f.binding >> k) & 1U) == (look_[r].binds ? 1U : 0U),
                   "a flow's binding bits are its links that can bind");
@@ -56,7 +56,7 @@ void Network::check_state(double t) const
     const Resource& res = resources_[r];
     // 3. A link lists exactly the flows on it, sums their caps, and counts those that do not cross
     //    its guard; it can bind exactly when binds() says so from those.
-    XATTN_CHECK(res.legs.size() == flows[r], "a link lists the flows on it");
+    XATTN_CHECK(res.crossing.size() == flows[r], "a link lists the flows on it");
     XATTN_CHECK(std::abs(res.capsum - capsum[r]) <= kDrift * std::max(res.capacity, capsum[r]),
                 "a link's sum of caps is its flows'");
     XATTN_CHECK(res.unguarded == unguarded_on[r], "a link counts its flows that do not cross its guard");

@@ -13,13 +13,13 @@ namespace xattn::sim::engine
 
 bool Network::reach(std::uint32_t id, double t)
 {
-  Fluid& l = fluid_[id];
-  if (l.mark == epoch_) return false;
-  l.left -= l.rate * (t - l.stamp);
-  l.stamp = t;
+  Fluid& f = fluid_[id];
+  if (f.mark == epoch_) return false;
+  f.left -= f.rate * (t - f.stamp);
+  f.stamp = t;
   // Its last byte moves at this instant: it leaves the links now, and that is an event of its own.
-  if (l.end <= t) return false;
-  l.mark = epoch_;
+  if (f.end <= t) return false;
+  f.mark = epoch_;
   set_.push_back(id); // the solver's flow set_.size() - 1 (add_flow below)
   // Into the solve, with the links it crosses that can bind (each is listed once, when the first
   // flow of the set that crosses it joins; the others its route crosses are never read).
@@ -30,7 +30,7 @@ bool Network::reach(std::uint32_t id, double t)
     if (k.epoch != epoch_) look_at(r);
     crossed[n++] = k.local;
   });
-  solver_.add_flow(l.weight, l.cap, {crossed.data(), n});
+  solver_.add_flow(f.weight, f.cap, {crossed.data(), n});
   return true;
 }
 
@@ -40,18 +40,18 @@ double Network::top_level(const Resource& res) const
   // leaving at this instant freed, may run faster than those the link held back (who then rise,
   // and it joins them).
   double top = 0;
-  for (const OnLink& on : res.legs) {
-    const Fluid& f = fluid_[on.leg];
+  for (const OnLink& on : res.crossing) {
+    const Fluid& f = fluid_[on.transfer];
     if (MaxMinSolver::below_cap(f.rate, f.cap)) top = std::max(top, f.rate / f.weight);
   }
   return top;
 }
 
-bool Network::held_back(const Fluid& l, double top)
+bool Network::held_back(const Fluid& f, double top)
 {
   // A full link limits the flows that run fastest on it per unit of weight, below their caps:
   // those are the ones whose rates follow its capacity. The others are held elsewhere.
-  return l.rate / l.weight >= top * (1 - kTight) && MaxMinSolver::below_cap(l.rate, l.cap);
+  return f.rate / f.weight >= top * (1 - kTight) && MaxMinSolver::below_cap(f.rate, f.cap);
 }
 
 bool Network::reach_bottlenecked(std::uint32_t r, double t)
@@ -61,8 +61,8 @@ bool Network::reach_bottlenecked(std::uint32_t r, double t)
   const Resource& res = resources_[r];
   const double top = top_level(res);
   bool reached = false;
-  for (const OnLink& on : res.legs)
-    if (held_back(fluid_[on.leg], top)) reached = reach(on.leg, t) || reached;
+  for (const OnLink& on : res.crossing)
+    if (held_back(fluid_[on.transfer], top)) reached = reach(on.transfer, t) || reached;
   return reached;
 }
 
@@ -103,7 +103,7 @@ bool Network::settle(double t)
     const std::uint32_t r = set_links_[local];
     const Resource& res = resources_[r];
     // Every flow on it is in the set: nobody outside to check.
-    if (set_count_[local] == res.legs.size()) continue;
+    if (set_count_[local] == res.crossing.size()) continue;
     // The set's flows below their caps there: the highest rate per unit of weight (-1: none).
     const double set_level = solver_.top(local);
     if (solver_.load(local) >= solver_.capacity(local) * (1 - kTight)) {
@@ -114,12 +114,12 @@ bool Network::settle(double t)
       // run slower than the set's now: such an outside flow joins the set too.
       const bool was_full = full(r);
       const double top = was_full ? top_level(res) : 0;
-      for (const OnLink& on : res.legs) {
-        const Fluid& o = fluid_[on.leg];
+      for (const OnLink& on : res.crossing) {
+        const Fluid& o = fluid_[on.transfer];
         if (o.mark == epoch_) continue;
         const double level = o.rate / o.weight;
         if (level > set_level * (1 + kTight) || (was_full && held_back(o, top) && level < set_level * (1 - kTight)))
-          grew = reach(on.leg, t) || grew;
+          grew = reach(on.transfer, t) || grew;
       }
     } else if (full(r)) {
       // The link was full and no longer is: the outside flows it held back may rise.
@@ -186,8 +186,8 @@ void Network::resolve(double t)
     Resource& res = resources_[r];
     if (++res.updates % 64 != 0) continue;
     res.used = 0;
-    for (const OnLink& on : res.legs)
-      res.used += fluid_[on.leg].rate;
+    for (const OnLink& on : res.crossing)
+      res.used += fluid_[on.transfer].rate;
   }
   if (check_solver_) check_rates(t);
 }
@@ -201,8 +201,8 @@ void Network::check_rates(double t) const
   std::vector<double> leaving;                             // by the solve's link
   std::vector<std::uint32_t> ids;
   std::vector<std::uint32_t> crossed;
-  for (std::uint32_t id = 0; id < legs_.size(); ++id) {
-    if (!legs_[id].moving) continue;
+  for (std::uint32_t id = 0; id < transfers_.size(); ++id) {
+    if (!transfers_[id].moving) continue;
     const Fluid& f = fluid_[id];
     crossed.clear();
     for (std::uint32_t r : resources(id)) {

@@ -49,7 +49,7 @@ SimgridComms::~SimgridComms()
   g_comms = nullptr;
 }
 
-std::uint64_t SimgridComms::start(std::uint32_t id, const Transfer& t)
+std::uint64_t SimgridComms::start(std::uint32_t id, const Spec& t)
 {
   if (!in_completion_) retired_.clear();
   // When the blocks together can outrun the path, the link limits the transfer: one flow per stream

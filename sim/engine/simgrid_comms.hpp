@@ -21,7 +21,7 @@ class SimgridComms
 {
 public:
   /// What a transfer is, as its comms need it.
-  struct Transfer {
+  struct Spec {
     topo::GpuId src = 0, dst = 0;
     int src_rail = -1, dst_rail = -1; ///< the NIC whose relay endpoint each end uses, -1: its own
     bool link_bound = false;          ///< the link, not the blocks, bounds it: one comm per stream, no dispatch cap
@@ -43,7 +43,7 @@ public:
 
   /// Starts transfer `id`'s comms: whole bytes, split evenly over its flows (at most one per byte).
   /// Returns the bytes they move; 0: none started (under one byte), and `landed` is never called.
-  std::uint64_t start(std::uint32_t id, const Transfer& t);
+  std::uint64_t start(std::uint32_t id, const Spec& t);
   /// Calls `fn(id, bytes)` with what each transfer's comms have still to move, as SimGrid's lazy
   /// model knows it now, read without updating it (an update would change how SimGrid rounds the
   /// rest of the run).
