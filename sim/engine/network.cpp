@@ -241,7 +241,7 @@ void Network::flush()
   for (std::uint32_t id : pending_) {
     if (reference_) {
       ++stats_.real;
-      go_real(id);
+      to_simgrid(id);
       continue;
     }
     Fluid& f = fluid_[id];
@@ -442,7 +442,7 @@ void Network::finish_after_tail(std::uint32_t id)
     finish(id);
 }
 
-void Network::go_real(std::uint32_t id)
+void Network::to_simgrid(std::uint32_t id)
 {
   Transfer& tr = transfers_[id];
   const std::uint64_t whole = reference_->start(id, {.src = tr.src,
@@ -455,7 +455,7 @@ void Network::go_real(std::uint32_t id)
                                                      .payload = tr.payload});
   if (whole == 0) { // under one byte: it arrives at once
     tr.arrived = tr.payload;
-    after(tr.tail, [this, id] { finish(id); }); // not now: go_real runs inside a flush
+    after(tr.tail, [this, id] { finish(id); }); // not now: to_simgrid runs inside a flush
   }
 }
 

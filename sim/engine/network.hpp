@@ -241,7 +241,7 @@ private:
   void attach(std::uint32_t id);
   void detach(std::uint32_t id);
   void depart(std::uint32_t id);
-  void go_real(std::uint32_t id); ///< hands it to the SimGrid reference
+  void to_simgrid(std::uint32_t id); ///< hands it to the SimGrid reference
   void finish(std::uint32_t id);
   void finish_after_tail(std::uint32_t id); ///< finish() once its tail has passed (now, if it has none)
   /// Schedules the finishes of the transfers in leaving_: one event per date, at the turn of the
