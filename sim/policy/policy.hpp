@@ -82,7 +82,8 @@ struct PolicyInfo {
   std::string_view summary; ///< one line, for --describe and the docs
   bool offline = false;     ///< reads the future (Need::true_reuse): a reference, not a deployable policy
   std::unique_ptr<Policy> (*make)(const Params& params) = nullptr;
-  /// Its own parameters (numbers), which a scenario's `policy_variants` may set; null: none.
+  /// Its own parameters (numbers, each with a default), which a scenario's `policy_variants` may
+  /// set; null: none.
   const core::Schema* params = nullptr;
 };
 

@@ -36,8 +36,11 @@ std::unique_ptr<Policy> make(const PolicyInfo& info, const Params& given)
 {
   Params all;
   if (info.params != nullptr)
-    for (const core::Field& f : *info.params)
+    for (const core::Field& f : *info.params) {
+      XATTN_CHECK(f.def != core::kRequired && f.def != core::kNoDefault,
+                  "a policy parameter has a default: " + std::string(f.key));
       all[std::string(f.key)] = std::stod(std::string(f.def));
+    }
   for (const auto& [key, value] : given) {
     XATTN_CHECK(all.contains(key), "policy " + std::string(info.name) + " has no parameter " + key);
     all[key] = value;

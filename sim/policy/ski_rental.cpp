@@ -11,7 +11,7 @@ namespace
 // Ski rental, deterministic. Routing a chunk is renting (r per step: the route's closed form);
 // fetching it, or re-prefilling it, is buying (B: the cheaper of the two, after which the chunk
 // sits in the requester's cache). A requester routes a chunk while the routing cost it has spent
-// on it, this step's included, stays within a B (parameter `buy_at`, 1 by default); the step that
+// on it, this step's included, stays within a B (a: parameter `buy_at`); the step that
 // would pass it buys instead.
 //
 // Bound (a = 1): per chunk and requester, never more than twice the offline optimum (which knows
