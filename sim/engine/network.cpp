@@ -330,23 +330,27 @@ void Network::schedule_leaving()
   // Transfers that leave at one instant with equal tails (an all-to-all's equal messages) finish
   // at one date: one event instead of one each, in the same order, since nothing else was
   // scheduled between their events.
-  for (std::size_t i = 0; i < leaving_.size(); ++i) {
-    const double date = leaving_[i].first;
-    if (date < 0) continue; // in an earlier batch
-    std::uint32_t b = 0;
-    if (free_batches_.empty()) {
-      b = static_cast<std::uint32_t>(batches_.size());
-      batches_.emplace_back();
-    } else {
-      b = free_batches_.back();
-      free_batches_.pop_back();
-    }
-    for (std::size_t j = i; j < leaving_.size(); ++j)
-      if (leaving_[j].first == date) {
-        batches_[b].push_back(leaving_[j].second);
-        leaving_[j].first = -1;
+  // One pass: a batch per date, made at its first transfer's turn (an all-to-all's thousands of
+  // messages may leave at once).
+  batch_of_date_.clear();
+  made_.clear();
+  for (const auto& [date, id] : leaving_) {
+    auto [it, added] = batch_of_date_.try_emplace(date, 0);
+    if (added) {
+      if (free_batches_.empty()) {
+        it->second = static_cast<std::uint32_t>(batches_.size());
+        batches_.emplace_back();
+      } else {
+        it->second = free_batches_.back();
+        free_batches_.pop_back();
       }
-    at(date, [this, b] { finish_batch(b); });
+      made_.emplace_back(date, it->second);
+    }
+    batches_[it->second].push_back(id);
+  }
+  for (const auto& made : made_) {
+    const std::uint32_t b = made.second;
+    at(made.first, [this, b] { finish_batch(b); });
   }
   leaving_.clear();
 }

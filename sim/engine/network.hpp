@@ -187,7 +187,7 @@ private:
     // binds, and re-solves leave it out.
     std::uint32_t guard = kUnrouted;
     std::uint32_t unguarded = 0;  ///< flows on it that do not cross its guard
-    std::uint32_t updates = 0;    ///< re-solves that changed it (its sum is redone every 64)
+    std::uint32_t updates = 0;    ///< re-solves that changed it (its sum is redone every kResumEvery)
     std::vector<OnLink> crossing; ///< the flows on it
   };
   static_assert(sizeof(Resource) == 64, "a link direction fits one cache line");
@@ -210,6 +210,9 @@ private:
   // within it fits, a flow within it of its cap is at its cap (the solver's own tolerance).
   // SimGrid, on the reference path, solves to 1e-10 (simulation.cpp).
   static constexpr double kTight = MaxMinSolver::kAtCap;
+  /// A binding link's sum of rates drifts as rates change; every this many re-solves that change
+  /// it, it is summed again from its flows.
+  static constexpr std::uint32_t kResumEvery = 64;
   static constexpr std::uint32_t kNoGuard = ~std::uint32_t{0};
   static constexpr std::uint32_t kUnrouted = kNoGuard - 1;
   static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
@@ -269,6 +272,8 @@ private:
   /// Transfers that left their links and finish after their tails (date, transfer), in the order they
   /// left, not yet scheduled; the pool of scheduled batches, and the one finishing now.
   std::vector<std::pair<double, std::uint32_t>> leaving_;
+  absl::flat_hash_map<double, std::uint32_t> batch_of_date_; ///< schedule_leaving()'s scratch
+  std::vector<std::pair<double, std::uint32_t>> made_;       ///< the batches it made: (date, batch)
   std::vector<std::vector<std::uint32_t>> batches_;
   std::vector<std::uint32_t> free_batches_, finishing_;
   bool flush_scheduled_ = false;

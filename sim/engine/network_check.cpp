@@ -64,7 +64,7 @@ void Network::check_state(double t) const
     // 4. A link that can bind keeps the sum of its flows' rates, within its capacity; max-min
     //    fairness itself is check_rates()'s.
     if (!look_[r].binds) continue;
-    XATTN_CHECK(std::abs(res.used - used[r]) <= kDrift * res.capacity * 64,
+    XATTN_CHECK(std::abs(res.used - used[r]) <= kDrift * res.capacity * kResumEvery,
                 "a binding link's sum of rates is its flows'");
     XATTN_CHECK(used[r] <= res.capacity * (1 + kTight), "a link carries no more than its capacity");
   }

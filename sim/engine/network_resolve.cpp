@@ -184,7 +184,7 @@ void Network::resolve(double t)
   // Sums of differences drift: now and then a link gets its exact sum back.
   for (std::uint32_t r : set_links_) {
     Resource& res = resources_[r];
-    if (++res.updates % 64 != 0) continue;
+    if (++res.updates % kResumEvery != 0) continue;
     res.used = 0;
     for (const OnLink& on : res.crossing)
       res.used += fluid_[on.transfer].rate;

@@ -3,6 +3,7 @@
 #include "sim/engine/layout.hpp"
 #include "sim/engine/prefill_pool.hpp"
 #include "sim/engine/run_size.hpp"
+#include "sim/engine/scenario_policies.hpp"
 
 #include "sim/model/pricing.hpp"
 #include "sim/policy/policy.hpp"
@@ -332,64 +333,6 @@ std::optional<core::Section> read_workload(Scenario& sc, core::Section& wl, cons
   return generator;
 }
 
-// The scenario's policy variants: each a policy of the registry under a label and parameters of
-// its own.
-void read_variants(Scenario& sc, core::Section& top)
-{
-  if (!top.has("policy_variants")) return;
-  for (auto& [label, v] : top.named_sections("policy_variants")) {
-    if (policy::find(label) != nullptr)
-      v.error("", "a variant named like a policy: give it a label of its own (" + label + "-...)");
-    else if (const std::string problem = core::folder_name_problem(label); !problem.empty())
-      v.error("", "a variant's label names its results: " + problem);
-    PolicyVariant pv;
-    pv.policy = v.choice("policy");
-    if (v.has("prior_steps")) pv.prior_steps = v.number("prior_steps");
-    const policy::PolicyInfo* info = policy::find(pv.policy);
-    for (const policy::PolicyInfo& owner : policy::registry()) {
-      if (owner.params == nullptr) continue;
-      for (const core::Field& f : *owner.params) {
-        if (!v.has(f.key)) continue;
-        const double value = v.number(f.key);
-        if (info != nullptr && &owner != info)
-          v.error(f.key, "a parameter of " + std::string(owner.name) + ", not of " + pv.policy);
-        else
-          pv.params[std::string(f.key)] = value;
-      }
-    }
-    if (info != nullptr) sc.policy_variants[label] = std::move(pv); // else its policy was reported
-  }
-}
-
-// The policies compared (all of them by default), and what their pricing needs of the model.
-void read_policies(Scenario& sc, core::Section& top)
-{
-  read_variants(sc, top);
-  std::vector<std::string> known = policy::name_list();
-  for (const auto& [label, v] : sc.policy_variants)
-    known.push_back(label);
-  for (const std::string& p : top.strings("policies")) {
-    if (std::find(known.begin(), known.end(), p) == known.end())
-      top.error("policies", core::unknown_name("policy", p, known));
-    else if (std::find(sc.policies.begin(), sc.policies.end(), p) != sc.policies.end())
-      top.error("policies", "policy '" + p + "' is listed twice");
-    else
-      sc.policies.push_back(p);
-  }
-  if (!top.has("policies"))
-    for (const policy::PolicyInfo& p : policy::registry())
-      sc.policies.emplace_back(p.name);
-  // Only route and fetch never price a re-prefill.
-  const bool prices_local = std::any_of(sc.policies.begin(), sc.policies.end(), [&](const std::string& p) {
-    return sc.policy_info(p).name != "route" && sc.policy_info(p).name != "fetch";
-  });
-  if (prices_local && !sc.profile.name.empty() && sc.model.layers > 0)
-    if (std::string missing = missing_dimensions(sc.model, sc.profile); !missing.empty()) top.error("model", missing);
-  if (sc.selection.sparse && !sc.profile.name.empty() && sc.model.layers > 0)
-    if (std::string missing = missing_for_selection(sc.model, sc.profile); !missing.empty())
-      top.error("model", missing);
-}
-
 void read_engine(Scenario& sc, core::Section& top, core::Section& eng)
 {
   sc.granularity = eng.choice("granularity") == "layer" ? Granularity::kLayer : Granularity::kStep;
@@ -416,10 +359,8 @@ void read_engine(Scenario& sc, core::Section& top, core::Section& eng)
   sc.overload_tolerance = eng.number("overload_tolerance");
   if (const std::string protocol = eng.choice("route_protocol"); protocol != "profile")
     sc.profile.route_protocol = calibrate::route_protocol_named(protocol);
-  // Every policy but fetch and local may route.
-  const bool routes = std::any_of(sc.policies.begin(), sc.policies.end(), [&](const std::string& p) {
-    return sc.policy_info(p).name != "fetch" && sc.policy_info(p).name != "local";
-  });
+  const bool routes = std::any_of(sc.policies.begin(), sc.policies.end(),
+                                  [&](const std::string& p) { return sc.policy_info(p).routes; });
   if (routes && !sc.profile.name.empty() && sc.model.layers > 0)
     if (std::string missing = missing_for_protocol(sc.model, sc.profile); !missing.empty()) top.error("model", missing);
   if (eng.has("max_memory")) {
@@ -493,27 +434,6 @@ void read_router(Scenario& sc, core::Section& rt)
                                "' cannot look ahead at: use session or round-robin, or leave '" + p + "' out");
 }
 } // namespace
-
-const policy::PolicyInfo& Scenario::policy_info(const std::string& label) const
-{
-  const auto v = policy_variants.find(label);
-  const policy::PolicyInfo* info = policy::find(v == policy_variants.end() ? label : v->second.policy);
-  XATTN_CHECK(info != nullptr, "a policy neither in the registry nor a variant: " + label);
-  return *info;
-}
-
-const policy::Params& Scenario::policy_params(const std::string& label) const
-{
-  static const policy::Params none;
-  const auto v = policy_variants.find(label);
-  return v == policy_variants.end() ? none : v->second.params;
-}
-
-double Scenario::prior_steps(const std::string& label) const
-{
-  const auto v = policy_variants.find(label);
-  return v == policy_variants.end() ? predicate_prior_steps : v->second.prior_steps.value_or(predicate_prior_steps);
-}
 
 Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides)
 {

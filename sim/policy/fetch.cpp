@@ -13,8 +13,11 @@ public:
 
 PolicyInfo info_fetch()
 {
-  return {"fetch", "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached", false,
-          [](const Params&) { return std::unique_ptr<Policy>(new FetchPolicy); }};
+  return {.name = "fetch",
+          .summary = "always fetch: the chunk (or the selected blocks) comes to the requester and stays cached",
+          .make = [](const Params&) { return std::unique_ptr<Policy>(new FetchPolicy); },
+          .routes = false,
+          .recomputes = false};
 }
 
 } // namespace xattn::sim::policy

@@ -13,8 +13,10 @@ public:
 
 PolicyInfo info_local()
 {
-  return {"local", "always recompute the chunk on the requester (re-prefill) and cache it", false,
-          [](const Params&) { return std::unique_ptr<Policy>(new LocalPolicy); }};
+  return {.name = "local",
+          .summary = "always recompute the chunk on the requester (re-prefill) and cache it",
+          .make = [](const Params&) { return std::unique_ptr<Policy>(new LocalPolicy); },
+          .routes = false};
 }
 
 } // namespace xattn::sim::policy

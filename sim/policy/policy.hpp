@@ -85,6 +85,9 @@ struct PolicyInfo {
   /// Its own parameters (numbers, each with a default), which a scenario's `policy_variants` may
   /// set; null: none.
   const core::Schema* params = nullptr;
+  /// Whether it may route, and whether it may recompute (re-prefill) a chunk: what its pricing
+  /// needs of the model (the scenario checks the model has it).
+  bool routes = true, recomputes = true;
 };
 
 /// `info`'s policy with `given` parameters, each of its others at its schema's default.

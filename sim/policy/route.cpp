@@ -13,8 +13,10 @@ public:
 
 PolicyInfo info_route()
 {
-  return {"route", "always route: the query rows go to the holder, the partials come back", false,
-          [](const Params&) { return std::unique_ptr<Policy>(new RoutePolicy); }};
+  return {.name = "route",
+          .summary = "always route: the query rows go to the holder, the partials come back",
+          .make = [](const Params&) { return std::unique_ptr<Policy>(new RoutePolicy); },
+          .recomputes = false};
 }
 
 } // namespace xattn::sim::policy

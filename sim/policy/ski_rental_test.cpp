@@ -66,14 +66,7 @@ TEST_CASE("ski-rental: at most twice the offline oracle on the sequence that hur
   // knows n) only n routes. The paper's prototype: its 3 ms splice makes fetch dear enough that
   // the oracle never buys. The fetch blocks the step (engine.fetch): the bound is about paying
   // for a purchase, and a background fetch's step pays a route instead.
-  const std::string scen = "name: ski\n"
-                           "profile: paper-prototype\n"
-                           "engine: {fetch: blocking}\n"
-                           "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-                           "topology: testbed-ndr200\n"
-                           "instances: {requesters: [node0.gpu0], holders: [node2.gpu3]}\n"
-                           "corpus: {chunk_tokens: 2048}\n"
-                           "workload: {trace: trace.jsonl}\n";
+  const std::string scen = policy::test::spine_chunk_scenario("ski");
   nlohmann::json one = run(scen + "policies: [route, fetch]\n", request(0, 0.0, 0, 0, 32, 1));
   const double r = step_mean(one, "route"), f = step_mean(one, "fetch");
   const int n = static_cast<int>(std::floor(f / r)) + 1; // the step at which it buys

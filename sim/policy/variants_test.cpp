@@ -15,15 +15,8 @@ using namespace xattn::sim::engine::test;
 
 namespace
 {
-// One request, one 2048-token chunk across the spine (as ski_rental_test.cpp's adversary).
-const std::string kScenario = "name: variants\n"
-                              "profile: paper-prototype\n"
-                              "engine: {fetch: blocking}\n"
-                              "model: {name: dsv3, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n"
-                              "topology: testbed-ndr200\n"
-                              "instances: {requesters: [node0.gpu0], holders: [node2.gpu3]}\n"
-                              "corpus: {chunk_tokens: 2048}\n"
-                              "workload: {trace: trace.jsonl}\n";
+// One request, one 2048-token chunk across the spine (ski_rental_test.cpp's adversary).
+const std::string kScenario = policy::test::spine_chunk_scenario("variants");
 } // namespace
 
 TEST_CASE("ski-rental's buy_at: it buys once the routing spent passes that many times the buy cost")
@@ -54,7 +47,8 @@ TEST_CASE("a ski-rental variant runs under its label beside the policy itself, w
   INFO("route step " << r << " s, fetch step " << f << " s, the variant buys at step " << n);
   REQUIRE(n >= 2);
   REQUIRE(n < classic);
-  const std::string variants = "policy_variants:\n  ski-half: {policy: ski-rental, buy_at: 0.5}\n";
+  const std::string variants =
+      "policy_variants:\n  ski-half: {policy: ski-rental, buy_at: " + std::to_string(a) + "}\n";
   nlohmann::json s =
       run(kScenario + variants + "policies: [ski-half, ski-rental, oracle]\n", request(0, 0.0, 0, 0, 32, n));
   CHECK(s["policies"]["ski-half"]["decisions"]["route"] == n - 1);
