@@ -351,10 +351,14 @@ TEST_CASE("engine: under the production profile an idle step equals the roofline
   // The re-prefill of the chunk (DeepSeek-V3's dimensions, sim/models/deepseek-v3.yaml), layer by
   // layer: each GEMM reads its FP8 weights (BF16 for the MoE gate) and its BF16 activations at
   // HBM speed or multiplies at that dtype's tensor peak x 0.768, whichever binds, plus a launch.
+  // An FP8 GEMM's input is quantised first (read in BF16, written in FP8 with an fp32 scale a 128
+  // values), but the routed experts': their tokens come in FP8. Every element-wise kernel moves
+  // its bytes at HBM speed, plus a launch.
   const double bf16_gemm = 989e12 * 0.768;
-  const auto gemm = [&](double m, double k, double n, double matrices = 1, double wb = 1) {
+  const auto elementwise = [&](double bytes) { return bytes / hbm + launch; };
+  const auto gemm = [&](double m, double k, double n, double matrices = 1, double wb = 1, bool quantise = true) {
     return std::max((matrices * k * n * wb + m * (k + n) * 2) / hbm, 2 * m * k * n / (wb == 1 ? fp8 : bf16_gemm)) +
-           launch;
+           launch + (wb == 1 && quantise ? elementwise(m * k * (3 + 4.0 / 128)) : 0.0);
   };
   const double t = tokens;
   const double projections =
@@ -363,11 +367,21 @@ TEST_CASE("engine: under the production profile an idle step equals the roofline
   const double pairs = t * (t + 1) / 2;         // causal
   const double attend =
       std::max((t * (128 * 256 + 64) + t * 128 * 320) * 2 / hbm, 2 * 128 * pairs * 320 / bf16) + launch;
-  const double dense_mlp = gemm(t, 7168, 2 * 18432) + gemm(t, 18432, 7168);
-  const double moe_mlp = gemm(t, 7168, 256, 1, 2) + gemm(t, 7168, 2 * 2048) + gemm(t, 2048, 7168);
+  // The MLPs' activations read the gate and up halves in BF16 and write the product: in BF16
+  // (the down GEMM quantises it), or for the routed experts in FP8 with its scales.
+  const double dense_mlp = gemm(t, 7168, 2 * 18432) + elementwise(t * 18432 * 6) + gemm(t, 18432, 7168);
+  const double moe_mlp =
+      gemm(t, 7168, 256, 1, 2) + gemm(t, 7168, 2 * 2048) + elementwise(t * 2048 * 6) + gemm(t, 2048, 7168);
   const double active = 256 * (1 - std::pow(1 - 8.0 / 256, t)); // every expert, near enough
-  const double experts = gemm(8 * t, 7168, 2 * 2048, active) + gemm(8 * t, 2048, 7168, active);
-  const double prefill = L * (projections + kv_up + attend) + 3 * dense_mlp + 58 * (moe_mlp + experts);
+  const double experts = gemm(8 * t, 7168, 2 * 2048, active, 1, false) + elementwise(8 * t * 2048 * (5 + 4.0 / 128)) +
+                         gemm(8 * t, 2048, 7168, active, 1, false);
+  // Each layer's norms (two residual ones, reading and writing the hidden state and the residual;
+  // the query and KV latents'), RoPE on 128 query heads and the key, and an MoE layer's top-k
+  // over 256 fp32 scores.
+  const double norms = 2 * elementwise(t * 7168 * 8) + elementwise(t * 1536 * 4) + elementwise(t * 512 * 4) +
+                       elementwise(t * 129 * 64 * 4);
+  const double prefill =
+      L * (projections + kv_up + attend + norms) + 3 * dense_mlp + 58 * (moe_mlp + experts + elementwise(t * 256 * 4));
 
   auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));

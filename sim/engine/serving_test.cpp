@@ -104,8 +104,13 @@ TEST_CASE("serving step: a small dense model's decode step on one GPU is its GEM
   };
   // Per layer, one token: query 1024 -> 8 x 96, KV down 1024 -> 288, the absorbed 8 x (64 -> 256)
   // and 8 x (256 -> 64), output 512 -> 1024, MLP 1024 -> 8192 and 4096 -> 1024; the head once.
+  // Element-wise, bytes read and written: two residual norms (4 x 1024 x 2 each), the latent's
+  // norm (2 x 256 x 2), RoPE on 8 query heads and the key (2 x 9 x 32 x 2), the activation
+  // (4096 x 3 x 2).
+  auto elementwise = [&](double bytes) { return bytes / bw + launch; };
   const double layer = gemm(1, 1024, 768, 1) + gemm(1, 1024, 288, 1) + gemm(8, 64, 256, 8) + gemm(8, 256, 64, 8) +
-                       gemm(1, 512, 1024, 1) + gemm(1, 1024, 8192, 1) + gemm(1, 4096, 1024, 1);
+                       gemm(1, 512, 1024, 1) + gemm(1, 1024, 8192, 1) + gemm(1, 4096, 1024, 1) + 2 * elementwise(8192) +
+                       elementwise(1024) + elementwise(1152) + elementwise(24576);
   const double head = gemm(1, 1024, 32000, 1);
   // Absorbed MLA decode per layer: 2,048 latents of 288 bf16 values, 8 query rows (576 B) and
   // partial rows (512 + 4 B); 2 x (2 x 256 + 32) FLOPs per token and row; its 8 rows fill one
@@ -124,10 +129,10 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
   // Group 0 = node2.gpu1 (leaf 1) and node0.gpu1 (leaf 0); group 1 = node0.gpu0 and node0.gpu2
   // (its experts over NVLink). Every context is on node2.gpu0. Node2.gpu1 decodes 256 tokens
   // (they arrive together: one step); their attention stays inside node 2, their dispatch goes
-  // to node0.gpu1, and node0.gpu1's experts send their outputs back from about 62.7 ms: 256 x 1/2
+  // to node0.gpu1, and node0.gpu1's experts send their outputs back from about 69.2 ms: 256 x 1/2
   // pairs x 16384 x 2 B x 61 layers, 256 MB at 25 GB/s, across leaf 0 -> leaf 1 until the step
-  // ends at 72.9 ms, as 128 streams (one a token-expert pair). Node0.gpu0's request arrives at
-  // 66 ms and routes to node2.gpu0: its query crosses the same trunk. With oversubscription 16
+  // ends at about 79.4 ms, as 128 streams (one a token-expert pair). Node0.gpu0's request arrives
+  // at 71.5 ms and routes to node2.gpu0: its query crosses the same trunk. With oversubscription 16
   // the trunk carries 2 nodes x 8 NICs x 25 GB/s / 16 = 25 GB/s, one NIC's worth: the query, one
   // flow among 129, gets 25/129 GB/s and ends before the combine; with 1, 400 GB/s, and the query
   // moves at its NIC's 25 GB/s.
@@ -144,9 +149,9 @@ TEST_CASE("serving step: an expert-parallel combine and a routed query share a s
   };
   std::string trace;
   for (int i = 0; i < 256; ++i)
-    trace += request(i, 0, 0, 0, 32, 1);     // session 0 -> node2.gpu1
-  trace += request(256, 1e-6, 1, 0, 32, 1);  // session 1 -> node0.gpu1, after the first step
-  trace += request(257, 0.066, 2, 0, 32, 1); // session 2 -> node0.gpu0
+    trace += request(i, 0, 0, 0, 32, 1);      // session 0 -> node2.gpu1
+  trace += request(256, 1e-6, 1, 0, 32, 1);   // session 1 -> node0.gpu1, after the first step
+  trace += request(257, 0.0715, 2, 0, 32, 1); // session 2 -> node0.gpu0
   std::filesystem::path shared, alone;
   run(scenario(16), trace, {}, &shared);
   run(scenario(1), trace, {}, &alone);
@@ -266,8 +271,12 @@ TEST_CASE("serving step: a small GQA model's decode step on one GPU is its GEMMs
     return std::max((k * n * 2 + rows * (k + n) * 2) / bw, 2 * rows * k * n / peak) + launch;
   };
   // Per layer, one token: query, key and value 1024 -> (8 + 2 x 2) x 64, output 512 -> 1024, MLP
-  // 1024 -> 8192 and 4096 -> 1024; the head once.
-  const double layer = gemm(1, 1024, 768) + gemm(1, 512, 1024) + gemm(1, 1024, 8192) + gemm(1, 4096, 1024);
+  // 1024 -> 8192 and 4096 -> 1024; the head once. Element-wise, bytes read and written: two
+  // residual norms (4 x 1024 x 2 each), RoPE on 8 query and 2 KV heads (2 x 10 x 64 x 2), the
+  // activation (4096 x 3 x 2).
+  auto elementwise = [&](double bytes) { return bytes / bw + launch; };
+  const double layer = gemm(1, 1024, 768) + gemm(1, 512, 1024) + gemm(1, 1024, 8192) + gemm(1, 4096, 1024) +
+                       2 * elementwise(8192) + elementwise(2560) + elementwise(24576);
   const double head = gemm(1, 1024, 32000);
   // GQA decode per layer: 2,048 tokens' keys and values of 2 heads x 64 bf16 values (512 B), 8
   // query rows of 64 bf16 values (128 B) and their outputs (128 + 4 B); 4 x 64 FLOPs per token and

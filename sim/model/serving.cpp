@@ -66,14 +66,54 @@ Seconds roofline(const calibrate::GpuSpec& g, core::Bytes bytes, double flops, c
   return std::max(bytes / (g.hbm * g.memory_efficiency), Seconds(flops / (peak.value() * efficiency)));
 }
 
+Seconds elementwise_kernel(const Profile& p, core::Bytes bytes)
+{
+  return bytes / (p.gpu.hbm * p.gpu.memory_efficiency) + p.gpu.launch;
+}
+
 Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices,
-                  double weight_bytes)
+                  double weight_bytes, bool fp8_input)
 {
   if (rows <= 0) return Seconds(0);
   const calibrate::GpuSpec& g = p.gpu;
   const double w = weight_bytes > 0 ? weight_bytes : m.weight_bytes;
+  const bool fp8 = w <= 1;
   const core::Bytes bytes(matrices * k * n * w + rows * (k + n) * 2.0);
-  return roofline(g, bytes, 2.0 * rows * k * n, w <= 1 ? g.fp8 : g.bf16, g.gemm_efficiency) + g.launch;
+  const Seconds gemm = roofline(g, bytes, 2.0 * rows * k * n, fp8 ? g.fp8 : g.bf16, g.gemm_efficiency) + g.launch;
+  // An FP8 GEMM's BF16 input is quantised first (per 128-value group, DeepGEMM's layout): read in
+  // BF16, written in FP8 with one fp32 scale a group.
+  if (!fp8 || fp8_input) return gemm;
+  return gemm + elementwise_kernel(p, core::Bytes(rows * k * (2.0 + 1.0 + 4.0 / 128)));
+}
+
+Seconds activation_time(const Profile& p, double rows, double inter, double out_bytes)
+{
+  // SiLU of the gate times the up projection: reads both halves in BF16, writes the product.
+  return rows <= 0 ? Seconds(0) : elementwise_kernel(p, core::Bytes(rows * inter * (2.0 * 2.0 + out_bytes)));
+}
+
+Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp)
+{
+  if (tokens <= 0) return Seconds(0);
+  const double r = std::max(1, tp), h = m.hidden;
+  // The residual RMSNorms before attention and before the MLP, each fused with the residual add:
+  // reads the hidden state and the residual, writes both (BF16).
+  Seconds t = elementwise_kernel(p, core::Bytes(tokens * h * 4.0 * kBf16)) * 2.0;
+  if (m.mla()) {
+    // The query and KV latents' RMSNorms (read and written), then RoPE on the rotary dimensions
+    // of this rank's query heads and of the key they share.
+    if (m.q_lora_rank > 0) t += elementwise_kernel(p, core::Bytes(tokens * m.q_lora_rank * 2.0 * kBf16));
+    t += elementwise_kernel(p, core::Bytes(tokens * m.kv_lora_rank * 2.0 * kBf16));
+    t += elementwise_kernel(p, core::Bytes(tokens * (m.heads / r + 1.0) * m.rope_dim * 2.0 * kBf16));
+  } else { // RoPE on this rank's query heads and its KV heads
+    const double kv = static_cast<double>(m.kv_heads) / m.kv_split(tp);
+    t += elementwise_kernel(p, core::Bytes(tokens * (m.heads / r + kv) * m.head_dim * 2.0 * kBf16));
+  }
+  if (m.index.sparse()) // the indexer's key norm
+    t += elementwise_kernel(p, core::Bytes(tokens * m.index.head_dim * 2.0 * kBf16));
+  if (moe_layer) // the router's top-k over its experts' fp32 scores
+    t += elementwise_kernel(p, core::Bytes(tokens * m.experts * 4.0));
+  return t;
 }
 
 Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed)
@@ -107,13 +147,14 @@ Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_l
 {
   if (tokens <= 0) return Seconds(0);
   const double r = std::max(1, tp), h = m.hidden;
-  if (!moe_layer) {
-    const double inter = m.dense_intermediate / r;
-    return gemm_time(m, p, tokens, h, 2.0 * inter) + gemm_time(m, p, tokens, inter, h);
-  }
+  // Gate and up (one GEMM), the activation (BF16 out: the down GEMM quantises its own input), down.
+  auto mlp = [&](double inter) {
+    return gemm_time(m, p, tokens, h, 2.0 * inter) + activation_time(p, tokens, inter, kBf16) +
+           gemm_time(m, p, tokens, inter, h);
+  };
+  if (!moe_layer) return mlp(m.dense_intermediate / r);
   const double shared = 1.0 * m.shared_experts * m.expert_intermediate / r;
-  return gemm_time(m, p, tokens, h, m.experts, 1, kBf16) +
-         (shared > 0 ? gemm_time(m, p, tokens, h, 2.0 * shared) + gemm_time(m, p, tokens, shared, h) : Seconds(0));
+  return gemm_time(m, p, tokens, h, m.experts, 1, kBf16) + (shared > 0 ? mlp(shared) : Seconds(0));
 }
 
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp, double head_rows)
@@ -122,8 +163,10 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
   if (tokens <= 0) return t;
   const Seconds attention = projection_time(m, p, tokens, tp, true);
   const Seconds dense = mlp_time(m, p, tokens, false, tp), moe = mlp_time(m, p, tokens, true, tp);
+  const Seconds dense_elementwise = elementwise_time(m, p, tokens, false, tp),
+                moe_elementwise = elementwise_time(m, p, tokens, true, tp);
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
-    t += attention + (m.moe_layer(l) ? moe : dense);
+    t += attention + (m.moe_layer(l) ? moe + moe_elementwise : dense + dense_elementwise);
   if (last >= m.layers) t += head_time(m, p, head_rows < 0 ? tokens : head_rows, tp);
   return t;
 }
@@ -164,7 +207,12 @@ Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, dou
 {
   if (pairs <= 0) return Seconds(0);
   const double h = m.hidden, inter = m.expert_intermediate / std::max(1, tp);
-  return gemm_time(m, p, pairs, h, 2.0 * inter, experts) + gemm_time(m, p, pairs, inter, h, experts);
+  // The dispatch delivers the tokens in FP8 (dispatch_bytes); the activation writes the down GEMM's
+  // input in the model's dtype, quantising it as it goes (DeepEP's masked layout).
+  const bool fp8 = m.weight_bytes <= 1;
+  return gemm_time(m, p, pairs, h, 2.0 * inter, experts, 0, fp8) +
+         activation_time(p, pairs, inter, fp8 ? 1.0 + 4.0 / 128 : kBf16) +
+         gemm_time(m, p, pairs, inter, h, experts, 0, fp8);
 }
 
 core::Bytes dispatch_bytes(const ModelSpec& m)

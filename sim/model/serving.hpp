@@ -61,12 +61,31 @@ core::Bytes weights_per_gpu(const ModelSpec& m, const Layout& l);
 Seconds roofline(const calibrate::GpuSpec& g, core::Bytes bytes, double flops, core::FlopsPerSec peak,
                  double efficiency);
 
+/// One element-wise kernel that moves `bytes` (read and written) through HBM: one launch.
+Seconds elementwise_kernel(const Profile& p, core::Bytes bytes);
+
 /// One GEMM kernel by the roofline: `rows` activation rows through a `k` x `n` weight matrix
 /// (`matrices` of them read: a grouped or batched GEMM, each row meeting one), weights of
 /// `weight_bytes` each (0: the model's dtype) at that dtype's tensor peak, activations BF16 in and
-/// out, one launch.
+/// out, one launch. FP8 weights take FP8 input: unless `fp8_input` (the input arrives quantised),
+/// a kernel before it quantises the BF16 rows (read in BF16, written in FP8 with a scale a
+/// 128-value group).
 Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, double n, double matrices = 1,
-                  double weight_bytes = 0);
+                  double weight_bytes = 0, bool fp8_input = false);
+
+/// An MLP's activation kernel at `rows` rows of `inter` intermediate values: SiLU of the gate times
+/// the up projection, both read in BF16, the product written at `out_bytes` a value.
+Seconds activation_time(const Profile& p, double rows, double inter, double out_bytes);
+
+/// One layer's element-wise kernels at `tokens` rows on one of `tp` ranks, each one launch and its
+/// bytes at HBM speed (elementwise_kernel): the residual RMSNorms before attention and before the
+/// MLP (each fused with its residual add), MLA's query- and KV-latent RMSNorms, RoPE on the rotary
+/// dimensions of the rank's query heads and of the keys, a sparse model's indexer key norm, an MoE
+/// layer's router top-k. The activation quantisations are gemm_time's, the MLPs' activations
+/// mlp_time's and expert_gemm_time's. As the models' reference forward passes launch them, one
+/// kernel each; a stack that fuses some (a norm with RoPE or with the quantisation that follows)
+/// saves their launches.
+Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp = 1);
 
 /// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
 /// one step: each layer's projections (projection_time's: MLA's query down and up, KV down, the
@@ -76,8 +95,8 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
 /// output head once, with the last layer. Under `tp` ranks, as vLLM and SGLang shard MLA: the
 /// query up, the per-head KV up and the output projection split by heads, the MLPs and shared
 /// experts by their intermediate size, the head by the vocabulary; the query and KV down
-/// projections, the indexer and the gates run whole on every rank. Norms, RoPE and activations
-/// (element-wise, a few MB) are not priced; nor is gathering the head's logits. The head runs for
+/// projections, the indexer and the gates run whole on every rank. Each layer's element-wise
+/// kernels (elementwise_time) with it; gathering the head's logits is not priced. The head runs for
 /// `head_rows` of the rows (negative: all of them, a decode step's; a prefill chunk's tokens need
 /// it only for a prompt's last).
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1,
@@ -90,9 +109,9 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
 /// are its query, key and value projection (one GEMM, the KV heads split over the ranks as far as
 /// they go, copies past that) and its output projection.
 Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed);
-/// One layer's MLP at `tokens` rows on one of `tp` ranks: a dense layer's gate, up and down; an
-/// MoE layer's gate over the routed experts and its shared experts (the routed ones are
-/// expert_time's).
+/// One layer's MLP at `tokens` rows on one of `tp` ranks: a dense layer's gate and up, activation
+/// and down; an MoE layer's gate over the routed experts and its shared experts, likewise (the
+/// routed ones are expert_time's).
 Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp = 1);
 /// The output head at `tokens` rows on one of `tp` ranks (the vocabulary split).
 Seconds head_time(const ModelSpec& m, const Profile& p, double tokens, int tp = 1);
@@ -114,8 +133,9 @@ double active_local_experts(const ModelSpec& m, int ep, double group_tokens);
 /// the experts they activate; under `tp` ranks (ep 1) every expert's intermediate size is split.
 Seconds expert_time(const ModelSpec& m, const Profile& p, int ep, double group_tokens, int tp = 1);
 
-/// One MoE layer's routed experts on one GPU: the grouped gate-up and down GEMMs over `pairs`
-/// token-expert pairs that reach `experts` of its experts, each expert's 1 / `tp` of it.
+/// One MoE layer's routed experts on one GPU: the grouped gate-up GEMM, the activation and the
+/// grouped down GEMM over `pairs` token-expert pairs that reach `experts` of its experts, each
+/// expert's 1 / `tp` of it.
 Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, double experts, int tp = 1);
 
 /// Bytes one token-expert pair moves in one MoE layer: dispatch sends the hidden state in FP8 with

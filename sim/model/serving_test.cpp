@@ -91,12 +91,17 @@ TEST_CASE("serving: a small dense model's decode step on one GPU, worked by hand
     const double bytes = mats * k * n * 2 + rows * (k + n) * 2, flops = 2 * rows * k * n;
     return std::max(bytes / bw, flops / peak) + launch;
   };
+  auto elementwise = [&](double bytes) { return bytes / bw + launch; };
   for (double tokens : {1.0, 64.0, 4096.0}) {
     // Per layer: query 1024 -> 8 x 96, KV down 1024 -> 288, absorbed query 8 heads x (64 -> 256),
-    // values 8 heads x (256 -> 64), output 512 -> 1024, MLP 1024 -> 8192 and 4096 -> 1024.
+    // values 8 heads x (256 -> 64), output 512 -> 1024, MLP 1024 -> 8192 and 4096 -> 1024 (BF16
+    // weights: no quantisation). Element-wise: two residual norms (hidden state and residual read
+    // and written, 4 x 1024 x 2 B a token each), the KV latent's norm (2 x 256 x 2 B), RoPE on 8
+    // query heads and the key (2 x 9 x 32 x 2 B), the activation (4096 x 3 x 2 B).
     const double layer = gemm(tokens, 1024, 768, 1) + gemm(tokens, 1024, 288, 1) + gemm(8 * tokens, 64, 256, 8) +
                          gemm(8 * tokens, 256, 64, 8) + gemm(tokens, 512, 1024, 1) + gemm(tokens, 1024, 8192, 1) +
-                         gemm(tokens, 4096, 1024, 1);
+                         gemm(tokens, 4096, 1024, 1) + 2 * elementwise(tokens * 8192) + elementwise(tokens * 1024) +
+                         elementwise(tokens * 1152) + elementwise(tokens * 24576);
     const double head = gemm(tokens, 1024, 32000, 1);
     CHECK(dense_time(m, p, tokens, 0, 2).value() == Approx(2 * layer + head).epsilon(0.01));
     CHECK(dense_time(m, p, tokens, 0, 1).value() == Approx(layer).epsilon(0.01));
@@ -119,13 +124,16 @@ TEST_CASE("serving: the small dense model's step split over two tensor-parallel 
     const double bytes = mats * k * n * 2 + rows * (k + n) * 2, flops = 2 * rows * k * n;
     return std::max(bytes / bw, flops / peak) + launch;
   };
+  auto elementwise = [&](double bytes) { return bytes / bw + launch; };
   for (double tokens : {1.0, 64.0}) {
     // Each rank: 4 of the 8 heads (query 1024 -> 4 x 96, absorbed and values over 4 heads, output
     // 4 x 64 -> 1024), the whole KV down (1024 -> 288, MLA's one latent), half the MLP (1024 ->
-    // 4096, 2048 -> 1024) and half the vocabulary.
+    // 4096, 2048 -> 1024) and half the vocabulary. Element-wise: the norms whole, RoPE on 4 query
+    // heads and the key (2 x 5 x 32 x 2 B a token), half the activation (2048 x 3 x 2 B).
     const double layer = gemm(tokens, 1024, 384, 1) + gemm(tokens, 1024, 288, 1) + gemm(4 * tokens, 64, 256, 4) +
                          gemm(4 * tokens, 256, 64, 4) + gemm(tokens, 256, 1024, 1) + gemm(tokens, 1024, 4096, 1) +
-                         gemm(tokens, 2048, 1024, 1);
+                         gemm(tokens, 2048, 1024, 1) + 2 * elementwise(tokens * 8192) + elementwise(tokens * 1024) +
+                         elementwise(tokens * 640) + elementwise(tokens * 12288);
     CHECK(dense_time(m, p, tokens, 0, 2, 2).value() == Approx(2 * layer + gemm(tokens, 1024, 16000, 1)).epsilon(1e-9));
   }
   // All-reduces: 10 us fixed, 100 GB/s of bus bandwidth. 64 tokens x 1024 x 2 B = 131,072 B over
@@ -207,10 +215,42 @@ TEST_CASE("serving: routed experts by the roofline, from the tokens the group se
   const double fp8 = 500e12, bw = 1e12, launch = 2e-6;
   const double up = std::max((8.0 * 7168 * 4096 + 1024.0 * (7168 + 4096) * 2) / bw, 2.0 * 1024 * 7168 * 4096 / fp8);
   const double down = std::max((8.0 * 2048 * 7168 + 1024.0 * (2048 + 7168) * 2) / bw, 2.0 * 1024 * 2048 * 7168 / fp8);
-  CHECK(expert_time(m, p, 32, 4096).value() == Approx(up + down + 2 * launch).epsilon(0.01));
+  // Between them the activation, which writes the down GEMM's input in FP8 with a scale a 128
+  // values: 1024 x 2048 x (2 x 2 + 1 + 4 / 128) B. The dispatch delivered the up GEMM's in FP8.
+  const double activation = 1024.0 * 2048 * (4 + 1 + 4.0 / 128) / bw;
+  CHECK(expert_time(m, p, 32, 4096).value() == Approx(up + down + activation + 3 * launch).epsilon(0.01));
   // DeepEP's bytes per token-expert pair: 7168 FP8 values and 56 fp32 scales out, 7168 BF16 back.
   CHECK(dispatch_bytes(m).value() == 7168 + 56 * 4);
   CHECK(combine_bytes(m).value() == 2 * 7168);
+}
+
+TEST_CASE("serving: an FP8 GEMM quantises its input first, and DeepSeek-V3's element-wise kernels, by hand",
+          "[serving]")
+{
+  const ModelSpec m = load_model("deepseek-v3");
+  const calibrate::Profile p = hand_gpu();
+  const double bw = 1e12, launch = 2e-6, fp8 = 500e12;
+  // 64 rows through the output projection, 16384 -> 7168 in FP8: the quantisation reads 64 x
+  // 16384 BF16 values and writes them in FP8 with a scale a 128 (3.03 B a value), then the GEMM.
+  const double gemm = std::max((16384.0 * 7168 + 64.0 * (16384 + 7168) * 2) / bw, 2.0 * 64 * 16384 * 7168 / fp8);
+  const double quantise = 64.0 * 16384 * (3 + 4.0 / 128) / bw;
+  CHECK(gemm_time(m, p, 64, 16384, 7168).value() == Approx(gemm + quantise + 2 * launch).epsilon(1e-9));
+  CHECK(gemm_time(m, p, 64, 16384, 7168, 1, 0, true).value() == Approx(gemm + launch).epsilon(1e-9));
+  // BF16 weights (the router's, the head's) take BF16 input: no quantisation.
+  CHECK(gemm_time(m, p, 64, 7168, 256, 1, 2).value() ==
+        Approx(std::max((7168.0 * 256 * 2 + 64.0 * (7168 + 256) * 2) / bw, 2.0 * 64 * 7168 * 256 / 250e12) + launch)
+            .epsilon(1e-9));
+  // One MoE layer at 64 tokens: two residual norms (4 x 7168 x 2 B a token each), the query and
+  // KV latents' norms (2 x 1536 x 2 B, 2 x 512 x 2 B), RoPE on 128 query heads and the key
+  // (2 x 129 x 64 x 2 B), the router's top-k over 256 fp32 scores; a dense layer has no top-k.
+  auto kernel = [&](double bytes_per_token) { return 64 * bytes_per_token / bw + launch; };
+  const double dense = 2 * kernel(4 * 7168 * 2) + kernel(2 * 1536 * 2) + kernel(2 * 512 * 2) + kernel(2 * 129 * 64 * 2);
+  CHECK(elementwise_time(m, p, 64, false).value() == Approx(dense).epsilon(1e-9));
+  CHECK(elementwise_time(m, p, 64, true).value() == Approx(dense + kernel(256 * 4)).epsilon(1e-9));
+  // Over 8 tensor-parallel ranks, RoPE covers 16 query heads and the key.
+  CHECK((elementwise_time(m, p, 64, false) - elementwise_time(m, p, 64, false, 8)).value() ==
+        Approx(64 * (129 - 17) * 64 * 2 * 2 / bw).epsilon(1e-9));
+  CHECK(elementwise_time(m, p, 0, true).value() == 0);
 }
 
 TEST_CASE("serving: a model without the serving dimensions is named with the keys it lacks", "[serving]")
