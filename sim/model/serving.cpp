@@ -83,7 +83,7 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
   // An FP8 GEMM's BF16 input is quantised first (per 128-value group, DeepGEMM's layout): read in
   // BF16, written in FP8 with one fp32 scale a group.
   if (!fp8 || fp8_input) return gemm;
-  return gemm + elementwise_kernel(p, core::Bytes(rows * k * (2.0 + 1.0 + 4.0 / 128)));
+  return gemm + elementwise_kernel(p, core::Bytes(rows * k * (kBf16 + kFp8Scaled)));
 }
 
 Seconds activation_time(const Profile& p, double rows, double inter, double out_bytes)
@@ -207,12 +207,12 @@ Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, dou
 {
   if (pairs <= 0) return Seconds(0);
   const double h = m.hidden, inter = m.expert_intermediate / std::max(1, tp);
-  // The dispatch delivers the tokens in FP8 (dispatch_bytes); the activation writes the down GEMM's
-  // input in the model's dtype, quantising it as it goes (DeepEP's masked layout).
+  // The tokens come in FP8, as the dispatch sends them (dispatch_bytes; without expert parallelism
+  // their one quantisation a layer is left out), and the activation writes the down GEMM's input
+  // in the weights' dtype, quantising as it writes.
   const bool fp8 = m.weight_bytes <= 1;
   return gemm_time(m, p, pairs, h, 2.0 * inter, experts, 0, fp8) +
-         activation_time(p, pairs, inter, fp8 ? 1.0 + 4.0 / 128 : kBf16) +
-         gemm_time(m, p, pairs, inter, h, experts, 0, fp8);
+         activation_time(p, pairs, inter, fp8 ? kFp8Scaled : kBf16) + gemm_time(m, p, pairs, inter, h, experts, 0, fp8);
 }
 
 core::Bytes dispatch_bytes(const ModelSpec& m)
