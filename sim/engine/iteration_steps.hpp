@@ -76,8 +76,8 @@ struct Plan {
   double lower_bound = 0;                               ///< the iteration's idle closed-form duration, s
   int outstanding = 0;
   // engine.step full: where the step went (summary step_split_s).
-  double gemm_s = 0;      ///< the model's GEMMs (and experts when ep is 1) on the requester's GPU, prefill chunks
-                          ///< included
+  double gemm_s = 0;      ///< the model's GEMMs and the element-wise kernels between them (and experts when ep
+                          ///< is 1) on the requester's GPU, prefill chunks included
   double moe_s = 0;       ///< from reaching the MoE layers to their results back (waiting for the group included)
   double moe_arrived = 0; ///< when this round reached them
   double round_begun = 0; ///< instances.micro_batches 2: when this round's calls began

@@ -209,7 +209,8 @@ struct PolicyResult {
   /// instances.prefill, per prompt: from the end of its prefill to the last byte of its KV landed
   /// on its requester instance (summary prefill.handoff_wait_s).
   LatencyStats handoff_wait_s;
-  /// engine.step full: a step's mean time by part, over request steps: the model's GEMMs, the MoE
+  /// engine.step full: a step's mean time by part, over request steps: the model's GEMMs (with the
+  /// element-wise kernels between them: sim/model/serving.hpp, elementwise_time), the MoE
   /// layers (from reaching them to their results back, the group's wait included), and attention
   /// with the rest (step mean - both). Written only for such a run.
   bool full_step = false;
