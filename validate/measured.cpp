@@ -26,22 +26,29 @@ using calibrate::detail::cell_column;
 using calibrate::detail::split_csv;
 using calibrate::detail::trim;
 
-/// Builds one row from key -> text cells, reporting every problem to `diags` at the key's column
-/// (`columns`, 1-based: a CSV's; none in JSONL, whose problems name the line and key).
-MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::string& file, int line,
-                     core::Diagnostics& diags, const std::map<std::string, int>& columns = {})
-{
-  MeasuredRow r;
-  r.line = line;
-  auto err = [&](const std::string& key, const std::string& what) {
+/// One row's cells, key -> text, and where they came from: each reader reports a bad value to
+/// `diags` at the key's column (`columns`, 1-based: a CSV's; none in JSONL, whose problems name the
+/// line and key).
+struct Cells {
+  const std::map<std::string, std::string>& cell;
+  const std::string& file;
+  int line;
+  core::Diagnostics& diags;
+  const std::map<std::string, int>& columns;
+
+  void err(const std::string& key, const std::string& what) const
+  {
     const auto c = columns.find(key);
     diags.add({file, line, c == columns.end() ? 0 : c->second, key, what});
-  };
-  auto get = [&](const std::string& key) -> const std::string* {
+  }
+  /// The cell's text; null where it is absent or empty.
+  const std::string* get(const std::string& key) const
+  {
     auto it = cell.find(key);
     return it == cell.end() || it->second.empty() ? nullptr : &it->second;
-  };
-  auto integer = [&](const std::string& key, std::int64_t def, std::int64_t min) -> std::int64_t {
+  }
+  std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t min) const
+  {
     const std::string* v = get(key);
     if (!v) return def;
     std::int64_t x = 0;
@@ -51,24 +58,54 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
       return def;
     }
     return x;
-  };
-  auto bytes = [&](const std::string& key) -> std::optional<double> {
+  }
+  /// A plain byte count or a size with its unit.
+  std::optional<double> bytes(const std::string& key) const
+  {
     const std::string* v = get(key);
     if (!v) return std::nullopt;
     double x = 0;
     auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
-    if (ec == std::errc() && p == v->data() + v->size() && x >= 0) return x; // a plain byte count
+    if (ec == std::errc() && p == v->data() + v->size() && x >= 0) return x;
     try {
       return core::parse_bytes(*v).value();
     } catch (const std::exception& e) {
       err(key, e.what());
       return std::nullopt;
     }
-  };
+  }
+  /// `latency` (a time with a unit) or `latency_s` (seconds); 0 where neither reads.
+  double latency() const
+  {
+    double s = 0;
+    if (const std::string* l = get("latency")) {
+      try {
+        s = core::parse_seconds(*l).value();
+      } catch (const std::exception& e) {
+        err("latency", e.what());
+      }
+    } else if (const std::string* ls = get("latency_s")) {
+      auto [p, ec] = std::from_chars(ls->data(), ls->data() + ls->size(), s);
+      if (ec != std::errc() || p != ls->data() + ls->size())
+        err("latency_s", "expected a number of seconds, got '" + *ls + "'");
+    } else {
+      err("latency", "missing (a time with a unit: 45.1us)");
+    }
+    if (!(s > 0) && (get("latency") || get("latency_s"))) err("latency", "must be positive");
+    return s;
+  }
+};
 
-  const std::string* prim = get("primitive");
+/// Builds one row from its cells, reporting every problem (Cells).
+MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::string& file, int line,
+                     core::Diagnostics& diags, const std::map<std::string, int>& columns = {})
+{
+  const Cells in{cell, file, line, diags, columns};
+  MeasuredRow r;
+  r.line = line;
+  const std::string* prim = in.get("primitive");
   if (!prim)
-    err("primitive", "missing (route|fetch|local|transfer)");
+    in.err("primitive", "missing (route|fetch|local|transfer)");
   else if (*prim == "route")
     r.op = Op::kRoute;
   else if (*prim == "fetch")
@@ -78,54 +115,40 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   else if (*prim == "transfer")
     r.op = Op::kTransfer;
   else
-    err("primitive", "unknown primitive '" + *prim + "' (expected route|fetch|local|transfer)");
-  if (const std::string* f = get("fabric")) {
+    in.err("primitive", "unknown primitive '" + *prim + "' (expected route|fetch|local|transfer)");
+  if (const std::string* f = in.get("fabric")) {
     r.fabric = core::parse_fabric(*f);
     if (!r.fabric)
-      err("fabric", "unknown fabric class '" + *f + "' (same-gpu|nvlink|pcie|ib-same-leaf|ib-spine)");
+      in.err("fabric", "unknown fabric class '" + *f + "' (" + std::string(core::kFabricChoices) + ")");
     else if (*r.fabric == core::FabricClass::kSameGpu)
-      err("fabric", "same-gpu has no transfer to simulate");
+      in.err("fabric", "same-gpu has no transfer to simulate");
   }
-  if (const std::string* s = get("src")) r.src = *s;
-  if (const std::string* d = get("dst")) r.dst = *d;
-  if (!get("fabric") && (r.src.empty() || r.dst.empty()))
-    err("fabric", "give a fabric class or both endpoints (src, dst)");
-  if (r.src.empty() != r.dst.empty()) err(r.src.empty() ? "src" : "dst", "give both endpoints or neither");
-  r.mq = static_cast<double>(integer("mq", 256, 1));
-  r.ct = integer("ct", 2048, 1);
-  r.holders = static_cast<int>(integer("holders", 1, 1));
-  r.concurrency = static_cast<int>(integer("concurrency", 1, 1));
-  r.blocks = static_cast<int>(integer("blocks", 0, 0));
+  if (const std::string* s = in.get("src")) r.src = *s;
+  if (const std::string* d = in.get("dst")) r.dst = *d;
+  if (!in.get("fabric") && (r.src.empty() || r.dst.empty()))
+    in.err("fabric", "give a fabric class or both endpoints (src, dst)");
+  if (r.src.empty() != r.dst.empty()) in.err(r.src.empty() ? "src" : "dst", "give both endpoints or neither");
+  r.mq = static_cast<double>(in.integer("mq", 256, 1));
+  r.ct = in.integer("ct", 2048, 1);
+  r.holders = static_cast<int>(in.integer("holders", 1, 1));
+  r.concurrency = static_cast<int>(in.integer("concurrency", 1, 1));
+  r.blocks = static_cast<int>(in.integer("blocks", 0, 0));
   if (r.ct % r.holders != 0)
-    err("ct", "ct = " + std::to_string(r.ct) + " does not split evenly over " + std::to_string(r.holders) + " holders");
-  if (const std::string* t = get("transport")) {
+    in.err("ct",
+           "ct = " + std::to_string(r.ct) + " does not split evenly over " + std::to_string(r.holders) + " holders");
+  if (const std::string* t = in.get("transport")) {
     if (*t == "gpu" || *t == "proxy")
       r.transport = *t == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
     else
-      err("transport", "expected gpu or proxy, got '" + *t + "'");
+      in.err("transport", "expected gpu or proxy, got '" + *t + "'");
   }
-  const std::optional<double> size = bytes("bytes");
+  const std::optional<double> size = in.bytes("bytes");
   r.bytes = size.value_or(0);
-  if (r.op == Op::kTransfer && (size || !get("bytes")) && r.bytes < 4)
-    err("bytes", "a transfer needs its size (at least 4 B)");
-  r.wire_bytes = bytes("wire_bytes");
-  if (const std::string* l = get("latency")) {
-    try {
-      r.latency_s = core::parse_seconds(*l).value();
-    } catch (const std::exception& e) {
-      err("latency", e.what());
-    }
-  } else if (const std::string* ls = get("latency_s")) {
-    double x = 0;
-    auto [p, ec] = std::from_chars(ls->data(), ls->data() + ls->size(), x);
-    if (ec != std::errc() || p != ls->data() + ls->size())
-      err("latency_s", "expected a number of seconds, got '" + *ls + "'");
-    r.latency_s = x;
-  } else {
-    err("latency", "missing (a time with a unit: 45.1us)");
-  }
-  if (!(r.latency_s > 0) && (get("latency") || get("latency_s"))) err("latency", "must be positive");
-  if (const std::string* g = get("group"))
+  if (r.op == Op::kTransfer && (size || !in.get("bytes")) && r.bytes < 4)
+    in.err("bytes", "a transfer needs its size (at least 4 B)");
+  r.wire_bytes = in.bytes("wire_bytes");
+  r.latency_s = in.latency();
+  if (const std::string* g = in.get("group"))
     r.group = *g;
   else
     r.group = std::string(to_string(r.op)) + "/" +

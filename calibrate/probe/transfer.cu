@@ -86,18 +86,15 @@ void launch_probes(const Config& c, std::vector<Probe>& out)
   PROBE_CUDA(cudaStreamDestroy(s));
 }
 
-void transfer_probes(const Config& c, std::vector<Probe>& out)
+namespace
+{
+// GPU 0 to GPU 1 over their peer path: a copy-engine copy, one thread block's stores, and a 64 MiB
+// put over 1 to 2 x SMs blocks. Leaves `dst` (on GPU 1) allocated for the caller, or null where the
+// two GPUs cannot reach each other.
+void peer_probes(const Config& c, cudaStream_t s, void* src, size_t max_B, void*& dst, std::vector<Probe>& out)
 {
   int n = 0;
   PROBE_CUDA(cudaGetDeviceCount(&n));
-  const size_t max_B = c.quick ? (16u << 20) : (256u << 20);
-  cudaStream_t s;
-  PROBE_CUDA(cudaSetDevice(0));
-  PROBE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  void *src = nullptr, *dst = nullptr, *host = nullptr;
-  PROBE_CUDA(cudaMalloc(&src, max_B));
-  PROBE_CUDA(cudaMemset(src, 1, max_B));
-
   int can = 0;
   if (n >= 2) PROBE_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
   if (n < 2 || !can) {
@@ -105,43 +102,44 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
     out.push_back(skipped("peer_ce_copy", "transfer", why));
     out.push_back(skipped("peer_sm_put_1block", "transfer", why));
     out.push_back(skipped("peer_sm_put_blocks", "other", why));
-  } else {
-    std::string fabric = peer_fabric(0, 1);
-    PROBE_CUDA(cudaDeviceEnablePeerAccess(1, 0));
-    PROBE_CUDA(cudaSetDevice(1));
-    PROBE_CUDA(cudaMalloc(&dst, max_B));
-    PROBE_CUDA(cudaSetDevice(0));
-    Probe ce{"peer_ce_copy", "transfer", fabric, "", "bulk", "ok", "", {"bytes"}, {}};
-    Probe one{"peer_sm_put_1block", "transfer", fabric, "gpu", "single-block", "ok", "", {"bytes"}, {}};
-    for (size_t b : sizes(c, max_B)) {
-      int iters = b >= (64u << 20) ? 5 : c.iters;
-      ce.points.push_back(sample({double(b)}, iters,
-                                 time_on_stream(
-                                     s, c, [&] { cudaMemcpyPeerAsync(dst, 1, src, 0, b, s); }, iters)));
-      one.points.push_back(
-          sample({double(b)}, iters,
-                 time_on_stream(
-                     s, c, [&] { sm_copy<<<1, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, iters)));
-    }
-    out.push_back(ce);
-    out.push_back(one);
-    cudaDeviceProp prop;
-    PROBE_CUDA(cudaGetDeviceProperties(&prop, 0));
-    Probe blocks{"peer_sm_put_blocks", "other", fabric, "gpu", "", "ok", "", {"blocks", "bytes"}, {}};
-    const size_t b = c.quick ? (4u << 20) : (64u << 20);
-    for (int nb = 1; nb <= 2 * prop.multiProcessorCount; nb *= 2)
-      blocks.points.push_back(
-          sample({double(nb), double(b)}, 10,
-                 time_on_stream(
-                     s, c, [&] { sm_copy<<<nb, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, 10)));
-    out.push_back(blocks);
+    return;
   }
+  std::string fabric = peer_fabric(0, 1);
+  PROBE_CUDA(cudaDeviceEnablePeerAccess(1, 0));
+  PROBE_CUDA(cudaSetDevice(1));
+  PROBE_CUDA(cudaMalloc(&dst, max_B));
+  PROBE_CUDA(cudaSetDevice(0));
+  Probe ce{"peer_ce_copy", "transfer", fabric, "", "bulk", "ok", "", {"bytes"}, {}};
+  Probe one{"peer_sm_put_1block", "transfer", fabric, "gpu", "single-block", "ok", "", {"bytes"}, {}};
+  for (size_t b : sizes(c, max_B)) {
+    int iters = b >= (64u << 20) ? 5 : c.iters;
+    ce.points.push_back(sample({double(b)}, iters,
+                               time_on_stream(
+                                   s, c, [&] { cudaMemcpyPeerAsync(dst, 1, src, 0, b, s); }, iters)));
+    one.points.push_back(
+        sample({double(b)}, iters,
+               time_on_stream(
+                   s, c, [&] { sm_copy<<<1, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, iters)));
+  }
+  out.push_back(ce);
+  out.push_back(one);
+  cudaDeviceProp prop;
+  PROBE_CUDA(cudaGetDeviceProperties(&prop, 0));
+  Probe blocks{"peer_sm_put_blocks", "other", fabric, "gpu", "", "ok", "", {"blocks", "bytes"}, {}};
+  const size_t b = c.quick ? (4u << 20) : (64u << 20);
+  for (int nb = 1; nb <= 2 * prop.multiProcessorCount; nb *= 2)
+    blocks.points.push_back(
+        sample({double(nb), double(b)}, 10,
+               time_on_stream(
+                   s, c, [&] { sm_copy<<<nb, 1024, 0, s>>>((const int4*)src, (int4*)dst, b / 16); }, 10)));
+  out.push_back(blocks);
+}
 
-  // Host-staged copy: device -> pinned host -> device (the host-mediated path between GPUs that
-  // cannot reach each other directly). It ends on GPU 1 when there is one, else on GPU 0.
-  PROBE_CUDA(cudaMallocHost(&host, max_B));
-  void* staged_dst = dst;
-  if (!staged_dst) PROBE_CUDA(cudaMalloc(&staged_dst, max_B));
+// Host-staged copy: device -> pinned host -> device (the host-mediated path between GPUs that
+// cannot reach each other directly), ending on `staged_dst`; and pinned host -> device alone.
+void staged_probes(const Config& c, cudaStream_t s, void* src, void* host, void* staged_dst, size_t max_B,
+                   std::vector<Probe>& out)
+{
   Probe staged{"host_staged_copy", "transfer", "pcie", "proxy", "bulk", "ok", "", {"bytes"}, {}};
   Probe h2d{"pcie_h2d_pinned", "other", "pcie", "", "bulk", "ok", "", {"bytes"}, {}};
   for (size_t b : sizes(c, max_B)) {
@@ -160,9 +158,12 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   }
   out.push_back(staged);
   out.push_back(h2d);
+}
 
-  // Copy-stream elbow: K streams each copying 8 MiB at once; the makespan stays flat while the
-  // copy engines have room and grows past the elbow.
+// Copy-stream elbow: K streams each copying 8 MiB at once; the makespan stays flat while the
+// copy engines have room and grows past the elbow.
+void elbow_probe(const Config& c, cudaStream_t s, void* src, size_t max_B, std::vector<Probe>& out)
+{
   const size_t chunk = 8u << 20;
   const int kmax = 16;
   std::vector<cudaStream_t> pool(kmax);
@@ -198,6 +199,25 @@ void transfer_probes(const Config& c, std::vector<Probe>& out)
   }
   PROBE_CUDA(cudaEventDestroy(fork));
   PROBE_CUDA(cudaFree(dst_pool));
+}
+} // namespace
+
+void transfer_probes(const Config& c, std::vector<Probe>& out)
+{
+  const size_t max_B = c.quick ? (16u << 20) : (256u << 20);
+  cudaStream_t s;
+  PROBE_CUDA(cudaSetDevice(0));
+  PROBE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  void *src = nullptr, *dst = nullptr, *host = nullptr;
+  PROBE_CUDA(cudaMalloc(&src, max_B));
+  PROBE_CUDA(cudaMemset(src, 1, max_B));
+  peer_probes(c, s, src, max_B, dst, out);
+  // The staged copy ends on GPU 1 when there is one, else on GPU 0.
+  PROBE_CUDA(cudaMallocHost(&host, max_B));
+  void* staged_dst = dst;
+  if (!staged_dst) PROBE_CUDA(cudaMalloc(&staged_dst, max_B));
+  staged_probes(c, s, src, host, staged_dst, max_B, out);
+  elbow_probe(c, s, src, max_B, out);
   if (staged_dst != dst) PROBE_CUDA(cudaFree(staged_dst));
   if (dst) {
     PROBE_CUDA(cudaSetDevice(1));
