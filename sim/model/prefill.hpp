@@ -1,9 +1,10 @@
 // A prefill chunk's compute by the roofline, layer by layer (docs/cost-path.md, "Prefill"): the
 // new tokens' projections and MLPs at their token count, attention over every token so far (the
 // quadratic term), a sparse model's indexer over every token so far, the routed experts over the
-// group's tokens, and the output head for a prompt that ends in the chunk. The MoE layers' dispatch
-// and combine of these tokens are bytes on the network (serving.hpp's dispatch_bytes and
-// combine_bytes), priced where they move.
+// group's tokens, each layer's element-wise kernels (serving.hpp's elementwise_time), and the
+// output head for a prompt that ends in the chunk. The MoE layers' dispatch and combine of these
+// tokens are bytes on the network (serving.hpp's dispatch_bytes and combine_bytes), priced where
+// they move.
 //
 // MLA prefills in one of its two forms, as DeepSeek's kernels do:
 // - dense attention (DeepSeek-V3) in the unabsorbed, multi-head form: each token's latent is

@@ -99,9 +99,9 @@ Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bo
 /// query up, the per-head KV up and the output projection split by heads, the MLPs and shared
 /// experts by their intermediate size, the head by the vocabulary; the query and KV down
 /// projections, the indexer and the gates run whole on every rank. Each layer's element-wise
-/// kernels (elementwise_time) with it; gathering the head's logits is not priced. The head runs for
-/// `head_rows` of the rows (negative: all of them, a decode step's; a prefill chunk's tokens need
-/// it only for a prompt's last).
+/// kernels (elementwise_time) are counted with it; gathering the head's logits is not priced. The
+/// head runs for `head_rows` of the rows (negative: all of them, a decode step's; a prefill
+/// chunk's tokens need it only for a prompt's last).
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp = 1,
                    double head_rows = -1);
 
