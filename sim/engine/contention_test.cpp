@@ -171,7 +171,7 @@ policies: [route]
   for (const char* q : {"mean", "max", "p50"})
     CHECK(fast["policies"]["route"]["step_latency_s"][q].get<double>() ==
           Approx(slow["policies"]["route"]["step_latency_s"][q].get<double>()).epsilon(1e-6));
-  CHECK(fast["policies"]["route"]["engine"]["real"].get<int>() == 0); // all solved exactly
+  CHECK(fast["policies"]["route"]["engine"]["simgrid_transfers"].get<int>() == 0); // all solved exactly
   CHECK(slow["policies"]["route"]["engine"]["fluid"].get<int>() == 0);
 }
 

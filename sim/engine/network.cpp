@@ -240,7 +240,7 @@ void Network::flush()
   seeds_.clear();
   for (std::uint32_t id : pending_) {
     if (reference_) {
-      ++stats_.real;
+      ++stats_.simgrid;
       to_simgrid(id);
       continue;
     }

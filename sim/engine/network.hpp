@@ -51,12 +51,12 @@ using topo::GpuId;
 struct NetworkStats {
   std::uint64_t transfers = 0;     ///< transfer() calls
   std::uint64_t fluid = 0;         ///< moved by the incremental max-min solver
-  std::uint64_t real = 0;          ///< moved by SimGrid comms (fast_path false)
+  std::uint64_t simgrid = 0;       ///< moved by SimGrid comms (fast_path false)
   std::uint64_t resolves = 0;      ///< re-solves of a set of flows (an event that changed others' rates)
   std::uint64_t resolved = 0;      ///< flows in those sets, summed
   std::uint64_t widest = 0;        ///< flows in the largest set
   std::uint64_t relayed = 0;       ///< transfers through a rail-matched relay (a striping requester)
-  std::uint64_t comms = 0;         ///< SimGrid comms launched (one per thread block of a real transfer)
+  std::uint64_t comms = 0;         ///< SimGrid comms launched (one per thread block of such a transfer)
   std::uint64_t max_in_flight = 0; ///< transfers moving bytes at once
   std::array<double, core::kAllFabrics.size()> bytes_by_fabric{};      ///< handed to transfer()
   std::array<double, core::kAllFabrics.size()> bytes_done_by_fabric{}; ///< arrived, of finished transfers

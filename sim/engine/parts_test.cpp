@@ -267,7 +267,7 @@ TEST_CASE("engine parts: the network re-solves the flows an event touches, and n
   // The second IB transfer fills the NIC: the two on it are re-solved, the NVLink one is not.
   CHECK(net.stats().resolves == 2); // when the third starts, and when the second ends
   CHECK(net.stats().widest == 2);
-  CHECK(net.stats().real == 0);
+  CHECK(net.stats().simgrid == 0);
   CHECK(net.stats().fluid == 3);
 }
 
@@ -346,7 +346,7 @@ TEST_CASE("engine parts: 80 transfers queued on one NIC are solved exactly, none
     });
   e->run();
   CHECK(last == Approx(80 * 10e6 / 25e9).epsilon(1e-6));
-  CHECK(net.stats().real == 0);
+  CHECK(net.stats().simgrid == 0);
   CHECK(net.stats().fluid == 80);
   CHECK(net.stats().widest == 80);
   CHECK(net.stats().max_in_flight == 80);

@@ -261,6 +261,8 @@ PolicyResult policy_result(const json& j)
   r.decisions = decisions(section(j, "decisions"));
   r.simulated_time_s = j.value("simulated_time_s", 0.0);
   r.engine = fields_from<EngineCounters>(section(j, "engine"), kEngineFields);
+  // Summaries before format 3 called the transfers SimGrid moved engine.real.
+  if (!section(j, "engine").contains("simgrid_transfers")) r.engine.simgrid = u64(section(j, "engine"), "real");
   r.memory = fields_from<MemoryCounters>(section(j, "memory"), kMemoryFields);
   r.prefill = j.contains("prefill");
   r.prefill_counts = fields_from<PrefillCounters>(section(j, "prefill"), kPrefillFields);

@@ -49,13 +49,13 @@ inline constexpr std::array<std::pair<const char*, std::uint64_t Decisions::*>, 
 
 /// How the engine moved bytes (sim/engine/network.hpp's counters, NetworkStats).
 struct EngineCounters {
-  std::uint64_t transfers = 0, fluid = 0, real = 0, resolves = 0, resolved = 0, widest_resolve = 0, max_in_flight = 0,
-                simgrid_comms = 0, max_comms_in_flight = 0, relayed = 0;
+  std::uint64_t transfers = 0, fluid = 0, simgrid = 0, resolves = 0, resolved = 0, widest_resolve = 0,
+                max_in_flight = 0, simgrid_comms = 0, max_comms_in_flight = 0, relayed = 0;
 };
 inline constexpr std::array<std::pair<const char*, std::uint64_t EngineCounters::*>, 10> kEngineFields{
     {{"transfers", &EngineCounters::transfers},
      {"fluid", &EngineCounters::fluid},
-     {"real", &EngineCounters::real},
+     {"simgrid_transfers", &EngineCounters::simgrid},
      {"resolves", &EngineCounters::resolves},
      {"resolved", &EngineCounters::resolved},
      {"widest_resolve", &EngineCounters::widest_resolve},
@@ -311,7 +311,8 @@ PolicyResult policy_result(const nlohmann::json& j);
 
 /// The version of summary.json's layout this xattn writes and reads; a reader refuses a newer one.
 /// Raise it when a key is renamed or removed (adding keys does not need it).
-inline constexpr int kSummaryFormat = 2; ///< 2: request_latency_s became e2e_s
+/// 2: request_latency_s became e2e_s; 3: engine.real became engine.simgrid_transfers.
+inline constexpr int kSummaryFormat = 3;
 
 /// summary.json: {"format", "scenario", "run_id", "seed", "policies": {NAME: {...}}, "invariants": {"ok", NAME: {...}}}
 /// (plus "interrupted", "signal", and "limit" and "limit_message" when a guard stopped it, for a run

@@ -109,7 +109,7 @@ PolicyResult Simulation::figures()
   r.simulated_time_s = now();
   r.engine = {.transfers = ns.transfers,
               .fluid = ns.fluid,
-              .real = ns.real,
+              .simgrid = ns.simgrid,
               .resolves = ns.resolves,
               .resolved = ns.resolved,
               .widest_resolve = ns.widest,

@@ -203,6 +203,22 @@ TEST_CASE("summary.json carries its format; a reader refuses a newer one and nam
   CHECK_THROWS_WITH(check_summary_format(j, "s.json"), Contains("expected a whole number"));
 }
 
+TEST_CASE("summary.json: an older format's renamed keys read as today's")
+{
+  RunResult r;
+  r.policies = {{"route", policy(0.01)}};
+  r.policies[0].second.engine.simgrid = 7;
+  nlohmann::json j = to_json(r);
+  CHECK(j["policies"]["route"]["engine"]["simgrid_transfers"] == 7);
+  CHECK(run_result(j).policies[0].second.engine.simgrid == 7);
+  // Format 2 called the transfers SimGrid moved engine.real.
+  nlohmann::json& engine = j["policies"]["route"]["engine"];
+  engine.erase("simgrid_transfers");
+  engine["real"] = 5;
+  j["format"] = 2;
+  CHECK(run_result(j).policies[0].second.engine.simgrid == 5);
+}
+
 TEST_CASE("verdict: the tables' policy column fits the longest policy name, ten characters at least")
 {
   RunResult r;
