@@ -103,9 +103,10 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   const Cells in{cell, file, line, diags, columns};
   MeasuredRow r;
   r.line = line;
+  constexpr std::string_view kPrimitives = "route|fetch|local|transfer";
   const std::string* prim = in.get("primitive");
   if (!prim)
-    in.err("primitive", "missing (route|fetch|local|transfer)");
+    in.err("primitive", "missing (" + std::string(kPrimitives) + ")");
   else if (*prim == "route")
     r.op = Op::kRoute;
   else if (*prim == "fetch")
@@ -115,7 +116,7 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   else if (*prim == "transfer")
     r.op = Op::kTransfer;
   else
-    in.err("primitive", "unknown primitive '" + *prim + "' (expected route|fetch|local|transfer)");
+    in.err("primitive", "unknown primitive '" + *prim + "' (expected " + std::string(kPrimitives) + ")");
   if (const std::string* f = in.get("fabric")) {
     r.fabric = core::parse_fabric(*f);
     if (!r.fabric)

@@ -370,18 +370,17 @@ TEST_CASE("engine: under the production profile an idle step equals the roofline
   // The MLPs' activations read the gate and up halves in BF16 and write the product: in BF16
   // (the down GEMM quantises it), or for the routed experts in FP8 with its scales.
   const double dense_mlp = gemm(t, 7168, 2 * 18432) + elementwise(t * 18432 * 6) + gemm(t, 18432, 7168);
-  const double moe_mlp =
-      gemm(t, 7168, 256, 1, 2) + gemm(t, 7168, 2 * 2048) + elementwise(t * 2048 * 6) + gemm(t, 2048, 7168);
+  // The router: its BF16 gate, then the top-k over 256 fp32 scores.
+  const double moe_mlp = gemm(t, 7168, 256, 1, 2) + elementwise(t * 256 * 4) + gemm(t, 7168, 2 * 2048) +
+                         elementwise(t * 2048 * 6) + gemm(t, 2048, 7168);
   const double active = 256 * (1 - std::pow(1 - 8.0 / 256, t)); // every expert, near enough
   const double experts = gemm(8 * t, 7168, 2 * 2048, active, 1, false) + elementwise(8 * t * 2048 * (5 + 4.0 / 128)) +
                          gemm(8 * t, 2048, 7168, active, 1, false);
   // Each layer's norms (two residual ones, reading and writing the hidden state and the residual;
-  // the query and KV latents'), RoPE on 128 query heads and the key, and an MoE layer's top-k
-  // over 256 fp32 scores.
+  // the query and KV latents') and RoPE on 128 query heads and the key.
   const double norms = 2 * elementwise(t * 7168 * 8) + elementwise(t * 1536 * 4) + elementwise(t * 512 * 4) +
                        elementwise(t * 129 * 64 * 4);
-  const double prefill =
-      L * (projections + kv_up + attend + norms) + 3 * dense_mlp + 58 * (moe_mlp + experts + elementwise(t * 256 * 4));
+  const double prefill = L * (projections + kv_up + attend + norms) + 3 * dense_mlp + 58 * (moe_mlp + experts);
 
   auto topo = topo::load_topology(*core::resolve_preset(p.topology, "topologies"));
   topo::Path path = topo.path(*topo.find_gpu(p.requester), *topo.find_gpu(p.holder));

@@ -395,7 +395,7 @@ void Network::detach(std::uint32_t id)
     Resource& res = resources_[r];
     res.used -= fluid_[id].rate;
     res.capsum -= fluid_[id].cap;
-    // Swap-remove: the last tr of the list takes this one's place, and its slot says so.
+    // Swap-remove: the last flow of the list takes this one's place, and its slot says so.
     const auto pos = tr.slot[k];
     XATTN_CHECK(pos < res.crossing.size() && res.crossing[pos].transfer == id, "a transfer's slot on a link is stale");
     const OnLink moved = res.crossing.back();

@@ -82,8 +82,7 @@ PrefillPrice prefill_price(const ModelSpec& m, const Profile& p, const Layout& l
   out.mlp = mlp_time(m, p, c.tokens, false, tp) * dense;
   if (moe > 0) out.mlp += mlp_time(m, p, c.tokens, true, tp) * moe;
   if (moe > 0) out.experts = expert_time(m, p, l.ep, group, tp) * moe;
-  out.elementwise =
-      elementwise_time(m, p, c.tokens, false, tp) * dense + elementwise_time(m, p, c.tokens, true, tp) * moe;
+  out.elementwise = elementwise_time(m, p, c.tokens, tp) * L;
   if (c.ends_prompt) out.head = head_time(m, p, 1, tp);
   out.all_reduce = tensor_parallel_time(m, p, c.tokens, 0, m.layers, tp);
   return out;

@@ -43,7 +43,7 @@ struct PrefillPrice {
   Seconds experts;     ///< routed experts over the group's tokens (expert_time)
   Seconds head;        ///< the output head, for the prompt's last token
   Seconds all_reduce;  ///< tensor parallelism's two all-reduces a layer
-  Seconds elementwise; ///< every layer's norms, RoPE and router top-k (elementwise_time)
+  Seconds elementwise; ///< every layer's norms and RoPE (elementwise_time)
   Seconds total() const
   {
     return projections + kv_up + attention + indexer + mlp + experts + head + all_reduce + elementwise;

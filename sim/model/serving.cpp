@@ -92,7 +92,7 @@ Seconds activation_time(const Profile& p, double rows, double inter, double out_
   return rows <= 0 ? Seconds(0) : elementwise_kernel(p, core::Bytes(rows * inter * (2.0 * 2.0 + out_bytes)));
 }
 
-Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp)
+Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, int tp)
 {
   if (tokens <= 0) return Seconds(0);
   const double r = std::max(1, tp), h = m.hidden;
@@ -111,8 +111,6 @@ Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bo
   }
   if (m.index.sparse()) // the indexer's key norm
     t += elementwise_kernel(p, core::Bytes(tokens * m.index.head_dim * 2.0 * kBf16));
-  if (moe_layer) // the router's top-k over its experts' fp32 scores
-    t += elementwise_kernel(p, core::Bytes(tokens * m.experts * 4.0));
   return t;
 }
 
@@ -154,7 +152,10 @@ Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_l
   };
   if (!moe_layer) return mlp(m.dense_intermediate / r);
   const double shared = 1.0 * m.shared_experts * m.expert_intermediate / r;
-  return gemm_time(m, p, tokens, h, m.experts, 1, kBf16) + (shared > 0 ? mlp(shared) : Seconds(0));
+  // The router: its gate (BF16), then the top-k over the experts' fp32 scores.
+  const Seconds router =
+      gemm_time(m, p, tokens, h, m.experts, 1, kBf16) + elementwise_kernel(p, core::Bytes(tokens * m.experts * 4.0));
+  return router + (shared > 0 ? mlp(shared) : Seconds(0));
 }
 
 Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int first, int last, int tp, double head_rows)
@@ -163,10 +164,9 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
   if (tokens <= 0) return t;
   const Seconds attention = projection_time(m, p, tokens, tp, true);
   const Seconds dense = mlp_time(m, p, tokens, false, tp), moe = mlp_time(m, p, tokens, true, tp);
-  const Seconds dense_elementwise = elementwise_time(m, p, tokens, false, tp),
-                moe_elementwise = elementwise_time(m, p, tokens, true, tp);
+  const Seconds elementwise = elementwise_time(m, p, tokens, tp);
   for (int l = std::max(0, first); l < std::min(last, m.layers); ++l)
-    t += attention + (m.moe_layer(l) ? moe + moe_elementwise : dense + dense_elementwise);
+    t += attention + ((m.moe_layer(l) ? moe : dense) + elementwise);
   if (last >= m.layers) t += head_time(m, p, head_rows < 0 ? tokens : head_rows, tp);
   return t;
 }

@@ -83,12 +83,12 @@ Seconds activation_time(const Profile& p, double rows, double inter, double out_
 /// One layer's element-wise kernels at `tokens` rows on one of `tp` ranks, each one launch and its
 /// bytes at HBM speed (elementwise_kernel): the residual RMSNorms before attention and before the
 /// MLP (each fused with its residual add), MLA's query- and KV-latent RMSNorms, RoPE on the rotary
-/// dimensions of the rank's query heads and of the keys, a sparse model's indexer key norm, an MoE
-/// layer's router top-k. The activation quantisations are gemm_time's, the MLPs' activations
-/// mlp_time's and expert_gemm_time's. As the models' reference forward passes launch them, one
-/// kernel each; a stack that fuses some (a norm with RoPE or with the quantisation that follows)
-/// saves their launches.
-Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp = 1);
+/// dimensions of the rank's query heads and of the keys, a sparse model's indexer key norm. The
+/// activation quantisations are gemm_time's, the router's top-k and the MLPs' activations
+/// mlp_time's, the routed experts' activation expert_gemm_time's. As the models' reference forward passes launch them,
+/// one kernel each; a stack that fuses some (a norm with RoPE or with the quantisation that follows) saves their
+/// launches.
+Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, int tp = 1);
 
 /// The non-attention compute one GPU runs for `tokens` decoded tokens in layers [first, last) of
 /// one step: each layer's projections (projection_time's: MLA's query down and up, KV down, the
@@ -113,8 +113,8 @@ Seconds dense_time(const ModelSpec& m, const Profile& p, double tokens, int firs
 /// they go, copies past that) and its output projection.
 Seconds projection_time(const ModelSpec& m, const Profile& p, double tokens, int tp, bool absorbed);
 /// One layer's MLP at `tokens` rows on one of `tp` ranks: a dense layer's gate and up, activation
-/// and down; an MoE layer's gate over the routed experts and its shared experts, likewise (the
-/// routed ones are expert_time's).
+/// and down; an MoE layer's router (its gate over the routed experts, then their top-k) and its
+/// shared experts, likewise (the routed ones are expert_time's).
 Seconds mlp_time(const ModelSpec& m, const Profile& p, double tokens, bool moe_layer, int tp = 1);
 /// The output head at `tokens` rows on one of `tp` ranks (the vocabulary split).
 Seconds head_time(const ModelSpec& m, const Profile& p, double tokens, int tp = 1);

@@ -240,17 +240,26 @@ TEST_CASE("serving: an FP8 GEMM quantises its input first, and DeepSeek-V3's ele
   CHECK(gemm_time(m, p, 64, 7168, 256, 1, 2).value() ==
         Approx(std::max((7168.0 * 256 * 2 + 64.0 * (7168 + 256) * 2) / bw, 2.0 * 64 * 7168 * 256 / 250e12) + launch)
             .epsilon(1e-9));
-  // One MoE layer at 64 tokens: two residual norms (4 x 7168 x 2 B a token each), the query and
-  // KV latents' norms (2 x 1536 x 2 B, 2 x 512 x 2 B), RoPE on 128 query heads and the key
-  // (2 x 129 x 64 x 2 B), the router's top-k over 256 fp32 scores; a dense layer has no top-k.
+  // One layer at 64 tokens: two residual norms (4 x 7168 x 2 B a token each), the query and KV
+  // latents' norms (2 x 1536 x 2 B, 2 x 512 x 2 B), RoPE on 128 query heads and the key
+  // (2 x 129 x 64 x 2 B).
   auto kernel = [&](double bytes_per_token) { return 64 * bytes_per_token / bw + launch; };
-  const double dense = 2 * kernel(4 * 7168 * 2) + kernel(2 * 1536 * 2) + kernel(2 * 512 * 2) + kernel(2 * 129 * 64 * 2);
-  CHECK(elementwise_time(m, p, 64, false).value() == Approx(dense).epsilon(1e-9));
-  CHECK(elementwise_time(m, p, 64, true).value() == Approx(dense + kernel(256 * 4)).epsilon(1e-9));
+  const double layer = 2 * kernel(4 * 7168 * 2) + kernel(2 * 1536 * 2) + kernel(2 * 512 * 2) + kernel(2 * 129 * 64 * 2);
+  CHECK(elementwise_time(m, p, 64).value() == Approx(layer).epsilon(1e-9));
   // Over 8 tensor-parallel ranks, RoPE covers 16 query heads and the key.
-  CHECK((elementwise_time(m, p, 64, false) - elementwise_time(m, p, 64, false, 8)).value() ==
+  CHECK((elementwise_time(m, p, 64) - elementwise_time(m, p, 64, 8)).value() ==
         Approx(64 * (129 - 17) * 64 * 2 * 2 / bw).epsilon(1e-9));
-  CHECK(elementwise_time(m, p, 0, true).value() == 0);
+  CHECK(elementwise_time(m, p, 0).value() == 0);
+  // An MoE layer's MLP: the router (its BF16 gate, then the top-k over 256 fp32 scores) and the
+  // shared expert: gate and up 7168 -> 4096 and down 2048 -> 7168 in FP8, each input quantised,
+  // the activation between them (2 x 2048 BF16 values read, 2048 written a token).
+  auto fp8_gemm = [&](double k, double n) {
+    return std::max((k * n + 64 * (k + n) * 2) / bw, 2 * 64 * k * n / fp8) + launch + kernel(k * (3 + 4.0 / 128));
+  };
+  const double router = std::max((7168.0 * 256 * 2 + 64.0 * (7168 + 256) * 2) / bw, 2.0 * 64 * 7168 * 256 / 250e12) +
+                        launch + kernel(256 * 4);
+  const double shared = fp8_gemm(7168, 4096) + kernel(2048 * 6) + fp8_gemm(2048, 7168);
+  CHECK(mlp_time(m, p, 64, true).value() == Approx(router + shared).epsilon(1e-9));
 }
 
 TEST_CASE("serving: a model without the serving dimensions is named with the keys it lacks", "[serving]")

@@ -2,6 +2,7 @@
 
 #include "sim/core/check.hpp"
 #include "sim/core/registry.hpp"
+#include "sim/core/units.hpp"
 
 #include <vector>
 
@@ -39,7 +40,7 @@ std::unique_ptr<Policy> make(const PolicyInfo& info, const Params& given)
     for (const core::Field& f : *info.params) {
       XATTN_CHECK(f.def != core::kRequired && f.def != core::kNoDefault,
                   "a policy parameter has a default: " + std::string(f.key));
-      all[std::string(f.key)] = std::stod(std::string(f.def));
+      all[std::string(f.key)] = core::parse_quantity(f.def, f.dim); // as a scenario's value reads
     }
   for (const auto& [key, value] : given) {
     XATTN_CHECK(all.contains(key), "policy " + std::string(info.name) + " has no parameter " + key);
