@@ -41,4 +41,4 @@ closed --topology b200-leafspine-512 --fabric ib-same-leaf --blocks 32 >"$work/p
 # searches by docs/figures_capacity_test.sh.
 /usr/bin/python3 "$src/docs/figures_check.py" "$src" q="$work/q/summary.json" a="$work/a/summary.json" \
   p="$work/p.json" qbg="$work/qbg/summary.json" pp="$work/pp/summary.json" ppbg="$work/ppbg/summary.json" ik="$work/ik.txt" pv3="$work/pv3.json" pv3r4="$work/pv3r4.json" pq="$work/pq.json" pleaf="$work/pleaf.json" pspine="$work/pspine.json" pnvl="$work/pnvl.json" pdsa="$work/pdsa.json" \
-  --all=q,a,p,qbg,pp,ppbg,ik,pv3,pv3r4,pq,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,dl_sweep,dl_cmp,ls_sweep,qcap,lcap_leaf,lcap_rail,lcap_nvl
+  --all=q,a,p,qbg,pp,ppbg,ik,pv3,pv3r4,pq,pleaf,pspine,pnvl,pdsa,layouts_sweep,layouts_plan,dl_sweep,dl_cmp,ls_sweep,qcap,lcap_leaf,lcap_rail,lcap_nvl,vs,vss

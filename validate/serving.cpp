@@ -1,12 +1,14 @@
 #include "validate/serving.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/resources.hpp"
+#include "sim/core/yaml.hpp"
 #include "sim/engine/driver.hpp"
 #include "validate/table.hpp"
-#include "workloads/rng.hpp"
+#include "workloads/batch.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,83 +18,65 @@
 namespace xattn::validate
 {
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace
 {
 constexpr int kGpusPerNode = 8;       // the H800 servers of DeepSeek's profile
-constexpr int kBlockTokens = 64;      // the traces' blocks: a request's context is whole blocks of its own
-constexpr int kDecodeTokens = 4;      // decode: tokens each request makes (TPOT over the gaps between them)
 constexpr int kPrefillIterations = 3; // prefill: iterations' worth of prompts on each GPU
-constexpr int kSharedTokens = 64;     // decode over a shared corpus: tokens each request makes
 
-// The trace: on each of `gpus` GPUs, `per_gpu` requests of `context` tokens, all at t = 0, listed
-// GPU after GPU within each round so that request i (from 0) is on GPU i mod gpus. Decode: one
-// session per GPU (the session router puts GPU r's on instance r); prefill: a session per request
-// (the round-robin router does the same). A request's context is chunk i of the corpus, its own,
-// and (round-robin placement with seed 0) on its GPU; or, with `shared_chunks`, one of that many
-// chunks of a shared corpus, drawn with popularity 1 / rank (Zipf 1) from a fixed seed.
-void write_trace(const fs::path& path, const ServingMeasurement& m, int per_gpu, int out_tokens,
-                 std::int64_t shared_chunks = 0)
+// The shipped scenario a point runs: its phase's, or the shared-corpus study's.
+std::string scenario_name(const ServingMeasurement& m, bool shared)
 {
-  std::ofstream out(path);
-  out << json{{"xattn_trace", 1}, {"source", "xattn validate --serving"}}.dump() << "\n";
-  const int blocks = m.context_tokens / kBlockTokens;
-  std::vector<std::int64_t> ids(static_cast<std::size_t>(blocks));
-  const std::optional<workloads::ZipfSampler> popular =
-      shared_chunks > 0 ? std::optional(workloads::ZipfSampler(static_cast<std::uint64_t>(shared_chunks), 1.0))
-                        : std::nullopt;
-  workloads::Rng rng(1);
-  for (int k = 0; k < per_gpu; ++k)
-    for (int r = 0; r < m.gpus; ++r) {
-      const std::int64_t i = static_cast<std::int64_t>(k) * m.gpus + r;
-      std::int64_t chunk = i;
-      if (popular) chunk = static_cast<std::int64_t>((*popular)(rng));
-      for (int b = 0; b < blocks; ++b)
-        ids[static_cast<std::size_t>(b)] = chunk * blocks + b;
-      out << json{{"id", i},
-                  {"t", 0},
-                  {"session", m.phase == "decode" ? static_cast<std::int64_t>(r) : i},
-                  {"agent", r},
-                  {"block_tokens", kBlockTokens},
-                  {"blocks", ids},
-                  {"in", m.context_tokens},
-                  {"out", out_tokens}}
-                 .dump()
-          << "\n";
-    }
+  return shared ? "deepseek-profile-shared" : "deepseek-profile-" + m.phase;
 }
 
-// The policies a shared corpus is studied under: each primitive alone, and the closed form's choice.
-const char* const kSharedPolicies = "[route, fetch, local, predicate]";
-
-// Point `m` rebuilt as a scenario of DeepSeek-V3 on its GPUs, EP over all of them, `micro_batches`
-// of each batch overlapped; `per_gpu` requests a GPU of `out_tokens` each. Every request's context
-// is its own on its GPU (every policy then local), or with `shared_chunks` a chunk of a shared
-// corpus spread over the GPUs (placed by the scenario's seed), under every policy of
-// kSharedPolicies with the engine's default cache budget. Runs it in `dir` as `stem`.
-sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches, std::int64_t shared_chunks,
-                                  const std::string& stem, int per_gpu, int out_tokens, const fs::path& dir,
-                                  ServingValidation& v, sim::engine::Scenario& sc, int members = 0)
+// The overrides that give the shipped scenario point `m`'s sizes, on the validation's machine:
+// its GPUs (whole nodes from node 0), one instance a GPU, EP over all of them, `micro_batches`
+// pipelined layer by layer (or one at step granularity), `per_gpu` requests a GPU of its context,
+// the batch (decode) or an iteration's prompts and token budget (prefill).
+std::vector<std::string> point_sets(const ServingMeasurement& m, int micro_batches, int per_gpu,
+                                    const ServingValidation& v)
 {
-  const bool decode = m.phase == "decode", shared = shared_chunks > 0;
-  const fs::path trace = dir / (stem + ".jsonl");
-  write_trace(trace, m, per_gpu, out_tokens, shared_chunks);
-  const std::string gpus = fmt::format("node0-{}", m.gpus / kGpusPerNode - 1);
-  std::string text =
-      fmt::format("name: deepseek-profile-{}\nmodel: deepseek-v3\nprofile: {}\ntopology: {}\n"
-                  "instances: {{requesters: [{}], holders: [{}], dp_attention: {}, ep: {}, micro_batches: {}}}\n"
-                  "corpus: {{chunk_tokens: {}{}}}\nworkload: {{trace: {}}}\npolicies: {}\n"
-                  "engine: {{step: full, max_batch: {}{}{}}}\n",
-                  stem, v.profile, v.topology, gpus, gpus, m.gpus, m.ep, micro_batches, m.context_tokens,
-                  shared ? "" : ", seed: 0", trace.string(), shared ? kSharedPolicies : "[local]",
-                  decode ? m.requests_per_gpu : m.tokens_per_gpu / m.context_tokens, shared ? "" : ", cache_budget: 0B",
-                  micro_batches > 1 ? ", granularity: layer" : ""); // micro-batches pipeline each layer
-  if (!decode)
-    text += fmt::format("router: {{policy: round-robin}}\nprefill: {{enabled: true, max_num_batched_tokens: {}}}\n",
-                        m.tokens_per_gpu);
+  const bool decode = m.phase == "decode";
+  const std::string gpus = fmt::format("[node0-{}]", m.gpus / kGpusPerNode - 1);
+  std::vector<std::string> sets = {
+      "profile=" + v.profile,
+      "topology=" + v.topology,
+      "instances.requesters=" + gpus,
+      "instances.holders=" + gpus,
+      fmt::format("instances.dp_attention={}", m.gpus),
+      fmt::format("instances.ep={}", m.ep),
+      fmt::format("instances.micro_batches={}", micro_batches),
+      fmt::format("engine.granularity={}", micro_batches > 1 ? "layer" : "step"),
+      fmt::format("corpus.chunk_tokens={}", m.context_tokens),
+      fmt::format("workload.batch.context_tokens={}", m.context_tokens),
+      fmt::format("workload.batch.requests_per_instance={}", per_gpu),
+      fmt::format("engine.max_batch={}", decode ? m.requests_per_gpu : m.tokens_per_gpu / m.context_tokens)};
+  if (!decode) sets.push_back(fmt::format("prefill.max_num_batched_tokens={}", m.tokens_per_gpu));
+  return sets;
+}
+
+// Point `m` run from its shipped scenario with the point's sizes (point_sets), `per_gpu` requests
+// a GPU. Every request's context is its own on its GPU (every policy then local), or with
+// `shared_tokens` a chunk of a shared corpus of that many tokens, under the study's policies. The
+// scenario as run is written to `dir` as `stem`.yaml, its results to out-`stem`.
+sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches, std::int64_t shared_tokens,
+                                  const std::string& stem, int per_gpu, const fs::path& dir, ServingValidation& v,
+                                  sim::engine::Scenario& sc, int members = 0)
+{
+  const std::string name = scenario_name(m, shared_tokens > 0);
+  const std::optional<fs::path> shipped = core::find_data("scenarios/" + name + ".yaml");
+  if (!shipped) throw std::runtime_error("scenarios/" + name + ".yaml is not installed beside xattn (core::data_dirs)");
+  core::Document doc = core::load_yaml(*shipped);
+  std::vector<std::string> sets = point_sets(m, micro_batches, per_gpu, v);
+  if (shared_tokens > 0) sets.push_back(fmt::format("workload.batch.shared_tokens={}", shared_tokens));
+  for (const std::string& s : sets)
+    core::apply_override(doc, s);
   const fs::path file = dir / (stem + ".yaml");
-  std::ofstream(file) << "# Written by xattn validate --serving (validate/README.md, \"--serving\").\n" << text;
+  const std::string text = YAML::Dump(doc.root) + "\n";
+  std::ofstream(file) << "# Written by xattn validate --serving: scenarios/" << name << ".yaml with the sizes of line "
+                      << m.line << " of the measured table (validate/README.md, \"--serving\").\n"
+                      << text;
   sc = sim::engine::parse_scenario(text, file.string());
   sim::engine::RunOptions opt;
   opt.out_dir = (dir / ("out-" + stem)).string();
@@ -100,11 +84,11 @@ sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches
   opt.ensemble = members;
   sim::engine::RunOutcome o = sim::engine::run_scenario(sc, opt);
   v.invariants_ok = v.invariants_ok && o.exit_code == 0 && o.result.ok;
-  const std::uint64_t expected = static_cast<std::uint64_t>(per_gpu) * m.gpus;
-  for (const auto& [name, p] : o.result.policies)
+  const std::uint64_t expected = sc.workload.batch->requests();
+  for (const auto& [policy, p] : o.result.policies)
     if (!p.full_step || p.requests != expected)
       throw std::runtime_error(
-          fmt::format("{} at EP {}, {}: {} of {} requests finished", m.phase, m.ep, name, p.requests, expected));
+          fmt::format("{} at EP {}, {}: {} of {} requests finished", m.phase, m.ep, policy, p.requests, expected));
   return o;
 }
 
@@ -115,9 +99,8 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
   const int per_gpu = decode ? m.requests_per_gpu : prompts * kPrefillIterations;
   sim::engine::Scenario sc;
-  const sim::engine::RunOutcome o =
-      run_point(m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), per_gpu,
-                decode ? kDecodeTokens : 1, dir, v, sc, members);
+  const sim::engine::RunOutcome o = run_point(
+      m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), per_gpu, dir, v, sc, members);
   const sim::engine::PolicyResult& p = o.result.policies.front().second;
   // None attended anything off its own GPU.
   const sim::engine::Decisions& d = p.decisions;
@@ -137,8 +120,9 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   return run;
 }
 
-// Decode point `m` again over a shared corpus, under each policy of kSharedPolicies, each (with
-// `members`) as an ensemble whose members pair with the baseline's, member by member.
+// Decode point `m` again over a shared corpus (scenarios/deepseek-profile-shared.yaml), under each
+// of its policies, each (with `members`) as an ensemble whose members pair with the baseline's,
+// member by member.
 void study_shared(const ServingMeasurement& m, std::int64_t shared_tokens, int members, const fs::path& dir,
                   ServingValidation& v, ServingPoint& pt)
 {
@@ -147,8 +131,10 @@ void study_shared(const ServingMeasurement& m, std::int64_t shared_tokens, int m
   sim::engine::Scenario sc;
   // One micro-batch at step granularity: two pipelined run every layer's calls apart, hundreds of
   // times the events, where the study compares policies at one configuration.
-  const sim::engine::RunOutcome o = run_point(m, 1, pt.shared_chunks, fmt::format("decode-ep{}-shared", m.ep),
-                                              m.requests_per_gpu, kSharedTokens, dir, v, sc, members);
+  const sim::engine::RunOutcome o =
+      run_point(m, 1, pt.shared_chunks * m.context_tokens, fmt::format("decode-ep{}-shared", m.ep), m.requests_per_gpu,
+                dir, v, sc, members);
+  pt.shared_output_tokens = static_cast<int>(sc.workload.batch->output_tokens);
   for (const auto& [name, r] : o.result.policies) {
     SharedRun run{name,
                   m.requests_per_gpu / r.tpot_s.mean,
@@ -205,8 +191,9 @@ std::vector<ServingMeasurement> read_serving_measurements(const std::string& pat
         if (m.ep != m.gpus || 256 % m.ep != 0)
           row.fail("ep", fmt::format("EP {} is not every GPU of the point, a divisor of the 256 experts", m.ep));
         m.context_tokens = count("context_tokens", "a whole number of tokens");
-        if (m.context_tokens % kBlockTokens != 0)
-          row.fail("context_tokens", fmt::format("{} is not whole {}-token blocks", m.context_tokens, kBlockTokens));
+        // The shipped scenarios' blocks: the batch's default size.
+        if (const std::int64_t block = workloads::BatchConfig{}.block_tokens; m.context_tokens % block != 0)
+          row.fail("context_tokens", fmt::format("{} is not whole {}-token blocks", m.context_tokens, block));
         m.tokens_per_gpu = count("tokens_per_gpu", "a whole number of tokens", decode);
         m.requests_per_gpu = count("requests_per_gpu", "a whole number of requests", !decode);
         if (!decode && (m.tokens_per_gpu == 0 || m.tokens_per_gpu % m.context_tokens != 0))
@@ -284,7 +271,7 @@ std::string serving_report(const ServingValidation& v, double max_error)
     out += fmt::format("\ndecode at EP {} over a shared corpus of {} chunks of {} tokens (popularity 1 / rank, spread "
                        "over its GPUs), one micro-batch, {} tokens a request, against every context on its own "
                        "GPU ({:.1f} tokens/s per GPU)",
-                       p.measured.ep, p.shared_chunks, p.measured.context_tokens, kSharedTokens,
+                       p.measured.ep, p.shared_chunks, p.measured.context_tokens, p.shared_output_tokens,
                        p.one.tokens_per_s_per_gpu);
     if (ranged)
       out += fmt::format("; ranges over {} profile draws, each against the baseline's same draw ({})", p.shared_members,

@@ -1,6 +1,7 @@
 // `xattn validate --serving FILE`: the whole serving step against DeepSeek's published throughput
-// per H800 GPU at its own profile points (validate/README.md, "--serving"). Each row is rebuilt as
-// a scenario of DeepSeek-V3 on its EP group with data-parallel attention (tp 1), every request's
+// per H800 GPU at its own profile points (validate/README.md, "--serving"). Each row runs its
+// phase's shipped scenario (scenarios/deepseek-profile-{decode,prefill}.yaml) with the row's sizes:
+// DeepSeek-V3 on its EP group with data-parallel attention (tp 1), every request's
 // context its own and resident on its GPU (no cross-instance attention: the baseline the rest of
 // the product starts from), expert shares as expected (balanced routing):
 //   decode:  requests_per_gpu requests of context_tokens each on every GPU, decoding together;
@@ -76,7 +77,8 @@ struct ServingPoint {
   /// decode, with a shared corpus asked for: its chunks, and each policy's run over it (one
   /// micro-batch, as the baseline `one`): route, fetch, local, predicate.
   std::int64_t shared_chunks = 0;
-  int shared_members = 0; ///< the study's ensemble members (0: none)
+  int shared_output_tokens = 0; ///< the tokens each request of the study makes
+  int shared_members = 0;       ///< the study's ensemble members (0: none)
   std::vector<SharedRun> shared;
   double dispatch_error() const { return one.per_layer.dispatch / deepep_dispatch_s - 1; }
   double combine_error() const { return one.per_layer.combine / deepep_combine_s - 1; }
@@ -96,11 +98,11 @@ struct ServingValidation {
 inline constexpr double kDispatchBound = 0.25;
 /// `deepep`: DeepEP's low-latency table (read_ep_measurements), whose pure-RDMA rows each decode
 /// point's dispatch and combine per MoE layer are set beside; empty: none. `keep`: a folder that
-/// keeps each run's trace, scenario (PHASE-epEP-mbN.yaml, to run again with `xattn run`) and
+/// keeps each run's scenario as run (PHASE-epEP-mbN.yaml, to run again with `xattn run`) and
 /// results (out-PHASE-epEP-mbN/); empty: a scratch folder, removed. `shared_tokens` > 0: each
-/// decode point runs again with every request's context a chunk (of context_tokens) of a shared
-/// corpus of that many tokens, drawn with popularity 1 / rank, spread over the point's GPUs, under
-/// route, fetch, local and predicate (a study on top of the baseline, not a check); with
+/// decode point runs scenarios/deepseek-profile-shared.yaml with its sizes and a shared corpus of
+/// that many tokens (whole contexts), under that scenario's policies (a study on top of the
+/// baseline, not a check); with
 /// `shared_members`, that study and its baseline each run an ensemble of as many profile draws.
 ServingValidation validate_serving(const std::vector<ServingMeasurement>& data, const std::string& profile,
                                    const std::string& topology, const std::vector<EpMeasurement>& deepep = {},

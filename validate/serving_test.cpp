@@ -102,13 +102,18 @@ TEST_CASE("validate: a decode point's throughput is its batch over its step, who
   const double launch = calibrate::load_profile(kServingProfile).gpu.launch.value();
   CHECK(o.attention == Approx(s.attention + launch).epsilon(1e-4));
   CHECK(p.error() == Approx(p.two.tokens_per_s_per_gpu / 1000 - 1));
-  // The kept scenarios read again as they ran, their traces beside them.
+  // The kept scenarios, the shipped decode scenario with the row's sizes, read again as they ran.
   for (const char* run : {"decode-ep16-mb1", "decode-ep16-mb2"}) {
     INFO(run);
-    CHECK(std::filesystem::exists(keep / (std::string(run) + ".jsonl")));
     CHECK(std::filesystem::exists(keep / ("out-" + std::string(run)) / "summary.json"));
     const sim::engine::Scenario sc = sim::engine::load_scenario((keep / (std::string(run) + ".yaml")).string());
     CHECK(sc.micro_batches == (std::string(run).back() == '2' ? 2 : 1));
+    CHECK(sc.requester_instances() == 16);
+    CHECK(sc.ep == 16);
+    REQUIRE(sc.workload.batch);
+    CHECK(sc.workload.batch->requests_per_instance == 16);
+    CHECK(sc.workload.batch->context_tokens == 1024);
+    CHECK(sc.workload.batch->requests() == 256);
   }
   std::filesystem::remove_all(keep);
 }

@@ -58,6 +58,15 @@ struct GeneratorConfig {
   double mean_rate_per_s() const;
 };
 
+/// A generated stream's block size, tokens per block id: the same key in the generator's schema and
+/// the standing batch's (workloads/batch.hpp).
+inline constexpr core::Field kBlockTokensField{.key = "block_tokens",
+                                               .kind = core::FieldKind::kInteger,
+                                               .def = "64",
+                                               .meaning = "tokens per block id",
+                                               .check = core::Check::kPositive,
+                                               .range = {1, 65536, "prefix caches use 16 to 512"}};
+
 /// The schema of a `generator:` section (also the text of `xattn trace generate --describe`).
 const core::Schema& generator_schema();
 /// Reads a generator section; problems go to the section's diagnostics (throw them after).

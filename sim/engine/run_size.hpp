@@ -15,19 +15,20 @@ namespace xattn::sim::engine
 /// The sections the sizing keys sit in: errors are reported at the key to change.
 struct RunSizeKeys {
   core::Section& workload;
-  core::Section* generator; ///< null for a trace
+  core::Section* source; ///< the generator's or the standing batch's section; null for a trace
   core::Section& corpus;
   core::Section& engine;
 };
 
-/// What a generated workload makes one simulation process hold at the least (a lower bound: the
-/// active requests' contexts, the caches and SimGrid come on top). All zero for a trace.
+/// What a generated workload or a standing batch makes one simulation process hold at the least (a
+/// lower bound: the active requests' contexts, the caches and SimGrid come on top). All zero for a
+/// trace.
 struct RunSizeEstimate {
   double requests = 0;        ///< all copies, cut at workload.max_requests
-  double steps = 0;           ///< decode steps: output.mean (capped at max_output_tokens) per request
+  double steps = 0;           ///< decode steps: output.mean or output_tokens (capped at max_output_tokens) per request
   double latency_bytes = 0;   ///< 8 B per step, 12 B per request: the samples behind exact percentiles
   double block_bytes = 0;     ///< the corpus index of the distinct blocks (private context included)
-  double generator_bytes = 0; ///< the generator's popularity table and its live agents' contexts
+  double generator_bytes = 0; ///< the generator's (or a shared batch corpus's) popularity table, live agents' contexts
   double total() const { return latency_bytes + block_bytes + generator_bytes; }
 };
 RunSizeEstimate estimate_run_size(const Scenario& sc);

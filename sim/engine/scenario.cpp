@@ -15,6 +15,8 @@
 #include "topologies/spec.hpp"
 #include "workloads/request_id.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -288,8 +290,8 @@ void read_corpus_section(Scenario& sc, core::Section& top, core::Section& corpus
   if (!sel.has("top_k_tokens") && sc.model.index.sparse()) sc.selection.top_k_tokens = sc.model.index.topk;
 }
 
-// The requests: a trace (its file and format) or the generator, and how they are replayed.
-// Returns the generator's section, if any.
+// The requests: a trace (its file and format), the generator or a standing batch, and how they are
+// replayed. Returns the generator's or the batch's section, if any.
 std::optional<core::Section> read_workload(Scenario& sc, core::Section& wl, const std::string& name)
 {
   if (wl.has("trace")) {
@@ -313,15 +315,26 @@ std::optional<core::Section> read_workload(Scenario& sc, core::Section& wl, cons
       sc.workload.format = *workloads::parse_format(fmt);
     }
   }
-  std::optional<core::Section> generator;
+  std::optional<core::Section> source;
   if (wl.has("generator")) {
-    generator.emplace(wl.section("generator"));
-    sc.workload.generator = workloads::read_generator(*generator);
-    if (!generator->has("seed")) // the scenario's seed drives the generated load too
+    core::Section& generator = source.emplace(wl.section("generator"));
+    sc.workload.generator = workloads::read_generator(generator);
+    if (!generator.has("seed")) // the scenario's seed drives the generated load too
       sc.workload.generator->seed = sc.seed;
   }
-  if (sc.workload.trace.empty() == !sc.workload.generator.has_value())
-    wl.error("", "give exactly one of workload.trace and workload.generator");
+  if (wl.has("batch")) {
+    core::Section& batch = source.emplace(wl.section("batch"));
+    sc.workload.batch = workloads::read_batch(batch);
+    sc.workload.batch->instances = sc.requester_instances();
+    if (!batch.has("seed")) sc.workload.batch->seed = sc.seed; // the scenario's seed draws the shared contexts
+    if (sc.workload.batch->requests() > workloads::ids::kSessions)
+      batch.error("requests_per_instance",
+                  fmt::format("{} requests on each of {} instances: more than the 2^32 sessions of the request-id "
+                              "layout (workloads/request_id.hpp), each request being its own",
+                              sc.workload.batch->requests_per_instance, sc.workload.batch->instances));
+  }
+  if (!sc.workload.trace.empty() + sc.workload.generator.has_value() + sc.workload.batch.has_value() != 1)
+    wl.error("", "give exactly one of workload.trace, workload.generator and workload.batch");
   sc.workload.time_scale = wl.number("time_scale");
   sc.workload.copies = wl.count("copies"); // within the request-id layout: the field's range
   static_assert(workloads::ids::kCopies == 65536, "workload.copies's range quotes the layout");
@@ -330,7 +343,7 @@ std::optional<core::Section> read_workload(Scenario& sc, core::Section& wl, cons
   sc.workload.max_output_tokens = wl.integer("max_output_tokens");
   sc.workload.skip_bad = wl.boolean("skip_bad");
   sc.workload.prefix_sessions = wl.choice("sessions") == "prefix";
-  return generator;
+  return source;
 }
 
 void read_engine(Scenario& sc, core::Section& top, core::Section& eng)
@@ -403,8 +416,9 @@ void read_prefill(Scenario& sc, core::Section& inst, core::Section& pf)
                                              " tokens cannot take one decode token for each of engine.max_batch = " +
                                              std::to_string(sc.max_batch) + " requests");
     // A trace's block size is known once it is read (plan_corpus checks it there).
-    else if (std::string under =
-                 sc.workload.generator ? budget_under_block(sc, sc.workload.generator->block_tokens) : "";
+    else if (std::string under = sc.workload.generator ? budget_under_block(sc, sc.workload.generator->block_tokens)
+                                 : sc.workload.batch   ? budget_under_block(sc, sc.workload.batch->block_tokens)
+                                                       : "";
              !under.empty())
       pf.error("max_num_batched_tokens", under);
     if (!sc.profile.name.empty() && sc.model.layers > 0) {
@@ -459,7 +473,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   core::Section corpus = top.section("corpus");
   read_corpus_section(sc, top, corpus);
   core::Section wl = top.section("workload");
-  std::optional<core::Section> generator = read_workload(sc, wl, name);
+  std::optional<core::Section> source = read_workload(sc, wl, name);
   read_policies(sc, top);
   core::Section eng = top.section("engine");
   read_engine(sc, top, eng);
@@ -482,7 +496,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
   if (sc.requesters.empty() && sc.topology && diags.empty()) inst.error("requesters", "no requester GPU");
   // Each key lies in its range; now their products (run_size.hpp), on values that are all valid.
-  if (diags.empty()) check_run_size(sc, RunSizeKeys{wl, generator ? &*generator : nullptr, corpus, eng});
+  if (diags.empty()) check_run_size(sc, RunSizeKeys{wl, source ? &*source : nullptr, corpus, eng});
   diags.throw_if_any();
   return sc;
 }

@@ -9,6 +9,7 @@
 #include "sim/model/model.hpp"
 #include "sim/policy/policy.hpp"
 #include "topologies/topology.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/corpus.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/selection.hpp"
@@ -43,11 +44,12 @@ struct WorkloadSpec {
   std::string trace;             ///< path; empty when the generator is used
   workloads::TraceFormat format; ///< default: the own format
   std::optional<workloads::GeneratorConfig> generator;
-  double time_scale = 1.0;            ///< arrivals happen this many times faster
-  int copies = 1;                     ///< overlaid copies of the trace (sessions kept apart)
-  core::Seconds copy_offset{0};       ///< shift between copies
-  std::uint64_t max_requests = 0;     ///< 0: all
-  std::int64_t max_output_tokens = 0; ///< cap on decode steps per request (0: none)
+  std::optional<workloads::BatchConfig> batch; ///< a standing batch (workloads/batch.hpp)
+  double time_scale = 1.0;                     ///< arrivals happen this many times faster
+  int copies = 1;                              ///< overlaid copies of the trace (sessions kept apart)
+  core::Seconds copy_offset{0};                ///< shift between copies
+  std::uint64_t max_requests = 0;              ///< 0: all
+  std::int64_t max_output_tokens = 0;          ///< cap on decode steps per request (0: none)
   bool skip_bad = false;
   bool prefix_sessions = false; ///< workload.sessions prefix (workloads::ImportOptions::prefix_sessions)
 };

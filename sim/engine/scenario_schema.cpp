@@ -120,6 +120,12 @@ const core::Schema& workload_schema()
        .def = "",
        .meaning = "synthetic agentic load (instead of a trace)",
        .sub = &workloads::generator_schema()},
+      {.key = "batch",
+       .kind = FieldKind::kSection,
+       .def = kNoDefault,
+       .meaning = "a standing batch (instead of a trace): as many requests on every requester instance, all at t = "
+                  "0, each context its own or drawn from a shared corpus",
+       .sub = &workloads::batch_schema()},
       {.key = "time_scale",
        .def = "1",
        .meaning = "arrivals happen this many times faster",

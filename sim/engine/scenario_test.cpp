@@ -92,7 +92,7 @@ TEST_CASE("scenario: bad input names the place")
              Contains("s.yaml:2:1: error: model: no model preset or file named 'deepseek-v9'"));
   CHECK_THAT(error_of(kValid, {"engine.cache_budget=16"}), Contains("engine.cache_budget: missing unit in '16'"));
   CHECK_THAT(error_of(kValid, {"workload.trace=/nonexistent.jsonl"}),
-             Contains("workload: give exactly one of workload.trace and workload.generator"));
+             Contains("workload: give exactly one of workload.trace, workload.generator and workload.batch"));
   CHECK_THAT(error_of(kValid, {"instances.holders=[node0.gpu0, node0]"}),
              Contains("instances.holders: a GPU is listed twice"));
   CHECK_THAT(error_of("name: [x]\n"), Contains("s.yaml:1:7: error: name: expected a string, got a list"));
@@ -149,4 +149,31 @@ TEST_CASE("scenario: engine.max_memory defaults to a share of the machine's memo
   const auto set = sim::engine::parse_scenario(kValid, "s.yaml", {"engine.max_memory=8GiB"});
   CHECK(set.max_memory.value() == 8.0 * 1073741824);
   CHECK(set.max_memory_origin == "engine.max_memory = 8.59GB");
+}
+
+TEST_CASE("scenario: a standing batch counts the requester instances and takes the scenario's seed")
+{
+  const std::string batch = "name: t\n"
+                            "model: deepseek-v3.2\n"
+                            "topology: testbed-ndr200\n"
+                            "instances: {requesters: [node0], holders: [node1-3], tp: 2}\n"
+                            "workload:\n"
+                            "  batch: {requests_per_instance: 3, context_tokens: 2048, shared_tokens: 8192}\n";
+  auto sc = sim::engine::parse_scenario(batch, "s.yaml", {"seed=5"});
+  REQUIRE(sc.workload.batch);
+  CHECK_FALSE(sc.workload.generator);
+  CHECK(sc.workload.trace.empty());
+  CHECK(sc.workload.batch->instances == 4); // 8 GPUs of node0 in instances of tp 2
+  CHECK(sc.workload.batch->requests() == 12);
+  CHECK(sc.workload.batch->contexts() == 4);
+  CHECK(sc.workload.batch->seed == 5);
+  CHECK(sim::engine::parse_scenario(batch, "s.yaml", {"workload.batch.seed=9"}).workload.batch->seed == 9);
+  // One source of requests, no more.
+  CHECK_THAT(error_of(batch, {"workload.generator={requests: 10}"}),
+             Contains("give exactly one of workload.trace, workload.generator and workload.batch"));
+  // Every request its own session: no more than the request-id layout's 2^32 (8,192 instances).
+  CHECK_THAT(error_of(batch, {"topology=ndr400-1024", "instances.requesters=[node0-1023]", "instances.holders=[node0]",
+                              "instances.tp=1", "workload.batch.requests_per_instance=1048576"}),
+             Contains("workload.batch.requests_per_instance: 1048576 requests on each of 8192 instances: more than "
+                      "the 2^32 sessions"));
 }

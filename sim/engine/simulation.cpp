@@ -61,12 +61,13 @@ CorpusPlan plan_corpus(const Scenario& sc)
     plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
   }
   plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
-  // The holders must hold the whole shared corpus the generator declares, read or not (a live
-  // system cannot know which chunks will be read); a scanned trace's chunks are all it has.
-  std::uint64_t declared = 0;
-  if (sc.workload.generator)
-    declared = static_cast<std::uint64_t>((sc.workload.generator->corpus_tokens + sc.corpus.chunk_tokens - 1) /
-                                          sc.corpus.chunk_tokens);
+  // The holders must hold the whole shared corpus the generator or the batch declares, read or not
+  // (a live system cannot know which chunks will be read); a scanned trace's chunks are all it has.
+  const std::int64_t declared_tokens = sc.workload.generator ? sc.workload.generator->corpus_tokens
+                                       : sc.workload.batch   ? sc.workload.batch->corpus_tokens()
+                                                             : 0;
+  const auto declared =
+      static_cast<std::uint64_t>((declared_tokens + sc.corpus.chunk_tokens - 1) / sc.corpus.chunk_tokens);
   const std::uint64_t chunks = std::max(plan.total_chunks, declared);
   if (need_scan || declared > 0)
     workloads::check_capacity(*plan.placement, chunks, sc.corpus,

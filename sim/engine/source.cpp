@@ -2,6 +2,7 @@
 
 #include "sim/core/memory.hpp"
 #include "sim/engine/stop.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/generator.hpp"
 #include "workloads/request_id.hpp"
 
@@ -86,6 +87,7 @@ private:
   std::unique_ptr<workloads::RequestSource> open_one() const
   {
     if (sc_.workload.generator) return std::make_unique<workloads::AgenticGenerator>(*sc_.workload.generator);
+    if (sc_.workload.batch) return std::make_unique<workloads::BatchSource>(*sc_.workload.batch);
     workloads::OpenOptions opt;
     opt.import.skip_bad = sc_.workload.skip_bad;
     opt.import.prefix_sessions = sc_.workload.prefix_sessions;
