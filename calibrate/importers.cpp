@@ -55,6 +55,14 @@ std::string_view to_string(Format f)
   return "auto";
 }
 
+std::vector<std::string> format_names()
+{
+  std::vector<std::string> out;
+  for (const auto& entry : kFormatNames)
+    out.emplace_back(entry.second);
+  return out;
+}
+
 std::optional<Format> parse_format(std::string_view s)
 {
   for (auto& [k, v] : kFormatNames)
@@ -185,7 +193,7 @@ core::FabricClass fabric(std::string_view s, const std::string& file, int line, 
   auto f = core::parse_fabric(trim(s));
   if (!f)
     core::fail(file, line, 0, key,
-               "unknown fabric class '" + trim(s) + "' (expected one of " + std::string(core::kFabricChoices) + ")");
+               "unknown fabric class '" + trim(s) + "' (expected one of " + core::fabric_choices() + ")");
   return *f;
 }
 
@@ -195,7 +203,7 @@ core::FabricClass required_fabric(const std::optional<core::FabricClass>& f, con
   if (!f)
     core::fail(file, 0, 0, "--fabric",
                std::string(format) + " output does not say which fabric it crossed: give --fabric (one of " +
-                   std::string(core::kFabricChoices) + ")");
+                   core::fabric_choices() + ")");
   return *f;
 }
 

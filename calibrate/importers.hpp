@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xattn::calibrate
 {
@@ -25,6 +26,8 @@ enum class Format { kAuto, kProbe, kNcclTests, kNvbandwidth, kNvshmem, kCsv, kVi
 inline constexpr std::string_view kFormatChoices = "auto|probe|nccl-tests|nvbandwidth|nvshmem|csv|vidur";
 std::string_view to_string(Format f);
 std::optional<Format> parse_format(std::string_view s);
+/// Every format's name, auto first: the choices of a --format flag.
+std::vector<std::string> format_names();
 
 struct ImportOptions {
   Format format = Format::kAuto;

@@ -1,6 +1,7 @@
 // The calibration profile's schema: every key a profile file may hold, its unit, default and
 // meaning (calibrate/profile.hpp reads a profile against it; --describe renders it).
 #include "calibrate/profile.hpp"
+#include "sim/core/fabric.hpp"
 
 #include "sim/core/schema.hpp"
 
@@ -54,12 +55,14 @@ const core::Schema kFabricSchema{
                 "topology adds only what its paths have beyond it)"},
 };
 
-const core::Schema kFabricsSchema{
-    {.key = "nvlink", .kind = FieldKind::kSection, .meaning = "NVLink through NVSwitch", .sub = &kFabricSchema},
-    {.key = "pcie", .kind = FieldKind::kSection, .meaning = "PCIe within a node", .sub = &kFabricSchema},
-    {.key = "ib-same-leaf", .kind = FieldKind::kSection, .meaning = "InfiniBand under one leaf", .sub = &kFabricSchema},
-    {.key = "ib-spine", .kind = FieldKind::kSection, .meaning = "InfiniBand through a spine", .sub = &kFabricSchema},
-};
+// A section per class that crosses a link (sim/core/fabrics.def).
+const core::Schema kFabricsSchema = [] {
+  core::Schema s;
+  for (const core::FabricInfo& f : core::kFabrics)
+    if (f.scope != core::FabricScope::kSameGpu)
+      s.push_back({.key = f.name, .kind = FieldKind::kSection, .meaning = f.what, .sub = &kFabricSchema});
+  return s;
+}();
 
 const core::Schema kDispatchSchema{
     {.key = "route_blocks",

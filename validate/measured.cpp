@@ -120,7 +120,7 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   if (const std::string* f = in.get("fabric")) {
     r.fabric = core::parse_fabric(*f);
     if (!r.fabric)
-      in.err("fabric", "unknown fabric class '" + *f + "' (" + std::string(core::kFabricChoices) + ")");
+      in.err("fabric", "unknown fabric class '" + *f + "' (" + core::fabric_choices() + ")");
     else if (*r.fabric == core::FabricClass::kSameGpu)
       in.err("fabric", "same-gpu has no transfer to simulate");
   }

@@ -9,6 +9,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/fabric.hpp"
 #include "sim/core/failure.hpp"
 #include "validate/check.hpp"
 #include "workloads/compressed_file.hpp"
@@ -157,12 +158,12 @@ namespace
 void add_reading(CLI::App* sub, CalibrateOptions& o)
 {
   sub->add_option("--format", o.format, "Input format")
-      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->check(CLI::IsMember(calibrate::format_names()))
       ->capture_default_str();
   sub->add_option("--fabric", o.fabric, "Fabric class for formats that do not record it")
-      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+      ->check(CLI::IsMember(core::fabric_names()));
   sub->add_option("--inter-node-fabric", o.inter_node, "vidur: class of one-rank-per-node pairs")
-      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->check(CLI::IsMember(core::fabric_names(core::FabricScope::kInterNode)))
       ->capture_default_str();
   sub->add_option("--max-segments", o.max_segments, "Most segments of a piecewise transfer fit, 1 to 64")
       ->check(CLI::Range(1, 64).description(""))

@@ -1,5 +1,6 @@
 // `xattn predict`: prices one attention call shape in closed form (docs/cost-path.md).
 #include "sim/cli/command.hpp"
+#include "sim/core/fabric.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/model/confidence.hpp"
 #include "sim/model/pricing.hpp"
@@ -35,7 +36,7 @@ void add_predict(CLI::App& app, Action& action)
   sub->add_option("--model", o->model, "Model preset name or file")->capture_default_str();
   sub->add_option("--profile", o->profile, "Calibration profile preset name or file")->capture_default_str();
   sub->add_option("--fabric", o->fabric, "Fabric class between requester and holder")
-      ->check(CLI::IsMember({"same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine"}))
+      ->check(CLI::IsMember(core::fabric_names()))
       ->capture_default_str();
   sub->add_option("--mq", o->req.mq, "Query rows M_q (heads x query tokens)")->capture_default_str();
   sub->add_option("--ct", o->req.ct, "Chunk size c_t in tokens")->capture_default_str();

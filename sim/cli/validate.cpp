@@ -8,8 +8,10 @@
 //                  [--max-error PCT] [--out DIR] [--shared-corpus TOKENS [--ensemble N]]
 // A thin layer over validate/ (xattn_validate). Exit 1 when a check fails (a claim, --max-mape, an
 // expected value), 2 on bad input.
+#include "calibrate/importers.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/fabric.hpp"
 #include "sim/core/failure.hpp"
 #include "validate/expert_parallel.hpp"
 #include "validate/handoff.hpp"
@@ -174,12 +176,12 @@ void add_validate(CLI::App& app, Action& action)
                   "Report folder (default out/validate/<MEASURED stem>); with --serving, a folder that keeps each "
                   "run's trace, scenario and results");
   sub->add_option("--format", o->format, "Measured-data format of a calibrate input (auto|probe|nccl-tests|...)")
-      ->check(CLI::IsMember({"auto", "probe", "nccl-tests", "nvbandwidth", "nvshmem", "csv", "vidur"}))
+      ->check(CLI::IsMember(calibrate::format_names()))
       ->capture_default_str();
   sub->add_option("--fabric", o->fabric, "Fabric class for formats that do not say")
-      ->check(CLI::IsMember({"nvlink", "pcie", "ib-same-leaf", "ib-spine"}));
+      ->check(CLI::IsMember(core::fabric_names(core::FabricScope::kInNode)));
   sub->add_option("--inter-node-fabric", o->inter_node, "vidur: class of a one-rank-per-node pair")
-      ->check(CLI::IsMember({"ib-same-leaf", "ib-spine"}))
+      ->check(CLI::IsMember(core::fabric_names(core::FabricScope::kInterNode)))
       ->capture_default_str();
   sub->add_option("--worst", o->worst, "Worst points listed")->capture_default_str();
   sub->add_flag("--paper", o->paper, "Reproduce the paper's published figures (validate/reference/paper.yaml)");

@@ -4,43 +4,66 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace xattn::core
 {
 
-enum class FabricClass { kSameGpu, kNvlink, kPcie, kIbSameLeaf, kIbSpine };
+enum class FabricClass {
+#define XATTN_FABRIC(id, name, scope, what) id,
+#include "sim/core/fabrics.def"
+#undef XATTN_FABRIC
+};
 
-inline constexpr std::array<FabricClass, 5> kAllFabrics{FabricClass::kSameGpu, FabricClass::kNvlink, FabricClass::kPcie,
-                                                        FabricClass::kIbSameLeaf, FabricClass::kIbSpine};
+/// What a transfer of a class crosses, in growing order.
+enum class FabricScope { kSameGpu, kInNode, kInterNode };
+
+struct FabricInfo {
+  FabricClass fabric;
+  std::string_view name; ///< as files and flags spell it
+  FabricScope scope;
+  std::string_view what; ///< a few words, as the profile's fabrics section describes it
+};
+
+/// Every class, in fabrics.def's order.
+inline constexpr std::array kFabrics{
+#define XATTN_FABRIC(id, name, scope, what) FabricInfo{FabricClass::id, name, FabricScope::scope, what},
+#include "sim/core/fabrics.def"
+#undef XATTN_FABRIC
+};
+
+inline constexpr std::array<FabricClass, kFabrics.size()> kAllFabrics = [] {
+  std::array<FabricClass, kFabrics.size()> all{};
+  for (std::size_t i = 0; i < kFabrics.size(); ++i)
+    all[i] = kFabrics[i].fabric;
+  return all;
+}();
+
+constexpr const FabricInfo& fabric_info(FabricClass f)
+{
+  return kFabrics[static_cast<std::size_t>(f)];
+}
 
 /// "same-gpu", "nvlink", "pcie", "ib-same-leaf", "ib-spine".
 constexpr std::string_view to_string(FabricClass f)
 {
-  switch (f) {
-  case FabricClass::kSameGpu:
-    return "same-gpu";
-  case FabricClass::kNvlink:
-    return "nvlink";
-  case FabricClass::kPcie:
-    return "pcie";
-  case FabricClass::kIbSameLeaf:
-    return "ib-same-leaf";
-  case FabricClass::kIbSpine:
-    return "ib-spine";
-  }
-  return "?";
+  return fabric_info(f).name;
 }
 
 constexpr std::optional<FabricClass> parse_fabric(std::string_view s)
 {
-  for (FabricClass f : kAllFabrics)
-    if (to_string(f) == s) return f;
+  for (const FabricInfo& f : kFabrics)
+    if (f.name == s) return f.fabric;
   return std::nullopt;
 }
 
-/// "same-gpu|nvlink|pcie|ib-same-leaf|ib-spine", for schemas and help texts.
-inline constexpr std::string_view kFabricChoices = "same-gpu|nvlink|pcie|ib-same-leaf|ib-spine";
+/// The names of the classes that cross at least `from` (kSameGpu: every class), in order: for
+/// flags' choices.
+std::vector<std::string> fabric_names(FabricScope from = FabricScope::kSameGpu);
+/// The same joined by '|' ("same-gpu|nvlink|pcie|ib-same-leaf|ib-spine"), for schemas and messages.
+std::string fabric_choices(FabricScope from = FabricScope::kSameGpu);
 
 /// Where a transfer's dispatch runs: device-initiated (IBGDA-like) or through a CPU proxy.
 enum class Transport { kGpu, kProxy };

@@ -3,7 +3,7 @@
 // Columns: point, each swept key (its value as written in the sweep file), seed, policy,
 // requests, steps, {step,ttft,tpot,itl,e2e}_{mean,p50,p90,p99,max}_s (engine::kLatencyFigures, each
 // named by its first word), goodput_share, goodput_requests_per_s, wire_bytes,
-// wire_bytes_<fabric class> (same-gpu, nvlink, pcie, ib-same-leaf, ib-spine),
+// wire_bytes_<fabric class> (each class of sim/core/fabrics.def),
 // decisions_{route,fetch,local,cached,same_gpu}, under an ensemble sweep each compared figure's
 // 5% and 95% (kComparedFigures, compare.hpp), overloaded (true where the policy did not keep up
 // with the load: its latencies are a growing queue's, not ranked), simulated_time_s, invariants_ok.
