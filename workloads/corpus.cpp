@@ -38,11 +38,13 @@ const core::Schema kCorpusSchema{
      .meaning = "hot-replicated: holders per hot chunk",
      .check = Check::kPositive,
      .range = {1, 65536, "at most the GPUs xattn simulates"}},
-    {.key = "hot_fraction",
+    {.key = "hot_set_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.05",
-     .meaning = "hot-replicated: share of chunks replicated (most referenced)",
-     .range = core::kShareRange},
+     .meaning = "the hot set: this share of the chunks, the most referenced (prescan); hot-replicated copies "
+                "them, and a selection's hot blocks (selection.hot_fraction) are theirs",
+     .range = core::kShareRange,
+     .former = "hot_fraction"},
     {.key = "seed",
      .kind = FieldKind::kInteger,
      .def = core::kNoDefault,
@@ -90,7 +92,7 @@ CorpusConfig read_corpus(core::Section& s)
                                         : PlacementStrategy::kRoundRobin;
   c.holders = s.integer("holders");
   c.replicas = s.integer("replicas");
-  c.hot_fraction = s.number("hot_fraction");
+  c.hot_set_fraction = s.number("hot_set_fraction");
   if (s.has("seed")) c.seed = static_cast<std::uint64_t>(s.integer("seed"));
   c.holder_hbm = s.bytes("holder_hbm");
   c.prescan = s.boolean("prescan");
@@ -176,7 +178,7 @@ Placement::Placement(const CorpusConfig& config, std::uint64_t total_chunks, std
     core::fail("", 0, 0, "placement", "contiguous placement needs the corpus size (prescan)");
   if (cfg_.placement == PlacementStrategy::kHotReplicated) {
     if (cfg_.replicas > holders_) core::fail("", 0, 0, "replicas", "cannot exceed holders");
-    if (hot_.empty() && cfg_.hot_fraction > 0)
+    if (hot_.empty() && cfg_.hot_set_fraction > 0)
       core::fail("", 0, 0, "placement", "hot-replicated placement needs the hot chunks (prescan)");
     std::sort(hot_.begin(), hot_.end());
   }

@@ -19,9 +19,9 @@ enum class PlacementStrategy { kContiguous, kRoundRobin, kHashed, kHotReplicated
 struct CorpusConfig {
   std::int64_t chunk_tokens = 2048; ///< c_t: tokens per chunk, a multiple of the trace's block size
   PlacementStrategy placement = PlacementStrategy::kRoundRobin;
-  std::int64_t holders = 8;   ///< H: holder instances, indexed 0..H-1
-  std::int64_t replicas = 2;  ///< hot-replicated: holders per hot chunk
-  double hot_fraction = 0.05; ///< hot-replicated: share of chunks (most referenced) replicated
+  std::int64_t holders = 8;       ///< H: holder instances, indexed 0..H-1
+  std::int64_t replicas = 2;      ///< hot-replicated: holders per hot chunk
+  double hot_set_fraction = 0.05; ///< the hot set: this share of the chunks, the most referenced
   std::uint64_t seed = 1;
   core::Bytes holder_hbm{80e9};  ///< HBM each holder may spend on corpus KV, B
   bool prescan = true;           ///< count references in a first pass (needed by contiguous and hot-replicated)

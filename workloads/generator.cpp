@@ -28,21 +28,6 @@ AgenticGenerator::AgenticGenerator(const GeneratorConfig& config)
     start_top_level(0.0);
 }
 
-std::uint64_t AgenticGenerator::block_of_rank(std::uint64_t r) const
-{
-  const std::uint64_t file = file_of_rank_[r / cfg_.read_blocks];
-  return file * cfg_.read_blocks + r % cfg_.read_blocks;
-}
-
-std::unordered_set<std::uint64_t> AgenticGenerator::hot_blocks() const
-{
-  std::unordered_set<std::uint64_t> hot;
-  const auto n = static_cast<std::uint64_t>(std::llround(cfg_.hot_fraction * static_cast<double>(corpus_blocks_)));
-  for (std::uint64_t r = 0; r < n; ++r)
-    if (std::uint64_t b = block_of_rank(r); b < corpus_blocks_) hot.insert(b);
-  return hot;
-}
-
 std::int64_t AgenticGenerator::draw_length(const LengthConfig& c)
 {
   double v = c.mean;

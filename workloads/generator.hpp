@@ -9,7 +9,6 @@
 #include "workloads/rng.hpp"
 
 #include <cstdint>
-#include <unordered_set>
 #include <vector>
 
 namespace xattn::workloads
@@ -31,7 +30,6 @@ struct GeneratorConfig {
   // corpus
   std::int64_t corpus_tokens = 4'000'000;
   double zipf_s = 1.0;
-  double hot_fraction = 0.05;      ///< share of corpus blocks in the hot set (the top ranks)
   bool shuffled = true;            ///< hot ranks scattered over the corpus (false: at its start)
   std::int64_t reads_per_turn = 8; ///< corpus reads per turn
   std::int64_t read_blocks = 4;    ///< consecutive blocks per read (a file)
@@ -81,10 +79,6 @@ public:
   bool next(Request& out) override;
 
   std::uint64_t corpus_blocks() const { return corpus_blocks_; }
-  /// Corpus block of popularity rank r (0 = most popular).
-  std::uint64_t block_of_rank(std::uint64_t r) const;
-  /// The hot set: corpus blocks of the top hot_fraction ranks.
-  std::unordered_set<std::uint64_t> hot_blocks() const;
   /// Live agents now (bounded: A plus their sub-agents).
   std::size_t live_agents() const { return agents_.size(); }
 

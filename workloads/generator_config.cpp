@@ -41,11 +41,6 @@ const core::Schema kCorpus{
      .def = "1.0",
      .meaning = "Zipf exponent of read popularity (0: uniform)",
      .range = {0, 100, "measured read popularity has 0.5 to 1.5; past 100 every read hits the top file"}},
-    {.key = "hot_fraction",
-     .kind = FieldKind::kQuantity,
-     .def = "0.05",
-     .meaning = "share of corpus blocks forming the hot set (the most popular ranks)",
-     .range = core::kShareRange},
     {.key = "layout",
      .kind = FieldKind::kChoice,
      .def = "shuffled",
@@ -232,7 +227,6 @@ GeneratorConfig read_generator(core::Section& s)
   core::Section corpus = s.section("corpus");
   c.corpus_tokens = corpus.integer("tokens");
   c.zipf_s = corpus.number("zipf_s");
-  c.hot_fraction = corpus.number("hot_fraction");
   c.shuffled = corpus.choice("layout") == "shuffled";
   c.reads_per_turn = corpus.integer("reads_per_turn");
   c.read_blocks = corpus.integer("read_blocks");

@@ -152,9 +152,8 @@ TEST_CASE("workloads: generator config errors carry file, line and key")
 {
   CHECK_THROWS_WITH(parse("requests: 10\narrival:\n  process: poison\n"),
                     Contains("g.yaml:3:12: error: arrival.process: unknown value 'poison'"));
-  CHECK_THROWS_WITH(
-      parse("corpus: {hot_fraction: 2}\n"),
-      Contains("g.yaml:1:24: error: corpus.hot_fraction: must be at most 1, got '2' (a share of a whole)"));
+  CHECK_THROWS_WITH(parse("corpus: {zipf_s: 200}\n"),
+                    Contains("g.yaml:1:18: error: corpus.zipf_s: must be at most 100, got '200'"));
   CHECK_THROWS_WITH(parse("arrival: {interarrival: 10}\n"), Contains("arrival.interarrival: missing unit"));
   CHECK_THROWS_WITH(parse("agents: {cuont: 3}\n"),
                     Contains("agents.cuont: unknown key 'cuont' (did you mean 'count'?)"));

@@ -38,7 +38,7 @@ const core::Schema kSelection{
     {.key = "hot_fraction",
      .kind = FieldKind::kQuantity,
      .def = "0.25",
-     .meaning = "share of selected blocks from hot blocks",
+     .meaning = "share of selected blocks from the hot set's (corpus.hot_set_fraction)",
      .range = core::kShareRange},
     {.key = "layer_overlap",
      .kind = FieldKind::kQuantity,

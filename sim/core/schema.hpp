@@ -78,6 +78,9 @@ struct Field {
   std::string_view choices = {};
   const Schema* sub = nullptr;
   Range range = {}; ///< numbers only (kQuantity, kInteger, lists of numbers)
+  /// A name the key had before (empty: none): a file that still uses it is read as if it used
+  /// `key`, with a warning naming the new one.
+  std::string_view former = {};
 };
 
 /// A parsed YAML file and one mapping of it read against its schema (sim/core/yaml.hpp).

@@ -145,6 +145,7 @@ void describe_into(const Schema& schema, int depth, std::vector<std::array<std::
       def = f.kind == FieldKind::kMap ? "NAME: {...}" : f.kind == FieldKind::kList ? "[{...}]" : "{...}";
     std::string kind = kind_name(f);
     std::string meaning(f.meaning);
+    if (!f.former.empty()) meaning += " [formerly " + std::string(f.former) + "]";
     if (f.range.bounded()) {
       kind += " " + range_text(f);
       meaning += " [range: " + std::string(f.range.why) + "]";

@@ -145,6 +145,16 @@ Section::Section(const std::string& file, YAML::Node node, std::string path, con
       e.column = it->first.Mark().column + 1;
     }
     auto known = std::find_if(schema.begin(), schema.end(), [&](const Field& f) { return f.key == e.key; });
+    if (known == schema.end()) { // a key's former name reads as the key
+      known = std::find_if(schema.begin(), schema.end(),
+                           [&](const Field& f) { return !f.former.empty() && f.former == e.key; });
+      if (known != schema.end()) {
+        warn({file_, e.line, e.column, key_path(e.key),
+              "the former name of '" + std::string(known->key) + "': read as it; write '" + std::string(known->key) +
+                  "'"});
+        e.key = known->key;
+      }
+    }
     if (known == schema.end()) {
       std::vector<std::string> keys;
       for (const Field& f : schema)

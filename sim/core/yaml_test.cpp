@@ -1,3 +1,4 @@
+#include "sim/core/plausible.hpp"
 #include "sim/core/yaml.hpp"
 
 #include <catch2/catch.hpp>
@@ -124,4 +125,35 @@ TEST_CASE("yaml: describe lists every key with type and default")
   std::string text = describe(kOuter, "test schema");
   CHECK_THAT(text, Contains("bandwidth") && Contains("bandwidth > 0") && Contains("25GBps"));
   CHECK_THAT(text, Contains("(required)") && Contains("route|fetch|local"));
+}
+
+TEST_CASE("yaml: a key's former name reads as the key, with a warning naming the new one")
+{
+  std::vector<xattn::core::Diagnostic> said;
+  xattn::core::set_warning_sink([&](const xattn::core::Diagnostic& d) { said.push_back(d); });
+  const xattn::core::Schema schema{
+      {.key = "hot_set_fraction", .def = "0.05", .meaning = "m", .former = "hot_fraction"},
+      {.key = "seed", .kind = xattn::core::FieldKind::kInteger, .def = "1", .meaning = "s"}};
+  {
+    const xattn::core::Document doc = xattn::core::parse_yaml("seed: 3\nhot_fraction: 0.2\n", "old.yaml");
+    xattn::core::Diagnostics diags;
+    xattn::core::Section s(doc.file, doc.root, "corpus", schema, diags);
+    CHECK(s.has("hot_set_fraction"));
+    CHECK(s.number("hot_set_fraction") == 0.2);
+    CHECK(diags.empty());
+  }
+  REQUIRE(said.size() == 1);
+  CHECK(said[0].str() == "old.yaml:2:1: error: corpus.hot_fraction: the former name of 'hot_set_fraction': read as "
+                         "it; write 'hot_set_fraction'");
+  {
+    // Both names at once: the second is a duplicate of the first.
+    const xattn::core::Document doc =
+        xattn::core::parse_yaml("hot_set_fraction: 0.1\nhot_fraction: 0.2\n", "both.yaml");
+    xattn::core::Diagnostics diags;
+    xattn::core::Section s(doc.file, doc.root, "corpus", schema, diags);
+    REQUIRE(diags.size() == 1);
+    CHECK_THAT(diags.list()[0].str(), Contains("both.yaml:2:1") && Contains("duplicate key (first given at line 1)"));
+  }
+  xattn::core::set_warning_sink(nullptr);
+  CHECK_THAT(xattn::core::describe(schema, "t"), Contains("[formerly hot_fraction]"));
 }

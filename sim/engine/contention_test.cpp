@@ -184,7 +184,7 @@ TEST_CASE("engine: a chunk's copies: an idle call takes the near copy, a loaded 
     return "name: replicas\nmodel: {name: m, layers: 61, heads: 128, kv_lora_rank: 512, rope_dim: 64}\n" +
            two_leaf_topology(1) +
            "instances: {requesters: [node0.gpu0-5], holders: [node0.gpu7, node2.gpu0]}\n"
-           "corpus: {chunk_tokens: 2048, placement: hot-replicated, replicas: 2, hot_fraction: 1}\n"
+           "corpus: {chunk_tokens: 2048, placement: hot-replicated, replicas: 2, hot_set_fraction: 1}\n"
            "workload: {trace: trace.jsonl}\npolicies: [route]\n"
            "engine: {route_protocol: absorbed, replica_choice: " +
            choice + "}\n";

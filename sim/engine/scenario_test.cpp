@@ -177,3 +177,12 @@ TEST_CASE("scenario: a standing batch counts the requester instances and takes t
              Contains("workload.batch.requests_per_instance: 1048576 requests on each of 8192 instances: more than "
                       "the 2^32 sessions"));
 }
+
+TEST_CASE("scenario: corpus.hot_fraction, the hot set's former name, still reads as corpus.hot_set_fraction")
+{
+  // The hot set (corpus) and a selection's share of it (selection.hot_fraction) were both hot_fraction.
+  auto sc = sim::engine::parse_scenario(kValid, "s.yaml", {"corpus.hot_fraction=0.2", "selection.hot_fraction=0.4"});
+  CHECK(sc.corpus.hot_set_fraction == 0.2);
+  CHECK(sc.selection.hot_fraction == 0.4);
+  CHECK(sim::engine::parse_scenario(kValid, "s.yaml", {"corpus.hot_set_fraction=0.3"}).corpus.hot_set_fraction == 0.3);
+}

@@ -57,7 +57,7 @@ CorpusPlan plan_corpus(const Scenario& sc)
     auto again = open_workload(sc, sc.workload.max_requests == 0 ? Copies::kOne : Copies::kAll);
     workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
     plan.total_chunks = scan.corpus.chunks();
-    plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_fraction); // also the selection's hot blocks
+    plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_set_fraction); // also the selection's hot blocks
     plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
   }
   plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
