@@ -60,7 +60,7 @@ void write_partial(Simulation& sim, const fs::path& tmp, const std::string& name
 // The child: one policy, one SimGrid engine, `memory` bytes at most. Never returns. Ensemble
 // members write no CSVs and no timeline. Stopped by a signal or its memory guard, it hands in its
 // figures so far (NAME.partial.json) and ends with 130 or the guard's exit code.
-[[noreturn]] void child(const Scenario& sc, const Task& task, const CorpusPlan& plan, const fs::path& tmp,
+[[noreturn]] void child(const Scenario& sc, const Task& task, const PlacedCorpus& placed, const fs::path& tmp,
                         const RunOptions& opt, core::Bytes memory, const std::string& memory_origin, pid_t parent)
 {
   // Nothing of a simulation is of use once its parent is gone (killed, even by SIGKILL): it goes too.
@@ -83,7 +83,7 @@ void write_partial(Simulation& sim, const fs::path& tmp, const std::string& name
     }
     so.progress = opt.progress && task.member < 0;
     so.catch_signals = true;
-    Simulation sim(sc, task.policy, plan, so);
+    Simulation sim(sc, task.policy, placed, so);
     try {
       const std::string result = to_json(sim.run()).dump();
       core::write_file_atomically(tmp / (name + ".json"), result);
@@ -181,7 +181,7 @@ struct Children {
 // a process's memory guard stopped it. engine.max_memory is the whole run's: each of the processes
 // running at once gets its share.
 Children run_children(const Scenario& sc, const std::vector<Task>& tasks, const std::vector<Scenario>& members,
-                      const CorpusPlan& plan, const fs::path& tmp, const RunOptions& opt, int jobs)
+                      const PlacedCorpus& placed, const fs::path& tmp, const RunOptions& opt, int jobs)
 {
   const int at_once = std::max(1, std::min(jobs, static_cast<int>(tasks.size())));
   const core::Bytes share = sc.max_memory / at_once;
@@ -197,7 +197,7 @@ Children run_children(const Scenario& sc, const std::vector<Task>& tasks, const 
       const pid_t parent = getpid();
       pid_t pid = fork();
       if (pid == 0)
-        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, plan, tmp, opt, share,
+        child(task.member < 0 ? sc : members[static_cast<std::size_t>(task.member)], task, placed, tmp, opt, share,
               share_origin, parent);
       if (pid < 0) throw core::InternalError(std::string("fork failed: ") + std::strerror(errno));
       c.running.emplace_back(pid, tasks[next++].stem());
@@ -251,13 +251,13 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
 {
   const StopSignals signals;
   if (!opt.timeline.empty()) check_timeline_path(opt.timeline);
-  CorpusPlan plan;
+  PlacedCorpus placed;
   bool stopped_before = false;
   {
     // Reading the workload (a corpus prescan) is this process's alone: the whole limit.
     const GuardScope guard(sc.max_memory, "reading the workload, all of " + sc.max_memory_origin);
     try {
-      plan = plan_corpus(sc); // bad input surfaces here, before anything is written
+      placed = place_corpus(sc); // bad input surfaces here, before anything is written
     } catch (const Interrupted&) {
       stopped_before = true;
     }
@@ -278,7 +278,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& opt)
     for (const std::string& p : sc.policies)
       tasks.push_back({p, k});
   Children children;
-  if (!stopped_before) children = run_children(sc, tasks, members, plan, tmp, opt, jobs);
+  if (!stopped_before) children = run_children(sc, tasks, members, placed, tmp, opt, jobs);
   if (stop_signal() != 0 || children.limit || stopped_before) return stopped_early(sc, outcome, folder, tmp, children);
   if (!children.failures.empty()) {
     fs::remove_all(tmp, ec);

@@ -9,15 +9,16 @@
 namespace xattn::sim::engine
 {
 
-FutureReads::FutureReads(const Scenario& sc, const CorpusPlan& plan) : instances_(sc.requester_instances())
+FutureReads::FutureReads(const Scenario& sc, const PlacedCorpus& placed) : instances_(sc.requester_instances())
 {
   // The same corpus the run starts from, filled in the same order, gives the same chunk ids.
-  workloads::Corpus corpus = plan.corpus ? *plan.corpus : workloads::Corpus(sc.corpus.chunk_tokens, plan.block_tokens);
+  workloads::Corpus corpus =
+      placed.corpus ? *placed.corpus : workloads::Corpus(sc.corpus.chunk_tokens, placed.block_tokens);
   Homes homes(instances_, sc.router.policy == Router::kRoundRobin);
   auto source = open_workload(sc);
   workloads::Request r;
   for (std::uint64_t seq = 0; source->next(r); ++seq) {
-    const Simulation::Active a(r, sc, corpus, plan.hot_chunks);
+    const Simulation::Active a(r, sc, corpus, placed.hot_chunks);
     const int inst = homes.of(r);
     if (a.steps_total <= 0) continue;
     const double reads = static_cast<double>(a.steps_total) * a.select_probability;

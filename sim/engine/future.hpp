@@ -18,7 +18,7 @@ class FutureReads
 {
 public:
   /// Reads the workload once more, in the order the run will see it.
-  FutureReads(const Scenario& sc, const CorpusPlan& plan);
+  FutureReads(const Scenario& sc, const PlacedCorpus& plan);
   /// Reads of `chunk` on requester `inst` by the requests after the first `arrived` of the stream.
   double after(int inst, std::uint64_t chunk, std::uint64_t arrived) const;
   /// Entries kept (one per request and distinct chunk of its context), for the memory figures.

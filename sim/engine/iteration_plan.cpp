@@ -87,7 +87,7 @@ void IterationSteps::build()
   Scratch s;
   s.sparse = sc().selection.sparse;
   s.rows_q = static_cast<double>(m.heads) / sc().tp;
-  s.bt = static_cast<double>(sim.corpus_plan().block_tokens);
+  s.bt = static_cast<double>(sim.placed_corpus().block_tokens);
   s.kv_all = m.kv_per_token_on_rank(sc().tp).value() * m.layers;
   s.words = (static_cast<std::size_t>(m.layers) + 63) / 64;
   const bool step_mode = sc().granularity == Granularity::kStep;
@@ -121,7 +121,7 @@ void IterationSteps::take_batch(double kv_all)
   // index keys; one request always runs.
   Simulation::Instance& in = instance();
   const double own_hbm =
-      sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.corpus_plan().index_copy).value()) : 0.0;
+      sc().batch_hbm.value() > 0 ? std::max(1.0, (sc().batch_hbm - sim.placed_corpus().index_copy).value()) : 0.0;
   double own_kv = 0;
   for (auto& a : in.active) {
     if (static_cast<int>(plan->batch.size()) >= sc().max_batch) break;

@@ -415,7 +415,7 @@ void read_prefill(Scenario& sc, core::Section& inst, core::Section& pf)
       pf.error("max_num_batched_tokens", std::to_string(sc.prefill.max_num_batched_tokens) +
                                              " tokens cannot take one decode token for each of engine.max_batch = " +
                                              std::to_string(sc.max_batch) + " requests");
-    // A trace's block size is known once it is read (plan_corpus checks it there).
+    // A trace's block size is known once it is read (place_corpus checks it there).
     else if (std::string under = sc.workload.generator ? budget_under_block(sc, sc.workload.generator->block_tokens)
                                  : sc.workload.batch   ? budget_under_block(sc, sc.workload.batch->block_tokens)
                                                        : "";

@@ -31,23 +31,23 @@ double wall_now()
 }
 } // namespace
 
-CorpusPlan plan_corpus(const Scenario& sc)
+PlacedCorpus place_corpus(const Scenario& sc)
 {
-  CorpusPlan plan;
+  PlacedCorpus placed;
   auto src = open_workload(sc);
   workloads::Request r;
   if (!src->next(r)) core::fail(sc.file, 0, 0, "workload", "the workload has no requests");
-  plan.block_tokens = r.block_tokens;
-  if (plan.block_tokens <= 0)
+  placed.block_tokens = r.block_tokens;
+  if (placed.block_tokens <= 0)
     core::fail(sc.file, 0, 0, "workload.trace",
                "this trace has no block ids (an arrivals-only trace such as Azure's): use workload.generator");
-  if (std::string under = budget_under_block(sc, plan.block_tokens); !under.empty())
+  if (std::string under = budget_under_block(sc, placed.block_tokens); !under.empty())
     core::fail(sc.file, 0, 0, "prefill.max_num_batched_tokens", under);
   check_decode_room(sc);
-  if (sc.corpus.chunk_tokens % plan.block_tokens != 0)
+  if (sc.corpus.chunk_tokens % placed.block_tokens != 0)
     core::fail(sc.file, 0, 0, "corpus.chunk_tokens",
                "c_t = " + std::to_string(sc.corpus.chunk_tokens) + " is not a multiple of the trace's " +
-                   std::to_string(plan.block_tokens) + "-token blocks");
+                   std::to_string(placed.block_tokens) + "-token blocks");
   const bool need_scan = sc.corpus.prescan || sc.corpus.placement == workloads::PlacementStrategy::kContiguous ||
                          sc.corpus.placement == workloads::PlacementStrategy::kHotReplicated;
   if (need_scan) {
@@ -55,12 +55,12 @@ CorpusPlan plan_corpus(const Scenario& sc)
     // referenced `copies` times as often, hence the same hot set (unless max_requests cuts the
     // stream part-way through the copies).
     auto again = open_workload(sc, sc.workload.max_requests == 0 ? Copies::kOne : Copies::kAll);
-    workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, plan.block_tokens);
-    plan.total_chunks = scan.corpus.chunks();
-    plan.hot_chunks = scan.hot_chunks(sc.corpus.hot_set_fraction); // also the selection's hot blocks
-    plan.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
+    workloads::CorpusScan scan = workloads::prescan(*again, sc.corpus.chunk_tokens, placed.block_tokens);
+    placed.total_chunks = scan.corpus.chunks();
+    placed.hot_chunks = scan.hot_chunks(sc.corpus.hot_set_fraction); // also the selection's hot blocks
+    placed.corpus = std::make_shared<workloads::Corpus>(std::move(scan.corpus));
   }
-  plan.placement = std::make_shared<workloads::Placement>(sc.corpus, plan.total_chunks, plan.hot_chunks);
+  placed.placement = std::make_shared<workloads::Placement>(sc.corpus, placed.total_chunks, placed.hot_chunks);
   // The holders must hold the whole shared corpus the generator or the batch declares, read or not
   // (a live system cannot know which chunks will be read); a scanned trace's chunks are all it has.
   const std::int64_t declared_tokens = sc.workload.generator ? sc.workload.generator->corpus_tokens
@@ -68,36 +68,36 @@ CorpusPlan plan_corpus(const Scenario& sc)
                                                              : 0;
   const auto declared =
       static_cast<std::uint64_t>((declared_tokens + sc.corpus.chunk_tokens - 1) / sc.corpus.chunk_tokens);
-  const std::uint64_t chunks = std::max(plan.total_chunks, declared);
+  const std::uint64_t chunks = std::max(placed.total_chunks, declared);
   if (need_scan || declared > 0)
-    workloads::check_capacity(*plan.placement, chunks, sc.corpus,
+    workloads::check_capacity(*placed.placement, chunks, sc.corpus,
                               sc.model.kv_per_token_on_rank(sc.tp) * static_cast<double>(sc.model.layers), sc.file);
   // Index keys on the requester: a copy of those of every chunk a request may read, beside the
   // weights and the cache.
   if (sc.selection.sparse && sc.selection.index_on_requester && chunks > 0) {
     const double tokens = static_cast<double>(chunks) * static_cast<double>(sc.corpus.chunk_tokens);
-    plan.index_copy = sc.model.index_key_per_token() * (tokens * sc.model.layers);
-    if (sc.batch_hbm.value() > 0 && plan.index_copy >= sc.batch_hbm)
+    placed.index_copy = sc.model.index_key_per_token() * (tokens * sc.model.layers);
+    if (sc.batch_hbm.value() > 0 && placed.index_copy >= sc.batch_hbm)
       throw core::FitError(core::Diagnostic{
           sc.file, 0, 0, "selection.index_keys",
           "a requester keeps a copy of the index keys of the " + std::to_string(chunks) + " chunks of " +
               std::to_string(sc.corpus.chunk_tokens) + " tokens its requests may read (" +
               core::format_bytes(sc.model.index_key_per_token()) + " a token and layer, " +
-              std::to_string(sc.model.layers) + " layers): " + core::format_bytes(plan.index_copy) +
+              std::to_string(sc.model.layers) + " layers): " + core::format_bytes(placed.index_copy) +
               ", more than the " + core::format_bytes(sc.batch_hbm) +
               " its GPU has beside the weights and engine.cache_budget (gpu.hbm_capacity of profile '" +
               sc.profile.name +
               "'): keep them with the holders (index_keys: holders) or lower the cache "
               "budget"});
   }
-  return plan;
+  return placed;
 }
 
-Simulation::Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& plan, SimulationOptions opt)
+Simulation::Simulation(const Scenario& sc, const std::string& policy, const PlacedCorpus& placed, SimulationOptions opt)
     : sc_(sc), policy_name_(policy), policy_(policy::make(sc.policy_info(policy), sc.policy_params(policy))),
-      plan_(plan), opt_(std::move(opt)), homes_(sc.requester_instances(), sc.router.policy == Router::kRoundRobin)
+      placed_(placed), opt_(std::move(opt)), homes_(sc.requester_instances(), sc.router.policy == Router::kRoundRobin)
 {
-  if (sc.policy_info(policy).offline) future_ = std::make_unique<FutureReads>(sc, plan);
+  if (sc.policy_info(policy).offline) future_ = std::make_unique<FutureReads>(sc, placed);
   // SimGrid solves max-min sharing and dates its events to 1e-5 by default: enough to make two
   // otherwise equal runs of a congested cluster pick different batches (docs/architecture.md,
   // "Fused and all-SimGrid"). The reference path solves to 1e-10, as the engine's own solver
@@ -168,8 +168,8 @@ Simulation::Simulation(const Scenario& sc, const std::string& policy, const Corp
     }
   if (sc.prefill.enabled) make_kv_pool();
   if (sc.prefill.disaggregated()) make_prefill_pool();
-  corpus_ = plan.corpus ? std::make_shared<workloads::Corpus>(*plan.corpus)
-                        : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, plan.block_tokens);
+  corpus_ = placed.corpus ? std::make_shared<workloads::Corpus>(*placed.corpus)
+                          : std::make_shared<workloads::Corpus>(sc.corpus.chunk_tokens, placed.block_tokens);
   source_ = open_workload(sc);
   if (!opt_.timeline.path.empty()) timeline_ = std::make_unique<Timeline>(opt_.timeline, policy_name_, sc, *net_);
   if (!opt_.requests_csv.empty()) {
@@ -208,7 +208,7 @@ void Simulation::on_arrival()
 {
   XATTN_CHECK(pending_live_ && pending_.arrival.value() <= now() * (1 + 1e-12) + 1e-12,
               "a request arrives at the time the stream gave it");
-  auto a = std::make_unique<Active>(pending_, sc_, *corpus_, plan_.hot_chunks);
+  auto a = std::make_unique<Active>(pending_, sc_, *corpus_, placed_.hot_chunks);
   ++arrived_;
   sessions_.arrive(a->session, a->sorted_chunks);
   load_.arrival(now(), static_cast<double>(std::max<std::int64_t>(0, a->steps_total)));
@@ -342,7 +342,7 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
     return sc_.holder_instances() + home;
   }
   if (sc_.corpus.placement != workloads::PlacementStrategy::kHotReplicated && !replicas_)
-    return plan_.placement->primary(chunk);
+    return placed_.placement->primary(chunk);
   thread_local std::vector<int> options;
   holders_with(chunk, options);
   return pick_copy(inst, options);
@@ -350,7 +350,7 @@ int Simulation::choose_holder(int inst, std::uint64_t chunk)
 
 void Simulation::holders_with(std::uint64_t chunk, std::vector<int>& out) const
 {
-  plan_.placement->holders_of(chunk, out);
+  placed_.placement->holders_of(chunk, out);
   XATTN_CHECK(!out.empty(), "a chunk has no holder");
   if (!replicas_) return;
   const std::vector<int>& copies = replicas_->copies(chunk);

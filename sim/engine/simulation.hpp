@@ -33,7 +33,7 @@ namespace xattn::sim::engine
 {
 
 /// Corpus and placement, computed once before the simulations fork (a prescan when needed).
-struct CorpusPlan {
+struct PlacedCorpus {
   std::int64_t block_tokens = 0;
   std::shared_ptr<workloads::Corpus> corpus; ///< null: discovered as the stream goes
   std::shared_ptr<workloads::Placement> placement;
@@ -46,7 +46,7 @@ struct CorpusPlan {
 /// Reads the stream's block size (and, when placement needs it, the whole stream) and checks
 /// holder capacity, and a requester's copy of the index keys against its HBM. Throws
 /// core::InputError.
-CorpusPlan plan_corpus(const Scenario& sc);
+PlacedCorpus place_corpus(const Scenario& sc);
 
 struct SimulationOptions {
   std::string requests_csv; ///< where to write this policy's requests.csv rows ("" = none)
@@ -94,7 +94,7 @@ class Simulation
 {
 public:
   /// `policy`: a name in the policy registry (the scenario loader checked it).
-  Simulation(const Scenario& sc, const std::string& policy, const CorpusPlan& corpus, SimulationOptions opt);
+  Simulation(const Scenario& sc, const std::string& policy, const PlacedCorpus& corpus, SimulationOptions opt);
   ~Simulation();
   /// Runs to the end; returns this policy's summary (the `policies.NAME` object of summary.json
   /// plus `invariants`, `links` and `holders` for the driver).
@@ -135,7 +135,7 @@ public:
   Posting& posting() { return *posting_; }
   Timeline* timeline() { return timeline_.get(); } ///< null unless a timeline was asked for
   policy::Policy& policy() { return *policy_; }
-  const CorpusPlan& corpus_plan() const { return plan_; }
+  const PlacedCorpus& placed_corpus() const { return placed_; }
   workloads::Corpus& corpus() { return *corpus_; }
   LoadRecorder& load() { return load_; }
   HolderGpus& holders() { return holders_; }
@@ -227,7 +227,7 @@ private:
   const Scenario& sc_;
   std::string policy_name_;
   std::unique_ptr<policy::Policy> policy_;
-  const CorpusPlan& plan_;
+  const PlacedCorpus& placed_;
   SimulationOptions opt_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   topo::Platform platform_;

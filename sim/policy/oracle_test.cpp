@@ -33,8 +33,8 @@ TEST_CASE("oracle: knows the reads of the requests yet to arrive on each request
                                    "workload: {trace: trace.jsonl}\n"
                                    "policies: [oracle]\n";
   const Scenario sc = load_scenario((dir / "s.yaml").string());
-  const CorpusPlan plan = plan_corpus(sc);
-  const FutureReads f(sc, plan);
+  const PlacedCorpus placed = place_corpus(sc);
+  const FutureReads f(sc, placed);
   CHECK(f.entries() == 5);
   // Before anything arrived: requests 0 and 2 read chunk 0 on requester 0.
   CHECK(f.after(0, 0, 0) == 10.0 + 30.0);
