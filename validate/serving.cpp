@@ -66,7 +66,10 @@ sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches
 {
   const std::string name = scenario_name(m, shared_tokens > 0);
   const std::optional<fs::path> shipped = core::find_data("scenarios/" + name + ".yaml");
-  if (!shipped) throw std::runtime_error("scenarios/" + name + ".yaml is not installed beside xattn (core::data_dirs)");
+  if (!shipped)
+    throw std::runtime_error("scenarios/" + name +
+                             ".yaml is in none of xattn's data folders ($XATTN_DATA_DIR, <exe>/../share/xattn, "
+                             "the source tree it was built from)");
   core::Document doc = core::load_yaml(*shipped);
   std::vector<std::string> sets = point_sets(m, micro_batches, per_gpu, v);
   if (shared_tokens > 0) sets.push_back(fmt::format("workload.batch.shared_tokens={}", shared_tokens));
