@@ -55,7 +55,13 @@ const Network::Known& Network::known(GpuId src, GpuId dst)
 {
   static_assert(sizeof(GpuId) <= 4, "a GPU pair packs into one 64-bit key");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  static_assert(std::has_single_bit(kRecentRoutes));
+  Recent& recent = recent_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - std::countr_zero(kRecentRoutes))];
+  if (recent.key == key) return recent.known;
+  if (auto it = known_.find(key); it != known_.end()) {
+    recent = {key, it->second};
+    return recent.known;
+  }
   CachedPath c;
   // A striping end reaches the other end's rail through the GPU of its node that owns that NIC.
   std::optional<GpuId> via;

@@ -260,6 +260,15 @@ private:
   // runs several times per transfer, over millions of pairs on the largest presets).
   std::vector<std::uint32_t> route_links_;
   absl::flat_hash_map<std::uint64_t, Known> known_;
+  // The routes looked up last, a direct-mapped copy of a few thousand entries of known_ (small
+  // enough to stay in cache, where the table does not): a step prices each pair's route and then
+  // moves its transfer on it, close in time.
+  struct Recent {
+    std::uint64_t key = ~std::uint64_t{0}; ///< no GPU pair
+    Known known;
+  };
+  static constexpr std::size_t kRecentRoutes = 4096;
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecentRoutes);
   std::vector<Resource> resources_;
   std::vector<double> link_bytes_;
   std::vector<Transfer> transfers_;
