@@ -17,6 +17,7 @@ constexpr double kSamplesPerStep = 2, kSamplesPerRequest = 3;
 constexpr double kBytesPerBlock = 2 * 64;           // a block's corpus-index entry, in the plan and in the simulation
 constexpr double kBytesPerFile = 4 + 8;             // the generator's layout and Zipf tables, per file
 constexpr double kBytesPerContextBlock = 8;         // a block id in a live agent's context
+constexpr double kBytesPerSharedContext = 8;        // a standing batch's shared corpus: its Zipf table, per context
 constexpr double kMaxGeneratedFiles = 4294967296.0; // the layout table holds 32-bit file numbers
 
 double blocks_of(double tokens, double block_tokens)
@@ -41,10 +42,10 @@ RunSizeEstimate estimate_run_size(const Scenario& sc)
   RunSizeEstimate e;
   if (const auto& b = sc.workload.batch) {
     count_requests(sc.workload, static_cast<double>(b->requests()), static_cast<double>(b->output_tokens), e);
-    // Copies repeat one copy's contexts; a shared corpus's popularity table, a double a context.
+    // Copies repeat one copy's contexts.
     e.block_bytes = kBytesPerBlock * static_cast<double>(b->contexts()) *
                     blocks_of(static_cast<double>(b->context_tokens), static_cast<double>(b->block_tokens));
-    e.generator_bytes = b->shared_tokens > 0 ? 8.0 * static_cast<double>(b->contexts()) : 0.0;
+    e.generator_bytes = b->shared_tokens > 0 ? kBytesPerSharedContext * static_cast<double>(b->contexts()) : 0.0;
     return e;
   }
   if (!sc.workload.generator) return e;
