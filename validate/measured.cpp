@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -17,6 +19,9 @@ namespace xattn::validate
 {
 namespace
 {
+/// The primitives a measured row names, as its `primitive` cell spells them.
+constexpr std::array<std::pair<Op, std::string_view>, 4> kOpNames{
+    {{Op::kRoute, "route"}, {Op::kFetch, "fetch"}, {Op::kLocal, "local"}, {Op::kTransfer, "transfer"}}};
 
 const std::vector<std::string> kKeys = {"primitive", "fabric",  "src",         "dst",        "mq",
                                         "ct",        "holders", "concurrency", "blocks",     "transport",
@@ -103,20 +108,19 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
   const Cells in{cell, file, line, diags, columns};
   MeasuredRow r;
   r.line = line;
-  constexpr std::string_view kPrimitives = "route|fetch|local|transfer";
+  std::string primitives; // "route|fetch|local|transfer"
+  for (const auto& [op, name] : kOpNames)
+    primitives += (primitives.empty() ? "" : "|") + std::string(name);
   const std::string* prim = in.get("primitive");
+  const auto named =
+      prim ? std::find_if(kOpNames.begin(), kOpNames.end(), [&](const auto& e) { return e.second == *prim; })
+           : kOpNames.end();
   if (!prim)
-    in.err("primitive", "missing (" + std::string(kPrimitives) + ")");
-  else if (*prim == "route")
-    r.op = Op::kRoute;
-  else if (*prim == "fetch")
-    r.op = Op::kFetch;
-  else if (*prim == "local")
-    r.op = Op::kLocal;
-  else if (*prim == "transfer")
-    r.op = Op::kTransfer;
+    in.err("primitive", "missing (" + primitives + ")");
+  else if (named == kOpNames.end())
+    in.err("primitive", "unknown primitive '" + *prim + "' (expected " + primitives + ")");
   else
-    in.err("primitive", "unknown primitive '" + *prim + "' (expected " + std::string(kPrimitives) + ")");
+    r.op = named->first;
   if (const std::string* f = in.get("fabric")) {
     r.fabric = core::parse_fabric(*f);
     if (!r.fabric)
@@ -138,8 +142,8 @@ MeasuredRow make_row(const std::map<std::string, std::string>& cell, const std::
     in.err("ct",
            "ct = " + std::to_string(r.ct) + " does not split evenly over " + std::to_string(r.holders) + " holders");
   if (const std::string* t = in.get("transport")) {
-    if (*t == "gpu" || *t == "proxy")
-      r.transport = *t == "gpu" ? core::Transport::kGpu : core::Transport::kProxy;
+    if (const std::optional<core::Transport> tr = core::parse_transport(*t))
+      r.transport = *tr;
     else
       in.err("transport", "expected gpu or proxy, got '" + *t + "'");
   }
@@ -176,16 +180,8 @@ bool looks_like_own(const std::string& text, bool& jsonl)
 
 std::string_view to_string(Op op)
 {
-  switch (op) {
-  case Op::kRoute:
-    return "route";
-  case Op::kFetch:
-    return "fetch";
-  case Op::kLocal:
-    return "local";
-  case Op::kTransfer:
-    return "transfer";
-  }
+  for (const auto& [o, name] : kOpNames)
+    if (o == op) return name;
   return "?";
 }
 
@@ -317,7 +313,7 @@ std::string to_csv(const std::vector<MeasuredRow>& rows)
   for (const MeasuredRow& r : rows) {
     o << to_string(r.op) << "," << (r.fabric ? core::to_string(*r.fabric) : "") << "," << r.src << "," << r.dst << ","
       << r.mq << "," << r.ct << "," << r.holders << "," << r.concurrency << "," << r.blocks << ","
-      << (r.transport == core::Transport::kGpu ? "gpu" : "proxy") << "," << r.bytes << "," << r.latency_s << ",";
+      << core::to_string(r.transport) << "," << r.bytes << "," << r.latency_s << ",";
     if (r.wire_bytes) o << *r.wire_bytes;
     o << "," << r.group << "\n";
   }

@@ -21,8 +21,7 @@ namespace fs = std::filesystem;
 
 namespace
 {
-constexpr int kGpusPerNode = 8;       // the H800 servers of DeepSeek's profile
-constexpr int kPrefillIterations = 3; // prefill: iterations' worth of prompts on each GPU
+constexpr int kGpusPerNode = 8; // the H800 servers of DeepSeek's profile
 
 // The shipped scenario a point runs: its phase's, or the shared-corpus study's.
 std::string scenario_name(const ServingMeasurement& m, bool shared)
@@ -56,12 +55,13 @@ std::vector<std::string> point_sets(const ServingMeasurement& m, int micro_batch
   return sets;
 }
 
-// Point `m` run from its shipped scenario with the point's sizes (point_sets), `per_gpu` requests
-// a GPU. Every request's context is its own on its GPU (every policy then local), or with
-// `shared_tokens` a chunk of a shared corpus of that many tokens, under the study's policies. The
-// scenario as run is written to `dir` as `stem`.yaml, its results to out-`stem`.
+// Point `m` run from its shipped scenario with the point's sizes (point_sets): a decode point's
+// batch on each GPU; a prefill point's prompts for as many iterations as the shipped scenario holds
+// (its requests a GPU over its iteration's prompts), each iteration the row's. Every request's context is its own on
+// its GPU (every policy then local), or with `shared_tokens` a chunk of a shared corpus of that many tokens, under the
+// study's policies. The scenario as run is written to `dir` as `stem`.yaml, its results to out-`stem`.
 sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches, std::int64_t shared_tokens,
-                                  const std::string& stem, int per_gpu, const fs::path& dir, ServingValidation& v,
+                                  const std::string& stem, const fs::path& dir, ServingValidation& v,
                                   sim::engine::Scenario& sc, int members = 0)
 {
   const std::string name = scenario_name(m, shared_tokens > 0);
@@ -70,6 +70,12 @@ sim::engine::RunOutcome run_point(const ServingMeasurement& m, int micro_batches
     throw std::runtime_error("scenarios/" + name +
                              ".yaml is in none of xattn's data folders ($XATTN_DATA_DIR, <exe>/../share/xattn, "
                              "the source tree it was built from)");
+  int per_gpu = m.requests_per_gpu;
+  if (m.phase == "prefill") {
+    const sim::engine::Scenario as_shipped = sim::engine::load_scenario(shipped->string());
+    per_gpu = m.tokens_per_gpu / m.context_tokens *
+              static_cast<int>(as_shipped.workload.batch->requests_per_instance / as_shipped.max_batch);
+  }
   core::Document doc = core::load_yaml(*shipped);
   std::vector<std::string> sets = point_sets(m, micro_batches, per_gpu, v);
   if (shared_tokens > 0) sets.push_back(fmt::format("workload.batch.shared_tokens={}", shared_tokens));
@@ -99,11 +105,9 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
                     ServingPoint& pt, int members = 0)
 {
   const bool decode = m.phase == "decode";
-  const int prompts = decode ? 0 : m.tokens_per_gpu / m.context_tokens; // per GPU and iteration
-  const int per_gpu = decode ? m.requests_per_gpu : prompts * kPrefillIterations;
   sim::engine::Scenario sc;
-  const sim::engine::RunOutcome o = run_point(
-      m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), per_gpu, dir, v, sc, members);
+  const sim::engine::RunOutcome o =
+      run_point(m, micro_batches, 0, fmt::format("{}-ep{}-mb{}", m.phase, m.ep, micro_batches), dir, v, sc, members);
   const sim::engine::PolicyResult& p = o.result.policies.front().second;
   // None attended anything off its own GPU.
   const sim::engine::Decisions& d = p.decisions;
@@ -113,8 +117,9 @@ ServingRun simulate(const ServingMeasurement& m, int micro_batches, const fs::pa
   pt.layers = sc.model.layers;
   pt.moe_layers = sc.model.moe_layers();
   ServingRun run;
-  run.tokens_per_s_per_gpu = decode ? m.requests_per_gpu / p.tpot_s.mean
-                                    : static_cast<double>(per_gpu) * m.context_tokens / p.simulated_time_s;
+  run.tokens_per_s_per_gpu =
+      decode ? m.requests_per_gpu / p.tpot_s.mean
+             : static_cast<double>(sc.workload.batch->requests_per_instance) * m.context_tokens / p.simulated_time_s;
   const double layers = pt.layers, moe_layers = std::max(1, pt.moe_layers);
   run.per_layer = {p.step_latency_s.mean / layers, p.split_attention_s / layers,      p.split_gemm_s / layers,
                    p.split_moe_s / moe_layers,     p.ep_dispatch_s.mean / moe_layers, p.ep_combine_s.mean / moe_layers};
@@ -134,9 +139,8 @@ void study_shared(const ServingMeasurement& m, std::int64_t shared_tokens, int m
   sim::engine::Scenario sc;
   // One micro-batch at step granularity: two pipelined run every layer's calls apart, hundreds of
   // times the events, where the study compares policies at one configuration.
-  const sim::engine::RunOutcome o =
-      run_point(m, 1, pt.shared_chunks * m.context_tokens, fmt::format("decode-ep{}-shared", m.ep), m.requests_per_gpu,
-                dir, v, sc, members);
+  const sim::engine::RunOutcome o = run_point(m, 1, pt.shared_chunks * m.context_tokens,
+                                              fmt::format("decode-ep{}-shared", m.ep), dir, v, sc, members);
   pt.shared_output_tokens = static_cast<int>(sc.workload.batch->output_tokens);
   for (const auto& [name, r] : o.result.policies) {
     SharedRun run{name,

@@ -7,8 +7,8 @@
 //   decode:  requests_per_gpu requests of context_tokens each on every GPU, decoding together;
 //            simulated tokens/s per GPU = requests_per_gpu / mean TPOT.
 //   prefill: prompts of context_tokens, tokens_per_gpu of them in each iteration's token budget,
-//            three iterations' worth on every GPU; simulated tokens/s per GPU = the prompt tokens
-//            of one GPU over the simulated time.
+//            as many iterations' worth on every GPU as the shipped scenario holds (three);
+//            simulated tokens/s per GPU = the prompt tokens of one GPU over the simulated time.
 // Each point runs twice: with one micro-batch, and with two pipelined layer by layer as the
 // measured points ran (instances.micro_batches, engine.granularity layer); the second is the one
 // checked. The report gives each run's time per layer by part (attention, GEMMs, MoE layers, and

@@ -77,7 +77,7 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
   if (rows <= 0) return Seconds(0);
   const calibrate::GpuSpec& g = p.gpu;
   const double w = weight_bytes > 0 ? weight_bytes : m.weight_bytes;
-  const bool fp8 = w <= 1;
+  const bool fp8 = fp8_dtype(w);
   const core::Bytes bytes(matrices * k * n * w + rows * (k + n) * 2.0);
   const Seconds gemm = roofline(g, bytes, 2.0 * rows * k * n, fp8 ? g.fp8 : g.bf16, g.gemm_efficiency) + g.launch;
   // An FP8 GEMM's BF16 input is quantised first (per 128-value group, DeepGEMM's layout): read in
@@ -89,7 +89,7 @@ Seconds gemm_time(const ModelSpec& m, const Profile& p, double rows, double k, d
 Seconds activation_time(const Profile& p, double rows, double inter, double out_bytes)
 {
   // SiLU of the gate times the up projection: reads both halves in BF16, writes the product.
-  return rows <= 0 ? Seconds(0) : elementwise_kernel(p, core::Bytes(rows * inter * (2.0 * 2.0 + out_bytes)));
+  return rows <= 0 ? Seconds(0) : elementwise_kernel(p, core::Bytes(rows * inter * (2.0 * kBf16 + out_bytes)));
 }
 
 Seconds elementwise_time(const ModelSpec& m, const Profile& p, double tokens, int tp)
@@ -210,14 +210,14 @@ Seconds expert_gemm_time(const ModelSpec& m, const Profile& p, double pairs, dou
   // The tokens come in FP8, as the dispatch sends them (dispatch_bytes; without expert parallelism
   // their one quantisation a layer is left out), and the activation writes the down GEMM's input
   // in the weights' dtype, quantising as it writes.
-  const bool fp8 = m.weight_bytes <= 1;
+  const bool fp8 = fp8_dtype(m.weight_bytes);
   return gemm_time(m, p, pairs, h, 2.0 * inter, experts, 0, fp8) +
          activation_time(p, pairs, inter, fp8 ? kFp8Scaled : kBf16) + gemm_time(m, p, pairs, inter, h, experts, 0, fp8);
 }
 
 core::Bytes dispatch_bytes(const ModelSpec& m)
 {
-  return core::Bytes(m.hidden * 1.0 + std::ceil(m.hidden / 128.0) * 4.0);
+  return core::Bytes(m.hidden * 1.0 + std::ceil(m.hidden / kFp8GroupValues) * kFp8ScaleBytes);
 }
 
 core::Bytes combine_bytes(const ModelSpec& m)

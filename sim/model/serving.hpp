@@ -50,9 +50,16 @@ struct Layout {
 /// Bytes per weight of the parts kept in BF16 whatever the model's dtype: the embedding, the
 /// output head and the MoE gates (DeepSeek-V3 keeps them so, arXiv 2412.19437 §3.3.1).
 inline constexpr double kBf16 = 2;
-/// Bytes per value of an FP8 activation with one fp32 scale a 128 values (DeepGEMM's input layout,
-/// DeepEP's dispatch layout).
-inline constexpr double kFp8Scaled = 1.0 + 4.0 / 128;
+/// FP8 activations carry one fp32 scale a group of 128 values (DeepGEMM's input layout, DeepEP's
+/// dispatch layout).
+inline constexpr double kFp8GroupValues = 128, kFp8ScaleBytes = 4;
+/// Bytes per value of such an activation, its scales spread over it.
+inline constexpr double kFp8Scaled = 1.0 + kFp8ScaleBytes / kFp8GroupValues;
+/// Whether values of `bytes` each are FP8 (weights or activations of a byte or less).
+constexpr bool fp8_dtype(double bytes)
+{
+  return bytes <= 1;
+}
 /// The weights one GPU of the layout holds: everything but the routed experts split over `tp`, the
 /// routed experts and their redundant copies split evenly over ep x tp. Under tensor parallelism the small
 /// down-projections that serving engines replicate on every rank (query and KV down, the indexer, the gates: about 1 GB
